@@ -1,0 +1,178 @@
+// bigint.h -- fixed-width unsigned integers of N 64-bit limbs, little-endian.
+//
+// The building block under every prime field in kernels/. Everything here is
+// constexpr so that field constants (R mod p, R^2 mod p, -p^-1 mod 2^64, roots
+// of unity) are computed by the compiler from the modulus alone: no hand-typed
+// magic numbers beyond the moduli themselves.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace zkfarm {
+
+using u128 = unsigned __int128;
+
+template <std::size_t N>
+struct BigInt {
+  static constexpr std::size_t kLimbs = N;
+  std::array<std::uint64_t, N> limbs{};
+
+  constexpr bool operator==(const BigInt&) const = default;
+
+  constexpr bool is_zero() const {
+    for (auto l : limbs)
+      if (l) return false;
+    return true;
+  }
+
+  // Returns -1, 0 or 1 as *this is less than, equal to or greater than other.
+  constexpr int compare(const BigInt& other) const {
+    for (std::size_t i = N; i-- > 0;) {
+      if (limbs[i] < other.limbs[i]) return -1;
+      if (limbs[i] > other.limbs[i]) return 1;
+    }
+    return 0;
+  }
+  constexpr bool operator<(const BigInt& o) const { return compare(o) < 0; }
+  constexpr bool operator>=(const BigInt& o) const { return compare(o) >= 0; }
+
+  constexpr bool bit(std::size_t i) const {
+    return i < 64 * N && ((limbs[i / 64] >> (i % 64)) & 1);
+  }
+
+  // Number of significant bits (0 for zero).
+  constexpr std::size_t num_bits() const {
+    for (std::size_t i = N; i-- > 0;) {
+      if (limbs[i]) {
+        std::size_t b = 64;
+        while (!((limbs[i] >> (b - 1)) & 1)) --b;
+        return i * 64 + b;
+      }
+    }
+    return 0;
+  }
+
+  // *this += o; returns the carry out.
+  constexpr std::uint64_t add_in_place(const BigInt& o) {
+    std::uint64_t carry = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      u128 s = u128(limbs[i]) + o.limbs[i] + carry;
+      limbs[i] = std::uint64_t(s);
+      carry = std::uint64_t(s >> 64);
+    }
+    return carry;
+  }
+
+  // *this -= o; returns the borrow out.
+  constexpr std::uint64_t sub_in_place(const BigInt& o) {
+    std::uint64_t borrow = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      u128 d = u128(limbs[i]) - o.limbs[i] - borrow;
+      limbs[i] = std::uint64_t(d);
+      borrow = std::uint64_t(d >> 64) ? 1 : 0;
+    }
+    return borrow;
+  }
+
+  // Logical shift right by one bit.
+  constexpr void shr1() {
+    for (std::size_t i = 0; i < N; ++i) {
+      limbs[i] >>= 1;
+      if (i + 1 < N) limbs[i] |= limbs[i + 1] << 63;
+    }
+  }
+
+  // *this = *this * m + a; returns the limb that overflowed.
+  constexpr std::uint64_t mul_add_small(std::uint64_t m, std::uint64_t a) {
+    std::uint64_t carry = a;
+    for (std::size_t i = 0; i < N; ++i) {
+      u128 p = u128(limbs[i]) * m + carry;
+      limbs[i] = std::uint64_t(p);
+      carry = std::uint64_t(p >> 64);
+    }
+    return carry;
+  }
+
+  // *this /= d; returns the remainder.
+  constexpr std::uint64_t div_small(std::uint64_t d) {
+    u128 rem = 0;
+    for (std::size_t i = N; i-- > 0;) {
+      u128 cur = (rem << 64) | limbs[i];
+      limbs[i] = std::uint64_t(cur / d);
+      rem = cur % d;
+    }
+    return std::uint64_t(rem);
+  }
+
+  // Parses hexadecimal (optional 0x prefix). Throws std::invalid_argument on
+  // a bad digit or a value that does not fit in N limbs.
+  static constexpr BigInt from_hex(std::string_view s) {
+    if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+    if (s.empty()) throw std::invalid_argument("empty hexadecimal number");
+    BigInt r;
+    for (char c : s) {
+      std::uint64_t d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else throw std::invalid_argument("bad hexadecimal digit");
+      if (r.mul_add_small(16, d)) throw std::invalid_argument("hexadecimal number too large");
+    }
+    return r;
+  }
+
+  // Parses a non-negative decimal number. Throws std::invalid_argument on a
+  // bad digit, an empty string or a value that does not fit in N limbs.
+  static constexpr BigInt from_decimal(std::string_view s) {
+    if (s.empty()) throw std::invalid_argument("empty decimal number");
+    BigInt r;
+    for (char c : s) {
+      if (c < '0' || c > '9') throw std::invalid_argument("bad decimal digit");
+      if (r.mul_add_small(10, std::uint64_t(c - '0')))
+        throw std::invalid_argument("decimal number too large");
+    }
+    return r;
+  }
+
+  std::string to_decimal() const {
+    if (is_zero()) return "0";
+    BigInt t = *this;
+    std::string out;
+    while (!t.is_zero()) out.push_back(char('0' + t.div_small(10)));
+    return std::string(out.rbegin(), out.rend());
+  }
+
+  std::string to_hex() const {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = N; i-- > 0;)
+      for (int s = 60; s >= 0; s -= 4) out.push_back(digits[(limbs[i] >> s) & 15]);
+    std::size_t nz = out.find_first_not_of('0');
+    return "0x" + (nz == std::string::npos ? std::string("0") : out.substr(nz));
+  }
+
+  // Little-endian bytes; len may be shorter than 8*N only if the value fits.
+  void to_le_bytes(std::uint8_t* out, std::size_t len) const {
+    for (std::size_t i = 0; i < len; ++i)
+      out[i] = i / 8 < N ? std::uint8_t(limbs[i / 8] >> (8 * (i % 8))) : 0;
+  }
+  // Reads len little-endian bytes; bytes beyond 8*N must be zero (else throws).
+  static BigInt from_le_bytes(const std::uint8_t* in, std::size_t len) {
+    BigInt r;
+    for (std::size_t i = 0; i < len; ++i) {
+      if (i / 8 >= N) {
+        if (in[i]) throw std::invalid_argument("integer too large for field");
+        continue;
+      }
+      r.limbs[i / 8] |= std::uint64_t(in[i]) << (8 * (i % 8));
+    }
+    return r;
+  }
+};
+
+}  // namespace zkfarm
