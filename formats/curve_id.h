@@ -1,0 +1,116 @@
+// curve_id.h -- which of the two supported curves a file is for.
+//
+// iden3 files carry primes, not curve names: .r1cs and .wtns the scalar field
+// prime r, .zkey both q and r. snarkjs supports exactly BN254 ("bn128") and
+// BLS12-381 ("bls12381"); so do we. This header maps primes to a CurveId and
+// formats the messages for unsupported or mismatched primes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/bigint.h"
+#include "kernels/field.h"
+
+namespace zkfarm {
+
+enum class CurveId : std::uint32_t {
+  kBn254 = 1,
+  kBls12381 = 2,
+};
+
+// snarkjs's name for the curve ("bn128", "bls12381").
+inline const char* curve_name(CurveId id) {
+  return id == CurveId::kBn254 ? "bn128" : id == CurveId::kBls12381 ? "bls12381" : "unknown";
+}
+
+// Human name for messages ("BN254", "BLS12-381").
+inline const char* curve_display_name(CurveId id) {
+  return id == CurveId::kBn254 ? "BN254" : id == CurveId::kBls12381 ? "BLS12-381" : "unknown";
+}
+
+// The curve whose scalar field is Fr (compile-time).
+template <class Fr>
+constexpr CurveId curve_of_scalar_field() {
+  if constexpr (std::is_same_v<Fr, Bn254Fr>) {
+    return CurveId::kBn254;
+  } else {
+    static_assert(std::is_same_v<Fr, Bls12381Fr>, "Fr must be Bn254Fr or Bls12381Fr");
+    return CurveId::kBls12381;
+  }
+}
+
+namespace curve_id_detail {
+
+// True if the n8 little-endian bytes equal modulus.
+template <std::size_t N>
+bool bytes_equal(std::span<const std::uint8_t> le, const BigInt<N>& modulus) {
+  for (std::size_t i = 0; i < le.size(); ++i) {
+    std::uint8_t expect = i / 8 < N ? std::uint8_t(modulus.limbs[i / 8] >> (8 * (i % 8))) : 0;
+    if (le[i] != expect) return false;
+  }
+  return le.size() >= 8 * N || modulus.num_bits() <= 8 * le.size();
+}
+
+// Decimal rendering of an arbitrary-length little-endian integer (for
+// messages; quadratic, fine for the <= 64-byte primes that appear here).
+inline std::string le_to_decimal(std::span<const std::uint8_t> le) {
+  std::vector<std::uint32_t> words((le.size() + 3) / 4, 0);
+  for (std::size_t i = 0; i < le.size(); ++i) words[i / 4] |= std::uint32_t(le[i]) << (8 * (i % 4));
+  std::string digits;
+  for (;;) {
+    bool zero = true;
+    for (auto w : words) zero = zero && w == 0;
+    if (zero) break;
+    std::uint64_t rem = 0;
+    for (std::size_t i = words.size(); i-- > 0;) {
+      std::uint64_t cur = (rem << 32) | words[i];
+      words[i] = std::uint32_t(cur / 10);
+      rem = cur % 10;
+    }
+    digits.push_back(char('0' + rem));
+  }
+  if (digits.empty()) return "0";
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+}  // namespace curve_id_detail
+
+// The curve whose scalar field prime r is the little-endian integer le.
+inline std::optional<CurveId> curve_from_scalar_prime(std::span<const std::uint8_t> le) {
+  if (curve_id_detail::bytes_equal(le, Bn254Fr::kModulus)) return CurveId::kBn254;
+  if (curve_id_detail::bytes_equal(le, Bls12381Fr::kModulus)) return CurveId::kBls12381;
+  return std::nullopt;
+}
+
+// The curve whose base field prime q is the little-endian integer le.
+inline std::optional<CurveId> curve_from_base_prime(std::span<const std::uint8_t> le) {
+  if (curve_id_detail::bytes_equal(le, Bn254Fq::kModulus)) return CurveId::kBn254;
+  if (curve_id_detail::bytes_equal(le, Bls12381Fq::kModulus)) return CurveId::kBls12381;
+  return std::nullopt;
+}
+
+// "unsupported prime 123... (expected the scalar field of BN254 r = 2188... or
+// of BLS12-381 r = 5243...)".
+inline std::string unsupported_scalar_prime_message(std::span<const std::uint8_t> le) {
+  return "unsupported prime " + curve_id_detail::le_to_decimal(le) +
+         " (expected the scalar field prime of BN254, " + Bn254Fr::kModulus.to_decimal() +
+         ", or of BLS12-381, " + Bls12381Fr::kModulus.to_decimal() + ")";
+}
+
+inline std::string unsupported_base_prime_message(std::span<const std::uint8_t> le) {
+  return "unsupported prime q = " + curve_id_detail::le_to_decimal(le) +
+         " (expected the base field prime of BN254, " + Bn254Fq::kModulus.to_decimal() +
+         ", or of BLS12-381, " + Bls12381Fq::kModulus.to_decimal() + ")";
+}
+
+// Scalar field prime of a curve, in decimal.
+inline std::string scalar_prime_decimal(CurveId id) {
+  return id == CurveId::kBn254 ? Bn254Fr::kModulus.to_decimal() : Bls12381Fr::kModulus.to_decimal();
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,64 @@
+// wtns.h -- circom witness files (.wtns v2: iden3 container, magic "wtns").
+//
+// Section 1 header: u32 n8, prime (n8 bytes), u32 nWitness. Section 2: the
+// nWitness values, n8 bytes each, canonical little-endian. The reader checks
+// the prime against the expected field and, when the caller knows it, the
+// count against the circuit, and converts to Montgomery form on all cores
+// (a PoRep partition's witness is ~130M values, ~4.2 GB).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/binfile.h"
+#include "formats/curve_id.h"
+#include "kernels/field.h"
+
+namespace zkfarm {
+
+inline constexpr std::uint32_t kWtnsHeaderSection = 1;
+inline constexpr std::uint32_t kWtnsValuesSection = 2;
+
+// Returns the curve of a .wtns file from its header prime. Throws
+// FormatError for a malformed container or header or an unsupported prime.
+CurveId wtns_curve(std::shared_ptr<const FileBytes> file);
+
+// Parses a witness. Returns the values (Montgomery form). Throws FormatError
+// for a bad container, a prime other than Fr's ("prime is BLS12-381 ...,
+// expected BN254 ..."), nWitness != expected_count when given ("witness has
+// 5 values, the circuit expects 7"), a values section of the wrong size, or
+// a value >= r (naming its index).
+template <class Fr>
+std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
+                           std::optional<std::size_t> expected_count = std::nullopt);
+
+// Maps path and parses it (as parse_wtns).
+template <class Fr>
+std::vector<Fr> read_wtns(const std::string& path,
+                          std::optional<std::size_t> expected_count = std::nullopt);
+
+// Encodes values as a .wtns v2 image. Throws std::invalid_argument if there
+// are 2^32 or more values.
+template <class Fr>
+std::vector<std::uint8_t> serialize_wtns(std::span<const Fr> values);
+
+// Writes a .wtns v2 file atomically. Throws as serialize_wtns, and
+// std::system_error on I/O errors.
+template <class Fr>
+void write_wtns(const std::string& path, std::span<const Fr> values);
+
+#define ZKFARM_WTNS_EXTERN(Fr)                                                                   \
+  extern template std::vector<Fr> parse_wtns<Fr>(std::shared_ptr<const FileBytes>,               \
+                                                 std::optional<std::size_t>);                    \
+  extern template std::vector<Fr> read_wtns<Fr>(const std::string&, std::optional<std::size_t>); \
+  extern template std::vector<std::uint8_t> serialize_wtns<Fr>(std::span<const Fr>);             \
+  extern template void write_wtns<Fr>(const std::string&, std::span<const Fr>);
+ZKFARM_WTNS_EXTERN(Bn254Fr)
+ZKFARM_WTNS_EXTERN(Bls12381Fr)
+#undef ZKFARM_WTNS_EXTERN
+
+}  // namespace zkfarm

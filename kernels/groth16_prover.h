@@ -1,0 +1,193 @@
+// groth16_prover.h -- the CPU Groth16 prover, compatible with snarkjs keys.
+//
+// prove() reads top to bottom as the algorithm:
+//   1. check the witness (length, w[0] = 1, and -- when the circuit's C matrix
+//      is known -- every constraint, naming the first that fails);
+//   2. a = A.w, b = B.w over the PCE (sparse matrix-vector products), c = a o b
+//      on the evaluation domain (C's rows are implied, as in snarkjs);
+//   3. h = a*b - c on the odd coset w_2n * D (three iNTT/NTT pairs): the key's
+//      H points are the odd-index Lagrange points of the 2n domain, so they
+//      absorb the division by Z and h needs no division;
+//   4. five MSMs over the key's points with blinding factors r, s:
+//        A = alpha + sum w_i A_i + r delta
+//        B = beta + sum w_i B2_i + s delta          (G2; B1 the same in G1)
+//        C = sum_{private i} w_i C_i + sum h_j H_j + s A + r B1 - r s delta.
+// r and s come from the OS CSPRNG unless fixed through ProveOptions (tests).
+//
+// Errors: ProveError (std::runtime_error) with a message naming what was
+// wrong: witness length, w[0], the failing constraint.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "formats/pce.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_types.h"
+#include "kernels/msm.h"
+#include "kernels/ntt.h"
+#include "kernels/parallel.h"
+#include "kernels/random.h"
+
+namespace zkfarm {
+
+class ProveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The proving key's points, typically views into an mmapped .zkey.
+template <class Curve>
+struct Groth16ProvingKey {
+  using G1Affine = typename Curve::G1Affine;
+  using G2Affine = typename Curve::G2Affine;
+  std::uint32_t num_vars = 0;     // witness length, including w[0] = 1
+  std::uint32_t num_public = 0;   // public signals, excluding w[0]
+  std::uint32_t domain_size = 0;  // power of two
+  G1Affine alpha1, beta1, delta1;
+  G2Affine beta2, delta2;
+  std::span<const G1Affine> a_points;   // num_vars
+  std::span<const G1Affine> b1_points;  // num_vars
+  std::span<const G2Affine> b2_points;  // num_vars
+  std::span<const G1Affine> c_points;   // num_vars - num_public - 1
+  std::span<const G1Affine> h_points;   // domain_size
+};
+
+template <class Fr>
+struct ProveOptions {
+  std::optional<Fr> r;  // fixed blinding factors, for reproducible tests
+  std::optional<Fr> s;
+  // When set, every constraint is checked before proving and the first
+  // failing one is named (needs the circuit's C matrix).
+  bool check_constraints = true;
+};
+
+// Wall-clock seconds per stage of one proof.
+struct ProveTimings {
+  double witness_check = 0;
+  double spmv = 0;
+  double ntt = 0;
+  double msm = 0;
+  double total = 0;
+};
+
+namespace groth16_detail {
+
+class StageClock {
+ public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace groth16_detail
+
+// Proves that witness satisfies the circuit described by key and pce.
+// Returns the proof; throws ProveError on a witness of the wrong length, with
+// w[0] != 1, or that fails a constraint (when pce has C and the check is on),
+// and std::invalid_argument when key and pce disagree in size.
+template <class Curve>
+Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
+                                  const Pce<typename Curve::Fr>& pce,
+                                  std::span<const typename Curve::Fr> witness,
+                                  const ProveOptions<typename Curve::Fr>& options = {},
+                                  ProveTimings* timings = nullptr) {
+  using Fr = typename Curve::Fr;
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  groth16_detail::StageClock clock, total_clock;
+  ProveTimings local;
+
+  // 1. Witness checks.
+  if (witness.size() != key.num_vars)
+    throw ProveError("witness has " + std::to_string(witness.size()) +
+                     " values but the circuit has " + std::to_string(key.num_vars) + " signals");
+  if (!witness[0].is_one()) throw ProveError("witness[0] must be 1 (the constant signal)");
+  const std::size_t n = key.domain_size;
+  if (pce.num_rows() > n)
+    throw std::invalid_argument("PCE has " + std::to_string(pce.num_rows()) +
+                                " rows, more than the domain size " + std::to_string(n));
+  if (pce.num_cols() != key.num_vars)
+    throw std::invalid_argument("PCE has " + std::to_string(pce.num_cols()) +
+                                " columns but the key has " + std::to_string(key.num_vars) +
+                                " signals");
+  local.witness_check = clock.lap();
+
+  // 2. a = A.w, b = B.w, c = a o b on the domain (rows past the PCE are zero).
+  std::vector<Fr> a(n, Fr::zero()), b(n, Fr::zero()), c(n);
+  const std::size_t rows = pce.num_rows();
+  spmv(pce.a(), witness, std::span<Fr>(a.data(), rows));
+  spmv(pce.b(), witness, std::span<Fr>(b.data(), rows));
+  if (options.check_constraints && pce.has_c()) {
+    // C.w must equal (A.w) o (B.w) row by row; name the first row that fails.
+    spmv(pce.c(), witness, std::span<Fr>(c.data(), rows));
+    for (std::size_t i = 0; i < rows; ++i)
+      if (a[i] * b[i] != c[i])
+        throw ProveError("witness does not satisfy constraint " + std::to_string(i) +
+                         ": (A.w) * (B.w) != C.w");
+  }
+  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) c[i] = a[i] * b[i];
+  });
+  local.spmv = clock.lap();
+
+  // 3. h = a*b - c on the odd coset.
+  evaluations_to_odd_coset(std::span<Fr>(a));
+  evaluations_to_odd_coset(std::span<Fr>(b));
+  evaluations_to_odd_coset(std::span<Fr>(c));
+  std::vector<Fr>& h = a;  // reuse a's storage
+  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) h[i] = a[i] * b[i] - c[i];
+  });
+  b.clear();
+  b.shrink_to_fit();
+  c.clear();
+  c.shrink_to_fit();
+  local.ntt = clock.lap();
+
+  // 4. The five MSMs.
+  const Fr r = options.r ? *options.r : random_field_element<Fr>();
+  const Fr s = options.s ? *options.s : random_field_element<Fr>();
+  const auto private_witness = witness.subspan(key.num_public + 1);
+  G1 msm_a = msm<Curve>(key.a_points, witness);
+  G1 msm_b1 = msm<Curve>(key.b1_points, witness);
+  G2 msm_b2 = msm<Curve>(key.b2_points, witness);
+  G1 msm_c = msm<Curve>(key.c_points, private_witness);
+  G1 msm_h = msm<Curve>(key.h_points.first(n), std::span<const Fr>(h));
+
+  const auto r_int = r.to_canonical();
+  const auto s_int = s.to_canonical();
+  G1 delta1 = G1::from_affine(key.delta1);
+  G1 proof_a = msm_a;
+  proof_a += G1::from_affine(key.alpha1);
+  proof_a += delta1.scalar_mul(r_int);
+  G2 proof_b = msm_b2;
+  proof_b += G2::from_affine(key.beta2);
+  proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
+  G1 b1 = msm_b1;
+  b1 += G1::from_affine(key.beta1);
+  b1 += delta1.scalar_mul(s_int);
+  G1 proof_c = msm_c;
+  proof_c += msm_h;
+  proof_c += proof_a.scalar_mul(s_int);
+  proof_c += b1.scalar_mul(r_int);
+  proof_c += -delta1.scalar_mul((r * s).to_canonical());
+  local.msm = clock.lap();
+
+  Groth16Proof<Curve> proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+  local.total = total_clock.lap();
+  if (timings) *timings = local;
+  return proof;
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,388 @@
+// msm.h -- multi-scalar multiplication (Pippenger) and fixed-base tables.
+//
+// CPU reference for the GPU MSM and the CI backend of the prover and setup.
+// Generic over the group: msm<Curve, G> with G = Curve::G1 or Curve::G2.
+//
+// msm(bases, scalars) = sum_i scalars[i] * bases[i], in four passes:
+//  1. Classify (parallel, on Montgomery form, no conversion): skip scalar 0
+//     and bases at infinity (0, 0); sum the bases of scalar 1 directly into
+//     per-chunk XYZZ accumulators (Filecoin witnesses are mostly 0/1, so this
+//     removes most points from Pippenger at one addition each).
+//  2. Compact the remaining "dense" points: base index, canonical scalar
+//     (converted from Montgomery once) and a bit mask of signed-digit carries.
+//     The largest dense scalar's bit length bounds the number of windows, so
+//     small witness values (bits, bytes, u64s) need proportionally fewer.
+//  3. Pippenger on the dense points with signed c-bit digits
+//     d in [-2^(c-1), 2^(c-1)) (top window: [0, 2^(c-1)]), hence 2^(c-1)
+//     XYZZ buckets per window and a negated base for negative digits. Work is
+//     cut into tasks (window, point range); each task fills its own buckets
+//     (mixed additions, 8M+2S) and reduces them by running sums
+//     (sum_b b*B_b = sum of the suffix sums: 2 full additions per bucket).
+//  4. Combine windows from the top by c Jacobian doublings each (serial, ~c*W
+//     doublings: negligible), and add the ones sum.
+// Window size and the number of point ranges per window come from a cost
+// model (MsmPlan::choose) that minimises the makespan on the pool's threads;
+// MsmConfig can force them.
+//
+// FixedBaseTable: [k]G for many k with one G (trusted setup). Precomputes
+// table[w][j] = (j+1) * 2^(c*w) * G (affine), so [k]G is W mixed additions
+// and no doublings; outputs are converted to affine with one inversion per
+// chunk of scalars.
+//
+// Thread safety: functions are reentrant; work is split with parallel_for.
+// Not constant-time (see curve.h): no secret scalars go through here except
+// blinding factors in a batch prover.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/curve.h"
+#include "kernels/parallel.h"
+
+namespace zkfarm {
+
+// Tuning knobs for msm() and FixedBaseTable.
+struct MsmConfig {
+  // Pippenger window bits; 0 = chosen by MsmPlan::choose from the number of
+  // dense points and threads. Forced values must lie in [kMinWindowBits,
+  // kMaxWindowBits].
+  unsigned window_bits = 0;
+  // Point ranges per window; 0 = chosen by the cost model.
+  std::size_t ranges_per_window = 0;
+
+  // c >= 4 keeps the window count <= 64 for 255-bit scalars (carry mask in a
+  // u64). c <= 16: 2^15 buckets, 12.6 MB per thread for BLS12-381 G2 XYZZ;
+  // larger windows stop paying off below ~2^26 points anyway.
+  static constexpr unsigned kMinWindowBits = 4;
+  static constexpr unsigned kMaxWindowBits = 16;
+  // Cost of a full XYZZ addition (12M+2S) relative to a mixed one (8M+2S),
+  // used to weigh bucket reduction against bucket filling.
+  static constexpr double kFullAddWeight = 1.4;
+  // Points per classification chunk: big enough that the per-chunk ones
+  // accumulator and bookkeeping vanish, small enough to balance 128 threads
+  // at 2^22 points.
+  static constexpr std::size_t kClassifyChunk = std::size_t(1) << 14;
+
+  // FixedBaseTable window bits: 10 gives 26 windows x 512 entries for
+  // 254/255-bit scalars (0.85 MB for BN254 G1, 2.5 MB for BLS12-381 G2), so
+  // [k]G costs 26 mixed additions against 32 with c = 8, while the table
+  // stays in L2/L3.
+  static constexpr unsigned kFixedBaseWindowBits = 10;
+  // Scalars per fixed-base output chunk (one inversion each).
+  static constexpr std::size_t kFixedBaseChunk = 4096;
+};
+
+// The window layout Pippenger uses for one call (exposed for tests and the
+// benchmark's report).
+struct MsmPlan {
+  unsigned window_bits = 0;   // c
+  std::size_t windows = 0;    // W = floor(scalar_bits / c) + 1
+  std::size_t ranges = 1;     // point ranges per window (tasks = W * ranges)
+
+  static std::size_t windows_for(std::size_t scalar_bits, unsigned c) { return scalar_bits / c + 1; }
+
+  // Returns the (c, ranges) minimising the estimated makespan, in mixed-add
+  // units, of m dense points with scalar_bits-bit scalars on `threads`
+  // threads:  ceil(W*R / T) * (ceil(m/R) + kFullAddWeight * 2^c)
+  //           + c*W doublings + W*R window additions (serial combine).
+  // Examples (T = 2, 254 bits): m = 2^10 -> c = 7, 2^16 -> c = 12,
+  // 2^20 -> c = 15, 2^22 -> c = 16.
+  static MsmPlan choose(std::size_t m, std::size_t scalar_bits, std::size_t threads, const MsmConfig& config) {
+    const unsigned c_lo = config.window_bits ? config.window_bits : MsmConfig::kMinWindowBits;
+    const unsigned c_hi = config.window_bits ? config.window_bits : MsmConfig::kMaxWindowBits;
+    if (c_lo < MsmConfig::kMinWindowBits || c_hi > MsmConfig::kMaxWindowBits)
+      throw std::invalid_argument("MsmConfig::window_bits must be 0 or in [" +
+                                  std::to_string(MsmConfig::kMinWindowBits) + ", " +
+                                  std::to_string(MsmConfig::kMaxWindowBits) + "], got " +
+                                  std::to_string(config.window_bits));
+    threads = std::max<std::size_t>(threads, 1);
+    scalar_bits = std::max<std::size_t>(scalar_bits, 1);
+    MsmPlan best;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (unsigned c = c_lo; c <= c_hi; ++c) {
+      const std::size_t w = windows_for(scalar_bits, c);
+      const std::size_t r_hi = config.ranges_per_window ? config.ranges_per_window
+                                                        : std::max<std::size_t>(1, std::min(m, 4 * threads));
+      const std::size_t r_lo = config.ranges_per_window ? config.ranges_per_window : 1;
+      for (std::size_t r = r_lo; r <= r_hi; ++r) {
+        const double rounds = double((w * r + threads - 1) / threads);
+        const double task = double((m + r - 1) / r) + MsmConfig::kFullAddWeight * double(std::size_t(1) << c);
+        const double cost = rounds * task + double(c * w) + MsmConfig::kFullAddWeight * double(w * r);
+        if (cost < best_cost) {
+          best_cost = cost;
+          best = MsmPlan{c, w, r};
+        }
+      }
+    }
+    return best;
+  }
+};
+
+namespace msm_detail {
+
+// Bits [pos, pos + c) of k (c <= 32); bits beyond the integer read as 0.
+template <std::size_t N>
+inline std::uint32_t window_bits(const BigInt<N>& k, std::size_t pos, unsigned c) {
+  const std::size_t limb = pos / 64, shift = pos % 64;
+  if (limb >= N) return 0;
+  std::uint64_t v = k.limbs[limb] >> shift;
+  if (shift + c > 64 && limb + 1 < N) v |= k.limbs[limb + 1] << (64 - shift);
+  return std::uint32_t(v & ((std::uint64_t(1) << c) - 1));
+}
+
+// Bit w of the result is the carry into window w of the signed-digit
+// recoding of k: d_w = raw_w + carry_w, and if w is not the top window and
+// d_w >= 2^(c-1) then d_w -= 2^c and carry_(w+1) = 1. The top window keeps
+// d in [0, 2^(c-1)]: it holds at most scalar_bits - c*(W-1) <= c-1 bits.
+template <std::size_t N>
+inline std::uint64_t carry_mask(const BigInt<N>& k, unsigned c, std::size_t windows) {
+  std::uint64_t mask = 0, carry = 0;
+  const std::uint32_t half = std::uint32_t(1) << (c - 1);
+  for (std::size_t w = 0; w + 1 < windows; ++w) {
+    std::uint32_t d = window_bits(k, w * c, c) + std::uint32_t(carry);
+    carry = d >= half ? 1 : 0;
+    mask |= carry << (w + 1);
+  }
+  return mask;
+}
+
+// Signed digit of window w given k's carry mask (see carry_mask).
+template <std::size_t N>
+inline std::int32_t signed_digit(const BigInt<N>& k, std::uint64_t carries, unsigned c, std::size_t w) {
+  std::int32_t d = std::int32_t(window_bits(k, w * c, c)) + std::int32_t((carries >> w) & 1);
+  if (w + 1 < 64) d -= std::int32_t((carries >> (w + 1)) & 1) << c;
+  return d;
+}
+
+}  // namespace msm_detail
+
+// Returns sum_i scalars[i] * bases[i] in G (= Curve::G1 or Curve::G2), the
+// identity for empty input. bases are affine, (0, 0) = infinity (skipped);
+// they must be on the curve (not checked: .zkey sections are validated by
+// the loader). Throws std::invalid_argument if the spans differ in length,
+// if there are 2^32 or more points, or if config forces an invalid window.
+template <class Curve, class G>
+G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+      const MsmConfig& config = {}) {
+  using Fr = typename Curve::Fr;
+  using Xyzz = XyzzPoint<typename G::Config>;
+  using Int = typename Fr::Int;
+  static_assert(std::is_same_v<typename G::Scalar, Fr>, "G must be a group of Curve");
+  static_assert(std::is_same_v<G, JacobianPoint<typename G::Config>>, "G must be a Jacobian point type");
+
+  const std::size_t n = bases.size();
+  if (scalars.size() != n)
+    throw std::invalid_argument("msm: " + std::to_string(n) + " bases but " + std::to_string(scalars.size()) +
+                                " scalars");
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("msm: at most 2^32 - 1 points per call, got " + std::to_string(n));
+  if (n == 0) return G::identity();
+
+  // Pass 1: ones sums and dense counts per chunk.
+  const std::size_t chunk = MsmConfig::kClassifyChunk;
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  std::vector<Xyzz> ones(chunks);
+  std::vector<std::size_t> dense_count(chunks + 1, 0);
+  parallel_for(
+      chunks,
+      [&](std::size_t first, std::size_t last) {
+        for (std::size_t c = first; c < last; ++c) {
+          Xyzz acc = Xyzz::identity();
+          std::size_t count = 0;
+          for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+            if (scalars[i].is_zero() || bases[i].is_identity()) continue;
+            if (scalars[i].is_one()) acc.add_mixed(bases[i]);
+            else ++count;
+          }
+          ones[c] = acc;
+          dense_count[c + 1] = count;
+        }
+      },
+      chunks);
+  for (std::size_t c = 0; c < chunks; ++c) dense_count[c + 1] += dense_count[c];
+  const std::size_t m = dense_count[chunks];
+  Xyzz ones_sum = Xyzz::identity();
+  for (const auto& o : ones) ones_sum.add(o);
+  G result = ones_sum.to_jacobian();
+  if (m == 0) return result;
+
+  // Pass 2: compact dense points (index, canonical scalar), track max bits.
+  std::vector<std::uint32_t> index(m);
+  std::vector<Int> scalar(m);
+  std::vector<std::size_t> chunk_bits(chunks, 0);
+  parallel_for(
+      chunks,
+      [&](std::size_t first, std::size_t last) {
+        for (std::size_t c = first; c < last; ++c) {
+          std::size_t out = dense_count[c], bits = 0;
+          for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+            if (scalars[i].is_zero() || scalars[i].is_one() || bases[i].is_identity()) continue;
+            index[out] = std::uint32_t(i);
+            scalar[out] = scalars[i].to_canonical();
+            bits = std::max(bits, scalar[out].num_bits());
+            ++out;
+          }
+          chunk_bits[c] = bits;
+        }
+      },
+      chunks);
+  const std::size_t scalar_bits = *std::max_element(chunk_bits.begin(), chunk_bits.end());
+
+  const std::size_t threads = parallel_threads();
+  const MsmPlan plan = MsmPlan::choose(m, scalar_bits, threads, config);
+  const unsigned c = plan.window_bits;
+  const std::size_t windows = plan.windows, ranges = plan.ranges;
+
+  std::vector<std::uint64_t> carries(m);
+  parallel_for(m, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t j = begin; j < end; ++j) carries[j] = msm_detail::carry_mask(scalar[j], c, windows);
+  });
+
+  // Pass 3: one task per (window, range); window sums per task.
+  std::vector<Xyzz> task_sum(windows * ranges);
+  parallel_for(
+      windows * ranges,
+      [&](std::size_t first, std::size_t last) {
+        std::vector<Xyzz> buckets(std::size_t(1) << (c - 1));
+        for (std::size_t t = first; t < last; ++t) {
+          const std::size_t w = t / ranges, r = t % ranges;
+          std::fill(buckets.begin(), buckets.end(), Xyzz::identity());
+          const std::size_t begin = m * r / ranges, end = m * (r + 1) / ranges;
+          for (std::size_t j = begin; j < end; ++j) {
+            const std::int32_t d = msm_detail::signed_digit(scalar[j], carries[j], c, w);
+            if (d > 0) buckets[std::size_t(d - 1)].add_mixed(bases[index[j]]);
+            else if (d < 0) buckets[std::size_t(-d - 1)].add_mixed(-bases[index[j]]);
+          }
+          // sum_b (b+1) * buckets[b] as the sum of suffix sums.
+          Xyzz running = Xyzz::identity(), sum = Xyzz::identity();
+          for (std::size_t b = buckets.size(); b-- > 0;) {
+            running.add(buckets[b]);
+            sum.add(running);
+          }
+          task_sum[t] = sum;
+        }
+      },
+      windows * ranges);
+
+  // Pass 4: Horner over windows from the top.
+  G acc = G::identity();
+  for (std::size_t w = windows; w-- > 0;) {
+    for (unsigned i = 0; i < c; ++i) acc = acc.dbl();
+    Xyzz window_sum = Xyzz::identity();
+    for (std::size_t r = 0; r < ranges; ++r) window_sum.add(task_sum[w * ranges + r]);
+    acc += window_sum.to_jacobian();
+  }
+  return acc + result;
+}
+
+// Precomputed multiples of one base point for fast [k]G over many k
+// (trusted setup: turning millions of scalars into key points).
+template <class Curve, class G>
+class FixedBaseTable {
+ public:
+  using Affine = typename G::Affine;
+  using Fr = typename Curve::Fr;
+  using Xyzz = XyzzPoint<typename G::Config>;
+
+  // Builds table[w][j] = (j+1) * 2^(c*w) * base for j < 2^(c-1), c =
+  // window_bits. Throws std::invalid_argument unless window_bits is in
+  // [MsmConfig::kMinWindowBits, kMaxWindowBits]. base may be the identity
+  // (every product is then the identity).
+  explicit FixedBaseTable(const Affine& base, unsigned window_bits = MsmConfig::kFixedBaseWindowBits)
+      : c_(window_bits) {
+    if (window_bits < MsmConfig::kMinWindowBits || window_bits > MsmConfig::kMaxWindowBits)
+      throw std::invalid_argument("FixedBaseTable: window_bits must be in [" +
+                                  std::to_string(MsmConfig::kMinWindowBits) + ", " +
+                                  std::to_string(MsmConfig::kMaxWindowBits) + "], got " +
+                                  std::to_string(window_bits));
+    windows_ = MsmPlan::windows_for(Fr::kBits, c_);
+    entries_ = std::size_t(1) << (c_ - 1);
+    // 2^(c*w) * base for every window (serial: W*c doublings).
+    std::vector<G> window_base(windows_);
+    G p = G::from_affine(base);
+    for (std::size_t w = 0; w < windows_; ++w) {
+      window_base[w] = p;
+      for (unsigned i = 0; i < c_; ++i) p = p.dbl();
+    }
+    std::vector<Affine> window_base_affine(windows_);
+    G::batch_to_affine(window_base, window_base_affine);
+    std::vector<G> multiples(windows_ * entries_);
+    parallel_for(windows_, [&](std::size_t first, std::size_t last) {
+      for (std::size_t w = first; w < last; ++w) {
+        G acc = window_base[w];
+        for (std::size_t j = 0; j < entries_; ++j) {
+          multiples[w * entries_ + j] = acc;
+          acc = acc.add_mixed(window_base_affine[w]);
+        }
+      }
+    });
+    table_.resize(multiples.size());
+    parallel_for(windows_, [&](std::size_t first, std::size_t last) {
+      std::span<const G> in(multiples.data() + first * entries_, (last - first) * entries_);
+      G::batch_to_affine(in, std::span<Affine>(table_.data() + first * entries_, in.size()));
+    });
+  }
+
+  // Returns [k] * base in Jacobian form.
+  G mul(const Fr& k) const { return accumulate(k.to_canonical()).to_jacobian(); }
+
+  // out[i] = [scalars[i]] * base in affine form ((0, 0) for the identity),
+  // in parallel, one field inversion per chunk of kFixedBaseChunk scalars.
+  // Throws std::invalid_argument if the spans differ in length.
+  void mul_many(std::span<const Fr> scalars, std::span<Affine> out) const {
+    if (scalars.size() != out.size())
+      throw std::invalid_argument("FixedBaseTable::mul_many: " + std::to_string(scalars.size()) +
+                                  " scalars but " + std::to_string(out.size()) + " outputs");
+    const std::size_t chunk = MsmConfig::kFixedBaseChunk;
+    const std::size_t chunks = (scalars.size() + chunk - 1) / chunk;
+    parallel_for(
+        chunks,
+        [&](std::size_t first, std::size_t last) {
+          std::vector<G> points;
+          for (std::size_t c = first; c < last; ++c) {
+            const std::size_t begin = c * chunk, end = std::min(scalars.size(), begin + chunk);
+            points.resize(end - begin);
+            for (std::size_t i = begin; i < end; ++i)
+              points[i - begin] = accumulate(scalars[i].to_canonical()).to_jacobian();
+            G::batch_to_affine(points, out.subspan(begin, end - begin));
+          }
+        },
+        chunks);
+  }
+
+  // Convenience form returning a new vector; throws as mul_many above.
+  std::vector<Affine> mul_many(std::span<const Fr> scalars) const {
+    std::vector<Affine> out(scalars.size());
+    mul_many(scalars, out);
+    return out;
+  }
+
+  unsigned window_bits() const { return c_; }
+
+ private:
+  Xyzz accumulate(const typename Fr::Int& k) const {
+    const std::uint64_t carries = msm_detail::carry_mask(k, c_, windows_);
+    Xyzz acc = Xyzz::identity();
+    for (std::size_t w = 0; w < windows_; ++w) {
+      const std::int32_t d = msm_detail::signed_digit(k, carries, c_, w);
+      if (d > 0) acc.add_mixed(table_[w * entries_ + std::size_t(d - 1)]);
+      else if (d < 0) acc.add_mixed(-table_[w * entries_ + std::size_t(-d - 1)]);
+    }
+    return acc;
+  }
+
+  unsigned c_;
+  std::size_t windows_ = 0;
+  std::size_t entries_ = 0;
+  std::vector<Affine> table_;  // windows_ x entries_, row-major
+};
+
+}  // namespace zkfarm
