@@ -129,8 +129,12 @@ BinFile::BinFile(std::shared_ptr<const FileBytes> file, const Spec& spec)
   if (std::memcmp(bytes.data(), spec.magic.data(), 4) != 0) {
     std::string got;
     for (int i = 0; i < 4; ++i) {
-      char c = static_cast<char>(bytes[i]);
-      got += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : "\\x" + std::to_string(bytes[i]);
+      if (bytes[i] >= 0x20 && bytes[i] < 0x7f && bytes[i] != '"' && bytes[i] != '\\') {
+        got += static_cast<char>(bytes[i]);
+      } else {
+        static const char* hex = "0123456789abcdef";
+        got += std::string("\\x") + hex[bytes[i] >> 4] + hex[bytes[i] & 15];
+      }
     }
     fail_file("wrong magic: expected \"" + std::string(spec.magic) + "\", found \"" + got + "\"");
   }
@@ -296,30 +300,28 @@ void read_exact(int fd, std::uint64_t offset, std::uint8_t* out, std::size_t n,
 // BinFileWriter
 
 namespace {
-void write_container_header(std::uint8_t* out, std::string_view magic, std::uint32_t version,
-                            std::uint32_t n_sections) {
+// Magic and version; the section count (bytes 8..11) is patched by commit().
+void write_container_header(std::uint8_t* out, std::string_view magic, std::uint32_t version) {
   if (magic.size() != 4) throw std::logic_error("BinFileWriter: magic must have 4 characters");
   std::memcpy(out, magic.data(), 4);
   store_u32le(out + 4, version);
-  store_u32le(out + 8, n_sections);
+  store_u32le(out + 8, 0);
 }
 }  // namespace
 
-BinFileWriter::BinFileWriter(std::string path, std::string_view magic, std::uint32_t version,
-                             std::uint32_t n_sections)
-    : n_sections_(n_sections) {
+BinFileWriter::BinFileWriter(std::string path, std::string_view magic, std::uint32_t version) {
   std::uint8_t header[kHeaderBytes];
-  write_container_header(header, magic, version, n_sections);
+  write_container_header(header, magic, version);
   file_ = std::make_unique<AtomicFileWriter>(std::move(path));
   buffer_.reserve(kWriteBuffer);
   raw_write(header, sizeof header);
 }
 
 BinFileWriter::BinFileWriter(std::vector<std::uint8_t>* memory, std::string_view magic,
-                             std::uint32_t version, std::uint32_t n_sections)
-    : memory_(memory), n_sections_(n_sections) {
+                             std::uint32_t version)
+    : memory_(memory) {
   std::uint8_t header[kHeaderBytes];
-  write_container_header(header, magic, version, n_sections);
+  write_container_header(header, magic, version);
   memory_->clear();
   raw_write(header, sizeof header);
 }
@@ -345,25 +347,30 @@ void BinFileWriter::flush_buffer() {
   buffer_.clear();
 }
 
-void BinFileWriter::patch_u64(std::uint64_t at, std::uint64_t v) {
-  std::uint8_t b[8];
-  store_u64le(b, v);
+void BinFileWriter::patch(std::uint64_t at, std::span<const std::uint8_t> bytes) {
   if (memory_) {
-    std::memcpy(memory_->data() + at, b, 8);
+    std::memcpy(memory_->data() + at, bytes.data(), bytes.size());
     return;
   }
   flush_buffer();
-  file_->write_at(at, b);
+  file_->write_at(at, bytes);
 }
 
 void BinFileWriter::begin_section(std::uint32_t type) {
   if (open_section_size_at_) throw std::logic_error("BinFileWriter: section already open");
-  if (written_sections_ == n_sections_)
-    throw std::logic_error("BinFileWriter: more sections than announced (" +
-                           std::to_string(n_sections_) + ")");
+  if (written_sections_ == 0xffffffffu) throw std::logic_error("BinFileWriter: too many sections");
   write_u32(type);
   open_section_size_at_ = position_;
   write_u64(0);
+}
+
+void BinFileWriter::align_next_section_body() {
+  if (open_section_size_at_) throw std::logic_error("BinFileWriter: section open");
+  if ((position_ + kSectionHeaderBytes) % 8 == 0) return;
+  begin_section(kPaddingSection);
+  end_section();
+  if ((position_ + kSectionHeaderBytes) % 8 != 0)
+    throw std::logic_error("BinFileWriter: sections must keep 4-byte granularity to be aligned");
 }
 
 void BinFileWriter::write(std::span<const std::uint8_t> data) { raw_write(data.data(), data.size()); }
@@ -383,18 +390,20 @@ void BinFileWriter::write_u64(std::uint64_t v) {
 void BinFileWriter::end_section() {
   if (!open_section_size_at_) throw std::logic_error("BinFileWriter: no open section");
   const std::uint64_t at = *open_section_size_at_;
-  patch_u64(at, position_ - at - 8);
+  std::uint8_t size[8];
+  store_u64le(size, position_ - at - 8);
+  patch(at, size);
   open_section_size_at_.reset();
   ++written_sections_;
 }
 
 void BinFileWriter::commit() {
   if (open_section_size_at_) throw std::logic_error("BinFileWriter: commit with an open section");
-  if (written_sections_ != n_sections_)
-    throw std::logic_error("BinFileWriter: wrote " + std::to_string(written_sections_) +
-                           " sections, announced " + std::to_string(n_sections_));
   if (committed_) throw std::logic_error("BinFileWriter: commit twice");
   committed_ = true;
+  std::uint8_t count[4];
+  store_u32le(count, written_sections_);
+  patch(8, count);
   if (memory_) return;
   flush_buffer();
   file_->commit();

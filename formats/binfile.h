@@ -256,27 +256,35 @@ class AtomicFileWriter {
 
 // Writes one container. File mode writes to "<path>.tmp.<pid>.<n>" and
 // commit() fsyncs and renames it over path; a writer destroyed without commit
-// removes its temp file. Memory mode appends to a caller-owned vector.
+// removes its temp file. Memory mode replaces the contents of a caller-owned
+// vector. The section count in the header is filled in by commit().
 // I/O errors throw std::system_error naming the path.
 class BinFileWriter {
  public:
-  BinFileWriter(std::string path, std::string_view magic, std::uint32_t version,
-                std::uint32_t n_sections);
-  BinFileWriter(std::vector<std::uint8_t>* memory, std::string_view magic, std::uint32_t version,
-                std::uint32_t n_sections);
+  // Type of the empty sections align_next_section_body() inserts. No iden3
+  // format uses 0; snarkjs, rapidsnark and our readers ignore unknown types.
+  static constexpr std::uint32_t kPaddingSection = 0;
+
+  BinFileWriter(std::string path, std::string_view magic, std::uint32_t version);
+  BinFileWriter(std::vector<std::uint8_t>* memory, std::string_view magic, std::uint32_t version);
   ~BinFileWriter();
   BinFileWriter(const BinFileWriter&) = delete;
   BinFileWriter& operator=(const BinFileWriter&) = delete;
 
-  // Starts a section; throws std::logic_error if one is open or too many were written.
+  // Starts a section; throws std::logic_error if one is open.
   void begin_section(std::uint32_t type);
+  // Makes the body of the next section start at a multiple of 8 bytes by
+  // writing an empty padding section when needed (a section header is 12
+  // bytes, so one empty section shifts the next body by 4 mod 8). Used so
+  // that point arrays can be used in place through an aligned mmap.
+  void align_next_section_body();
   void write(std::span<const std::uint8_t> data);
   void write_u32(std::uint32_t v);
   void write_u64(std::uint64_t v);
   // Closes the open section, patching its size.
   void end_section();
-  // Checks that exactly n_sections were written and none is open (else
-  // std::logic_error), flushes, fsyncs and renames into place.
+  // Writes the section count into the header, flushes, fsyncs and renames
+  // into place. Throws std::logic_error if a section is still open.
   void commit();
 
   // Current length of the output in bytes.
@@ -285,13 +293,12 @@ class BinFileWriter {
  private:
   void raw_write(const std::uint8_t* data, std::size_t n);
   void flush_buffer();
-  void patch_u64(std::uint64_t at, std::uint64_t v);
+  void patch(std::uint64_t at, std::span<const std::uint8_t> bytes);
 
   std::unique_ptr<AtomicFileWriter> file_;
   std::vector<std::uint8_t>* memory_ = nullptr;
   std::vector<std::uint8_t> buffer_;
   std::uint64_t position_ = 0;
-  std::uint32_t n_sections_ = 0;
   std::uint32_t written_sections_ = 0;
   std::optional<std::uint64_t> open_section_size_at_;
   bool committed_ = false;

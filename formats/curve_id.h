@@ -44,6 +44,12 @@ constexpr CurveId curve_of_scalar_field() {
   }
 }
 
+// The CurveId of a curve traits type (Bn254, Bls12381 from kernels/curves.h).
+template <class Curve>
+constexpr CurveId curve_id_of() {
+  return curve_of_scalar_field<typename Curve::Fr>();
+}
+
 namespace curve_id_detail {
 
 // True if the n8 little-endian bytes equal modulus.

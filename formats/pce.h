@@ -29,9 +29,11 @@
 //
 // Why SHA-256 (OpenSSL libcrypto) and chunks: artifacts sit on shared
 // storage (NFS) and circuit ids are already SHA-256 of the zkey, so a
-// cryptographic digest costs nothing in trust reasoning; with SHA-NI one core
-// hashes ~1.5-2 GB/s, and hashing 16 MiB chunks on all cores keeps a 26 GB
-// PoRep PCE load at disk speed, which a serial hash (~15 s) would not.
+// cryptographic digest costs nothing in trust reasoning. With SHA-NI one core
+// hashes ~1-2 GB/s (`openssl speed -evp sha256`: 1.1 GB/s on a busy dev core),
+// so a serial hash of a 26 GB PoRep PCE would take ~15-25 s; hashing 16 MiB
+// chunks on all cores keeps the load at disk speed. A non-cryptographic
+// 64-bit hash would be faster still but would only catch accidents.
 // Loading reads each array straight into its vector (pread, no staging copy)
 // after checking every size against the header and the file length, then
 // verifies the checksum and the structure (monotone offsets, columns in
@@ -153,6 +155,10 @@ class Pce {
   bool operator==(const Pce&) const = default;
 
  private:
+  // Wraps validated parts read by load()/parse().
+  static Pce assemble_loaded(std::uint32_t rows, std::uint32_t cols, std::uint32_t pub,
+                             std::uint32_t domain, bool has_c, Csr<Fr>* parts);
+
   std::uint32_t num_rows_ = 0;
   std::uint32_t num_cols_ = 0;
   std::uint32_t num_public_ = 0;

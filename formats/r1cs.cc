@@ -148,8 +148,6 @@ void check_consistent(const R1cs<Fr>& r) {
     bad("wire_to_label must be empty or have num_wires entries");
   for (auto label : r.wire_to_label)
     if (label >= r.num_labels) bad("label " + std::to_string(label) + " >= num_labels");
-  if (r.wire_to_label.empty() && r.num_labels < r.num_wires)
-    bad("num_labels must be at least num_wires for the identity wire map");
 }
 
 template <class Fr>
@@ -183,10 +181,14 @@ void emit_r1cs(BinFileWriter& out, const R1cs<Fr>& r) {
   }
   out.end_section();
 
-  out.begin_section(kR1csWireMapSection);
-  for (std::uint32_t w = 0; w < r.num_wires; ++w)
-    out.write_u64(r.wire_to_label.empty() ? w : r.wire_to_label[w]);
-  out.end_section();
+  // Section 3: the given map, else the identity map when the labels allow it
+  // (snarkjs reads the map only for debugging; without one, none is written).
+  if (!r.wire_to_label.empty() || r.num_labels >= r.num_wires) {
+    out.begin_section(kR1csWireMapSection);
+    for (std::uint32_t w = 0; w < r.num_wires; ++w)
+      out.write_u64(r.wire_to_label.empty() ? w : r.wire_to_label[w]);
+    out.end_section();
+  }
 }
 
 }  // namespace
@@ -228,7 +230,7 @@ template <class Fr>
 std::vector<std::uint8_t> serialize_r1cs(const R1cs<Fr>& r1cs) {
   check_consistent(r1cs);
   std::vector<std::uint8_t> out;
-  BinFileWriter writer(&out, "r1cs", 1, 3);
+  BinFileWriter writer(&out, "r1cs", 1);
   emit_r1cs(writer, r1cs);
   writer.commit();
   return out;
@@ -237,7 +239,7 @@ std::vector<std::uint8_t> serialize_r1cs(const R1cs<Fr>& r1cs) {
 template <class Fr>
 void write_r1cs(const std::string& path, const R1cs<Fr>& r1cs) {
   check_consistent(r1cs);
-  BinFileWriter writer(path, "r1cs", 1, 3);
+  BinFileWriter writer(path, "r1cs", 1);
   emit_r1cs(writer, r1cs);
   writer.commit();
 }

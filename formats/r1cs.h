@@ -55,7 +55,8 @@ struct R1cs {
   std::uint32_t num_constraints = 0;
   SparseMatrix<Fr> a, b, c;          // num_constraints rows each, columns = wires
   // Label of each wire (section 3), or empty when the file had none (the
-  // writer then writes the identity map).
+  // writer then writes the identity map if num_labels >= num_wires, else no
+  // map).
   std::vector<std::uint64_t> wire_to_label;
 
   // Public signals excluding wire 0: outputs, then public inputs.
@@ -84,7 +85,8 @@ R1cs<Fr> parse_r1cs(std::shared_ptr<const FileBytes> file);
 template <class Fr>
 R1cs<Fr> read_r1cs(const std::string& path);
 
-// Encodes r1cs as an .r1cs v1 file image (sections 1, 2, 3 in that order).
+// Encodes r1cs as an .r1cs v1 file image (sections 1, 2, 3 in that order;
+// see R1cs::wire_to_label for when 3 is left out).
 // Throws std::invalid_argument if r1cs is inconsistent (row counts,
 // wire >= num_wires, num_wires too small for its inputs, map size).
 template <class Fr>

@@ -131,7 +131,7 @@ template <class Fr>
 std::vector<std::uint8_t> serialize_wtns(std::span<const Fr> values) {
   check_size(values);
   std::vector<std::uint8_t> out;
-  BinFileWriter writer(&out, "wtns", 2, 2);
+  BinFileWriter writer(&out, "wtns", 2);
   emit_wtns(writer, values);
   writer.commit();
   return out;
@@ -140,7 +140,7 @@ std::vector<std::uint8_t> serialize_wtns(std::span<const Fr> values) {
 template <class Fr>
 void write_wtns(const std::string& path, std::span<const Fr> values) {
   check_size(values);
-  BinFileWriter writer(path, "wtns", 2, 2);
+  BinFileWriter writer(path, "wtns", 2);
   emit_wtns(writer, values);
   writer.commit();
 }

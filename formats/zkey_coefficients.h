@@ -72,6 +72,12 @@ class ZkeyCoefficients {
     return out;
   }
 
+  // The fields of entry i without decoding its value (cheap: no field
+  // multiplication), for passes that only need positions.
+  std::uint32_t matrix_of(std::size_t i) const { return load_u32le(entry(i)); }
+  std::uint32_t constraint_of(std::size_t i) const { return load_u32le(entry(i) + 4); }
+  std::uint32_t signal_of(std::size_t i) const { return load_u32le(entry(i) + 8); }
+
   // True if entry i's stored value is exactly 1*R^2 mod r (coefficient 1),
   // without a multiplication.
   bool is_one(std::size_t i) const {
@@ -140,6 +146,8 @@ class ZkeyCoefficients {
 
  private:
   static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+  const std::uint8_t* entry(std::size_t i) const { return entries_.data() + i * kEntryBytes; }
 
   std::shared_ptr<const FileBytes> file_;  // keeps entries_ alive
   std::span<const std::uint8_t> entries_;

@@ -13,8 +13,10 @@
 //   static constexpr Field kB;         // the curve constant b
 //   static constexpr bool kPrimeOrder; // cofactor 1: on-curve => in subgroup
 // Formulas are the a = 0 ones of the Explicit-Formulas Database (cited per
-// function). None are constant-time: zkfarm handles no secret scalars here
-// beyond blinding factors whose timing does not leak through a batch prover.
+// function). Not constant-time: the formulas branch on identity and equal
+// points and scalar_mul branches on scalar bits; the prover's secrets
+// (witness, blinding factors) only meet this code on machines the operator
+// controls, so no remote timing channel is assumed.
 //
 // Thread safety: values are plain data; all functions are pure.
 #pragma once

@@ -1,7 +1,7 @@
 // curve_test.cc -- G1 and G2 of BN254 and BLS12-381 in every coordinate
 // system: generators on the curve and of order r, group laws, agreement of
-// Jacobian, mixed, XYZZ and batch-affine arithmetic, scalar multiplication.
-// Vectors from an independent implementation are in curve_vectors_test.cc.
+// Jacobian, mixed, XYZZ and batch-affine arithmetic, scalar multiplication,
+// and scalar multiples and sums from @noble/curves (tests/vectors).
 #include "kernels/curve.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/curve_vectors_testutil.h"
 #include "kernels/curves.h"
 
 namespace zkfarm {
@@ -25,6 +26,14 @@ struct Group {
     if constexpr (kIsG2) return Curve::g2_generator();
     else return Curve::g1_generator();
   }
+  static Affine parse(const nlohmann::json& j) {
+    if constexpr (kIsG2) return curve_vectors::parse_g2<Curve>(j);
+    else return curve_vectors::parse_g1<Curve>(j);
+  }
+  static const nlohmann::json& vectors(const char* g1_key, const char* g2_key) {
+    return curve_vectors::for_curve<Curve>().at(kIsG2 ? g2_key : g1_key);
+  }
+  using CurveType = Curve;
 };
 
 template <class G>
@@ -229,6 +238,29 @@ TEST(CurveConstants, Bls12381G1CofactorPointsAreNotInSubgroup) {
     EXPECT_TRUE(p.is_on_curve());
     EXPECT_FALSE(p.is_in_subgroup());
     break;
+  }
+}
+
+TYPED_TEST(CurveTest, MatchesNoble) {
+  using G = TypeParam;
+  using J = typename G::Jacobian;
+  const auto& scalars = curve_vectors::for_curve<typename G::CurveType>().at("scalars");
+  const auto& multiples = G::vectors("g1", "g2");
+  const auto& sums = G::vectors("g1_sums", "g2_sums");
+  ASSERT_EQ(multiples.size(), scalars.size());
+  ASSERT_EQ(sums.size() + 1, scalars.size());
+  J g = J::from_affine(G::generator());
+  std::vector<J> computed;
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    auto k = curve_vectors::parse_fr<typename G::CurveType>(scalars[i]);
+    computed.push_back(g.scalar_mul(k));
+    auto expected = G::parse(multiples[i]);
+    EXPECT_TRUE(expected.is_in_subgroup());
+    EXPECT_EQ(computed.back().to_affine(), expected) << "k = " << scalars[i];
+  }
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    EXPECT_EQ((computed[i] + computed[i + 1]).to_affine(), G::parse(sums[i])) << i;
+    EXPECT_EQ(computed[i].add_mixed(G::parse(multiples[i + 1])).to_affine(), G::parse(sums[i])) << i;
   }
 }
 

@@ -159,11 +159,11 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
   const Fr r = options.r ? *options.r : random_field_element<Fr>();
   const Fr s = options.s ? *options.s : random_field_element<Fr>();
   const auto private_witness = witness.subspan(key.num_public + 1);
-  G1 msm_a = msm<Curve>(key.a_points, witness);
-  G1 msm_b1 = msm<Curve>(key.b1_points, witness);
-  G2 msm_b2 = msm<Curve>(key.b2_points, witness);
-  G1 msm_c = msm<Curve>(key.c_points, private_witness);
-  G1 msm_h = msm<Curve>(key.h_points.first(n), std::span<const Fr>(h));
+  G1 msm_a = msm<Curve, G1>(key.a_points, witness);
+  G1 msm_b1 = msm<Curve, G1>(key.b1_points, witness);
+  G2 msm_b2 = msm<Curve, G2>(key.b2_points, witness);
+  G1 msm_c = msm<Curve, G1>(key.c_points, private_witness);
+  G1 msm_h = msm<Curve, G1>(key.h_points.first(n), std::span<const Fr>(h));
 
   const auto r_int = r.to_canonical();
   const auto s_int = s.to_canonical();

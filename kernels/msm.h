@@ -5,19 +5,23 @@
 //
 // msm(bases, scalars) = sum_i scalars[i] * bases[i], in four passes:
 //  1. Classify (parallel, on Montgomery form, no conversion): skip scalar 0
-//     and bases at infinity (0, 0); sum the bases of scalar 1 directly into
-//     per-chunk XYZZ accumulators (Filecoin witnesses are mostly 0/1, so this
-//     removes most points from Pippenger at one addition each).
+//     and bases at infinity (0, 0); sum the bases of scalar 1 directly, per
+//     chunk by a pairwise tree of batch-affine additions (Filecoin witnesses
+//     are mostly 0/1, so this removes most points from Pippenger at one
+//     cheap addition each).
 //  2. Compact the remaining "dense" points: base index, canonical scalar
 //     (converted from Montgomery once) and a bit mask of signed-digit carries.
 //     The largest dense scalar's bit length bounds the number of windows, so
 //     small witness values (bits, bytes, u64s) need proportionally fewer.
 //  3. Pippenger on the dense points with signed c-bit digits
 //     d in [-2^(c-1), 2^(c-1)) (top window: [0, 2^(c-1)]), hence 2^(c-1)
-//     XYZZ buckets per window and a negated base for negative digits. Work is
+//     buckets per window and a negated base for negative digits. Work is
 //     cut into tasks (window, point range); each task fills its own buckets
-//     (mixed additions, 8M+2S) and reduces them by running sums
-//     (sum_b b*B_b = sum of the suffix sums: 2 full additions per bucket).
+//     and reduces them by running sums (sum_b b*B_b = sum of the suffix
+//     sums). Buckets are XYZZ (mixed addition 8M+2S) for c < 12; for c >= 12
+//     they are affine and filled by batch-affine additions (~5M+1S plus a
+//     3M share of one inversion per batch), with XYZZ overflow buckets for
+//     the few points whose bucket is already busy in the current batch.
 //  4. Combine windows from the top by c Jacobian doublings each (serial, ~c*W
 //     doublings: negligible), and add the ones sum.
 // Window size and the number of point ranges per window come from a cost
@@ -25,9 +29,9 @@
 // MsmConfig can force them.
 //
 // FixedBaseTable: [k]G for many k with one G (trusted setup). Precomputes
-// table[w][j] = (j+1) * 2^(c*w) * G (affine), so [k]G is W mixed additions
-// and no doublings; outputs are converted to affine with one inversion per
-// chunk of scalars.
+// table[w][j] = (j+1) * 2^(c*w) * G (affine), so [k]G is W additions and no
+// doublings; mul_many runs a chunk of scalars in lockstep with batch-affine
+// additions (one inversion per chunk and window, outputs already affine).
 //
 // Thread safety: functions are reentrant; work is split with parallel_for.
 // Not constant-time (see curve.h): no secret scalars go through here except
@@ -55,7 +59,7 @@ struct MsmConfig {
   // dense points and threads. Forced values must lie in [kMinWindowBits,
   // kMaxWindowBits].
   unsigned window_bits = 0;
-  // Point ranges per window; 0 = chosen by the cost model.
+  // Point ranges per window (>= 1); 0 = chosen by the cost model.
   std::size_t ranges_per_window = 0;
 
   // c >= 4 keeps the window count <= 64 for 255-bit scalars (carry mask in a
@@ -66,18 +70,38 @@ struct MsmConfig {
   // Cost of a full XYZZ addition (12M+2S) relative to a mixed one (8M+2S),
   // used to weigh bucket reduction against bucket filling.
   static constexpr double kFullAddWeight = 1.4;
-  // Points per classification chunk: big enough that the per-chunk ones
-  // accumulator and bookkeeping vanish, small enough to balance 128 threads
-  // at 2^22 points.
+  // Points per classification chunk: big enough that the ones tree's 14
+  // inversions per chunk and the bookkeeping vanish, small enough to balance
+  // 128 threads at 2^22 points.
   static constexpr std::size_t kClassifyChunk = std::size_t(1) << 14;
 
   // FixedBaseTable window bits: 10 gives 26 windows x 512 entries for
   // 254/255-bit scalars (0.85 MB for BN254 G1, 2.5 MB for BLS12-381 G2), so
-  // [k]G costs 26 mixed additions against 32 with c = 8, while the table
-  // stays in L2/L3.
+  // [k]G costs 26 additions against 32 with c = 8, while the table stays in
+  // L2/L3.
   static constexpr unsigned kFixedBaseWindowBits = 10;
-  // Scalars per fixed-base output chunk (one inversion each).
-  static constexpr std::size_t kFixedBaseChunk = 4096;
+  // Pippenger tasks with c >= kBatchAffineMinWindowBits keep affine buckets
+  // and add points in batches of min(kBatchAffineMax, buckets / 8) with one
+  // shared inversion (batch_add_affine_by); below that the batches would be
+  // too small to amortise the inversion (~380M for 254-bit Fq) and XYZZ
+  // buckets are used. buckets / 8 keeps bucket collisions inside a batch
+  // near 6%; 1024 caps the inversion share at ~0.4M per addition.
+  static constexpr unsigned kBatchAffineMinWindowBits = 12;
+  static constexpr std::size_t kBatchAffineMax = 1024;
+  // Scalars per fixed-base chunk, which shares one inversion per window:
+  // 2048 makes the inversion (~1.5 multiplications per bit) < 0.2M per
+  // addition while the chunk's working set (accumulators, addends, two
+  // field buffers: ~400 KB for BN254 G1) stays near L2.
+  static constexpr std::size_t kFixedBaseChunk = 2048;
+
+  // Throws std::invalid_argument unless window_bits is 0 or within
+  // [kMinWindowBits, kMaxWindowBits].
+  void validate() const {
+    if (window_bits != 0 && (window_bits < kMinWindowBits || window_bits > kMaxWindowBits))
+      throw std::invalid_argument("MsmConfig::window_bits must be 0 or in [" + std::to_string(kMinWindowBits) +
+                                  ", " + std::to_string(kMaxWindowBits) + "], got " +
+                                  std::to_string(window_bits));
+  }
 };
 
 // The window layout Pippenger uses for one call (exposed for tests and the
@@ -93,16 +117,13 @@ struct MsmPlan {
   // units, of m dense points with scalar_bits-bit scalars on `threads`
   // threads:  ceil(W*R / T) * (ceil(m/R) + kFullAddWeight * 2^c)
   //           + c*W doublings + W*R window additions (serial combine).
-  // Examples (T = 2, 254 bits): m = 2^10 -> c = 7, 2^16 -> c = 12,
-  // 2^20 -> c = 15, 2^22 -> c = 16.
+  // Examples (254-bit scalars): T = 2: m = 2^10 -> c = 8, 2^16 -> 13,
+  // 2^20 and up -> 16 (R = 1). T = 64: 2^16 -> c = 11, R = 5; 2^20 -> c = 16,
+  // R = 4. Throws as MsmConfig::validate.
   static MsmPlan choose(std::size_t m, std::size_t scalar_bits, std::size_t threads, const MsmConfig& config) {
+    config.validate();
     const unsigned c_lo = config.window_bits ? config.window_bits : MsmConfig::kMinWindowBits;
     const unsigned c_hi = config.window_bits ? config.window_bits : MsmConfig::kMaxWindowBits;
-    if (c_lo < MsmConfig::kMinWindowBits || c_hi > MsmConfig::kMaxWindowBits)
-      throw std::invalid_argument("MsmConfig::window_bits must be 0 or in [" +
-                                  std::to_string(MsmConfig::kMinWindowBits) + ", " +
-                                  std::to_string(MsmConfig::kMaxWindowBits) + "], got " +
-                                  std::to_string(config.window_bits));
     threads = std::max<std::size_t>(threads, 1);
     scalar_bits = std::max<std::size_t>(scalar_bits, 1);
     MsmPlan best;
@@ -162,6 +183,155 @@ inline std::int32_t signed_digit(const BigInt<N>& k, std::uint64_t carries, unsi
   return d;
 }
 
+// acc(i) += addend(i) for i < n, all in affine coordinates, with one field
+// inversion for the whole batch (Montgomery's trick): 5M + 1S per addition
+// plus 3M for the shared inversion, against 8M + 2S for an XYZZ mixed
+// addition that still needs converting back. acc(i) returns Affine&,
+// addend(i) const Affine&; the acc(i) must be distinct objects. Handles the
+// identity on either side, equal points (doubling) and opposite points. den
+// and scratch are caller-owned buffers (resized here) so repeated calls do
+// not allocate.
+template <class Affine, class AccAt, class AddendAt, class Field = typename Affine::Field>
+void batch_add_affine_by(std::size_t n, AccAt&& acc, AddendAt&& addend, std::vector<Field>& den,
+                         std::vector<Field>& scratch) {
+  den.resize(n);
+  scratch.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Affine& p = acc(i);
+    const Affine& q = addend(i);
+    if (p.is_identity() || q.is_identity()) den[i] = Field::zero();
+    else if (p.x != q.x) den[i] = q.x - p.x;
+    else if (p.y == q.y) den[i] = p.y.dbl();  // doubling: y != 0 in prime-order groups
+    else den[i] = Field::zero();              // p = -q
+  }
+  batch_inverse<Field>(den, scratch);
+  for (std::size_t i = 0; i < n; ++i) {
+    Affine& p = acc(i);
+    const Affine& q = addend(i);
+    if (q.is_identity()) continue;
+    if (p.is_identity()) {
+      p = q;
+      continue;
+    }
+    if (den[i].is_zero()) {
+      p = Affine::identity();
+      continue;
+    }
+    Field lambda;
+    if (p.x != q.x) {
+      lambda = (q.y - p.y) * den[i];
+    } else {
+      Field xx = p.x.square();
+      lambda = (xx.dbl() + xx) * den[i];
+    }
+    Field x3 = lambda.square() - p.x - q.x;
+    p.y = lambda * (p.x - x3) - p.y;
+    p.x = x3;
+  }
+}
+
+// acc[i] += addend[i] for every i (spans of equal length); see above.
+template <class Affine, class Field = typename Affine::Field>
+void batch_add_affine(std::span<Affine> acc, std::span<const Affine> addend, std::vector<Field>& den,
+                      std::vector<Field>& scratch) {
+  batch_add_affine_by<Affine>(
+      acc.size(), [&](std::size_t i) -> Affine& { return acc[i]; },
+      [&](std::size_t i) -> const Affine& { return addend[i]; }, den, scratch);
+}
+
+// One Pippenger task: the window-w sum over dense points [begin, end),
+// sum_b (b+1) * bucket_b. Holds its buffers so a thread reuses them across
+// tasks.
+template <class G>
+class WindowTask {
+ public:
+  using Affine = typename G::Affine;
+  using Field = typename Affine::Field;
+  using Xyzz = XyzzPoint<typename G::Config>;
+
+  explicit WindowTask(unsigned c) : c_(c), buckets_(std::size_t(1) << (c - 1)) {}
+
+  template <class Int>
+  Xyzz run(std::span<const Affine> bases, const std::uint32_t* index, const Int* scalar,
+           const std::uint64_t* carries, std::size_t w, std::size_t begin, std::size_t end) {
+    if (c_ >= MsmConfig::kBatchAffineMinWindowBits)
+      return run_batch_affine(bases, index, scalar, carries, w, begin, end);
+    std::vector<Xyzz>& buckets = xyzz_;
+    buckets.assign(buckets_, Xyzz::identity());
+    for (std::size_t j = begin; j < end; ++j) {
+      const std::int32_t d = signed_digit(scalar[j], carries[j], c_, w);
+      if (d > 0) buckets[std::size_t(d - 1)].add_mixed(bases[index[j]]);
+      else if (d < 0) buckets[std::size_t(-d - 1)].add_mixed(-bases[index[j]]);
+    }
+    // sum_b (b+1) * buckets[b] as the sum of suffix sums.
+    Xyzz running = Xyzz::identity(), sum = Xyzz::identity();
+    for (std::size_t b = buckets_; b-- > 0;) {
+      running.add(buckets[b]);
+      sum.add(running);
+    }
+    return sum;
+  }
+
+ private:
+  // Affine buckets filled by batch-affine additions of up to `batch` points
+  // that hit distinct buckets; a point whose bucket already has an addition
+  // pending in the current batch goes to an XYZZ overflow bucket instead
+  // (rare: ~batch / (2 * buckets) of points), which keeps the batch size
+  // and the cost bounded whatever the digit distribution.
+  template <class Int>
+  Xyzz run_batch_affine(std::span<const Affine> bases, const std::uint32_t* index, const Int* scalar,
+                        const std::uint64_t* carries, std::size_t w, std::size_t begin, std::size_t end) {
+    const std::size_t batch = std::min(MsmConfig::kBatchAffineMax, buckets_ / 8);
+    affine_.assign(buckets_, Affine::identity());
+    stamp_.assign(buckets_, 0);
+    overflow_.clear();
+    op_bucket_.clear();
+    op_point_.clear();
+    std::uint32_t current = 1;
+    auto flush = [&] {
+      batch_add_affine_by<Affine>(
+          op_bucket_.size(), [&](std::size_t i) -> Affine& { return affine_[op_bucket_[i]]; },
+          [&](std::size_t i) -> const Affine& { return op_point_[i]; }, den_, scratch_);
+      op_bucket_.clear();
+      op_point_.clear();
+      ++current;
+    };
+    for (std::size_t j = begin; j < end; ++j) {
+      const std::int32_t d = signed_digit(scalar[j], carries[j], c_, w);
+      if (d == 0) continue;
+      const std::uint32_t b = std::uint32_t(d > 0 ? d - 1 : -d - 1);
+      const Affine& base = bases[index[j]];
+      if (stamp_[b] == current) {
+        if (overflow_.empty()) overflow_.assign(buckets_, Xyzz::identity());
+        overflow_[b].add_mixed(d > 0 ? base : -base);
+        continue;
+      }
+      stamp_[b] = current;
+      op_bucket_.push_back(b);
+      op_point_.push_back(d > 0 ? base : -base);
+      if (op_bucket_.size() == batch) flush();
+    }
+    flush();
+    Xyzz running = Xyzz::identity(), sum = Xyzz::identity();
+    for (std::size_t b = buckets_; b-- > 0;) {
+      running.add_mixed(affine_[b]);
+      if (!overflow_.empty()) running.add(overflow_[b]);
+      sum.add(running);
+    }
+    return sum;
+  }
+
+  unsigned c_;
+  std::size_t buckets_;
+  std::vector<Xyzz> xyzz_;
+  std::vector<Affine> affine_;
+  std::vector<Xyzz> overflow_;
+  std::vector<std::uint32_t> stamp_;
+  std::vector<std::uint32_t> op_bucket_;
+  std::vector<Affine> op_point_;
+  std::vector<Field> den_, scratch_;
+};
+
 }  // namespace msm_detail
 
 // Returns sum_i scalars[i] * bases[i] in G (= Curve::G1 or Curve::G2), the
@@ -172,6 +342,7 @@ inline std::int32_t signed_digit(const BigInt<N>& k, std::uint64_t carries, unsi
 template <class Curve, class G>
 G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
       const MsmConfig& config = {}) {
+  using Affine = typename G::Affine;
   using Fr = typename Curve::Fr;
   using Xyzz = XyzzPoint<typename G::Config>;
   using Int = typename Fr::Int;
@@ -182,6 +353,7 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
   if (scalars.size() != n)
     throw std::invalid_argument("msm: " + std::to_string(n) + " bases but " + std::to_string(scalars.size()) +
                                 " scalars");
+  config.validate();
   if (n > std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("msm: at most 2^32 - 1 points per call, got " + std::to_string(n));
   if (n == 0) return G::identity();
@@ -189,20 +361,31 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
   // Pass 1: ones sums and dense counts per chunk.
   const std::size_t chunk = MsmConfig::kClassifyChunk;
   const std::size_t chunks = (n + chunk - 1) / chunk;
-  std::vector<Xyzz> ones(chunks);
+  std::vector<Affine> ones(chunks);
   std::vector<std::size_t> dense_count(chunks + 1, 0);
   parallel_for(
       chunks,
       [&](std::size_t first, std::size_t last) {
+        std::vector<Affine> pending;
+        std::vector<typename Affine::Field> den, scratch;
         for (std::size_t c = first; c < last; ++c) {
-          Xyzz acc = Xyzz::identity();
+          pending.clear();
           std::size_t count = 0;
           for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
             if (scalars[i].is_zero() || bases[i].is_identity()) continue;
-            if (scalars[i].is_one()) acc.add_mixed(bases[i]);
+            if (scalars[i].is_one()) pending.push_back(bases[i]);
             else ++count;
           }
-          ones[c] = acc;
+          // Pairwise tree sum with batch-affine additions: |pending| - 1
+          // additions, one inversion per level (log2(kClassifyChunk) = 14).
+          while (pending.size() > 1) {
+            const std::size_t half = pending.size() / 2;
+            msm_detail::batch_add_affine<Affine>(std::span<Affine>(pending.data(), half),
+                                                 std::span<const Affine>(pending.data() + half, half), den, scratch);
+            if (pending.size() % 2) pending[half] = pending.back();
+            pending.resize(half + pending.size() % 2);
+          }
+          ones[c] = pending.empty() ? Affine::identity() : pending[0];
           dense_count[c + 1] = count;
         }
       },
@@ -210,7 +393,7 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
   for (std::size_t c = 0; c < chunks; ++c) dense_count[c + 1] += dense_count[c];
   const std::size_t m = dense_count[chunks];
   Xyzz ones_sum = Xyzz::identity();
-  for (const auto& o : ones) ones_sum.add(o);
+  for (const auto& o : ones) ones_sum.add_mixed(o);
   G result = ones_sum.to_jacobian();
   if (m == 0) return result;
 
@@ -251,22 +434,11 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
   parallel_for(
       windows * ranges,
       [&](std::size_t first, std::size_t last) {
-        std::vector<Xyzz> buckets(std::size_t(1) << (c - 1));
+        msm_detail::WindowTask<G> task(c);
         for (std::size_t t = first; t < last; ++t) {
           const std::size_t w = t / ranges, r = t % ranges;
-          std::fill(buckets.begin(), buckets.end(), Xyzz::identity());
-          const std::size_t begin = m * r / ranges, end = m * (r + 1) / ranges;
-          for (std::size_t j = begin; j < end; ++j) {
-            const std::int32_t d = msm_detail::signed_digit(scalar[j], carries[j], c, w);
-            if (d > 0) buckets[std::size_t(d - 1)].add_mixed(bases[index[j]]);
-            else if (d < 0) buckets[std::size_t(-d - 1)].add_mixed(-bases[index[j]]);
-          }
-          // sum_b (b+1) * buckets[b] as the sum of suffix sums.
-          Xyzz running = Xyzz::identity(), sum = Xyzz::identity();
-          for (std::size_t b = buckets.size(); b-- > 0;) {
-            running.add(buckets[b]);
-            sum.add(running);
-          }
+          const Xyzz sum = task.run(bases, index.data(), scalar.data(), carries.data(), w, m * r / ranges,
+                                    m * (r + 1) / ranges);
           task_sum[t] = sum;
         }
       },
@@ -335,24 +507,37 @@ class FixedBaseTable {
   G mul(const Fr& k) const { return accumulate(k.to_canonical()).to_jacobian(); }
 
   // out[i] = [scalars[i]] * base in affine form ((0, 0) for the identity),
-  // in parallel, one field inversion per chunk of kFixedBaseChunk scalars.
+  // in parallel. Each chunk of kFixedBaseChunk scalars advances window by
+  // window with batch-affine additions (one inversion per chunk and window),
+  // so results come out affine without a final conversion.
   // Throws std::invalid_argument if the spans differ in length.
   void mul_many(std::span<const Fr> scalars, std::span<Affine> out) const {
     if (scalars.size() != out.size())
       throw std::invalid_argument("FixedBaseTable::mul_many: " + std::to_string(scalars.size()) +
                                   " scalars but " + std::to_string(out.size()) + " outputs");
+    using Field = typename Affine::Field;
     const std::size_t chunk = MsmConfig::kFixedBaseChunk;
     const std::size_t chunks = (scalars.size() + chunk - 1) / chunk;
     parallel_for(
         chunks,
         [&](std::size_t first, std::size_t last) {
-          std::vector<G> points;
+          std::vector<typename Fr::Int> k(chunk);
+          std::vector<std::uint64_t> carries(chunk);
+          std::vector<Affine> addend(chunk);
+          std::vector<Field> den, scratch;
           for (std::size_t c = first; c < last; ++c) {
-            const std::size_t begin = c * chunk, end = std::min(scalars.size(), begin + chunk);
-            points.resize(end - begin);
-            for (std::size_t i = begin; i < end; ++i)
-              points[i - begin] = accumulate(scalars[i].to_canonical()).to_jacobian();
-            G::batch_to_affine(points, out.subspan(begin, end - begin));
+            const std::size_t begin = c * chunk, size = std::min(scalars.size(), begin + chunk) - begin;
+            std::span<Affine> acc = out.subspan(begin, size);
+            for (std::size_t i = 0; i < size; ++i) {
+              k[i] = scalars[begin + i].to_canonical();
+              carries[i] = msm_detail::carry_mask(k[i], c_, windows_);
+              acc[i] = Affine::identity();
+            }
+            for (std::size_t w = 0; w < windows_; ++w) {
+              for (std::size_t i = 0; i < size; ++i)
+                addend[i] = entry(w, msm_detail::signed_digit(k[i], carries[i], c_, w));
+              msm_detail::batch_add_affine(acc, std::span<const Affine>(addend.data(), size), den, scratch);
+            }
           }
         },
         chunks);
@@ -368,6 +553,13 @@ class FixedBaseTable {
   unsigned window_bits() const { return c_; }
 
  private:
+  // d * 2^(c*w) * base for a signed digit d (identity for 0).
+  Affine entry(std::size_t w, std::int32_t d) const {
+    if (d > 0) return table_[w * entries_ + std::size_t(d - 1)];
+    if (d < 0) return -table_[w * entries_ + std::size_t(-d - 1)];
+    return Affine::identity();
+  }
+
   Xyzz accumulate(const typename Fr::Int& k) const {
     const std::uint64_t carries = msm_detail::carry_mask(k, c_, windows_);
     Xyzz acc = Xyzz::identity();

@@ -30,6 +30,11 @@
 // parallel and streamed to disk, and no structure of the size of the circuit
 // is ever held in memory (a 130M-constraint .r1cs is ~28 GB).
 //
+// Measured at 2^20 constraints (seed 7): A 2.400, B 1.000, C 2.190 non-zeros
+// per row, 25.4% of the auxiliary wires in B, 91.7% of witness values 0 or 1,
+// 1.02 wires per constraint. Generation + writing both files runs at ~0.5M
+// constraints/s on the shared 2-core VM (2^22 BN254: 8.4 s, 0.93 GB .r1cs).
+//
 // The last block may be cut short to hit the requested constraint count
 // exactly; its wires all exist (those of cut gadgets are simply unconstrained)
 // so nVars depends only on the number of blocks.
@@ -52,6 +57,10 @@
 #include <string>
 #include <vector>
 
+#include "formats/binfile.h"
+#include "formats/curve_id.h"
+#include "formats/r1cs.h"
+#include "formats/wtns.h"
 #include "kernels/field.h"
 #include "kernels/parallel.h"
 
@@ -272,6 +281,32 @@ class SyntheticCircuit {
     for (std::uint32_t i = 1 + options_.num_public; i < num_wires_; ++i) p.aux_in_b += in_b[i];
     for (const Fr& v : witness) p.witness_zero_or_one += (v.is_zero() || v.is_one());
     return p;
+  }
+
+  // The whole circuit as an in-memory R1cs (for tests and small circuits:
+  // ~36 bytes per non-zero).
+  R1cs<Fr> to_r1cs() const {
+    R1cs<Fr> r;
+    r.num_wires = num_wires_;
+    r.num_pub_in = options_.num_public;
+    r.num_labels = num_wires_;
+    r.num_constraints = std::uint32_t(options_.num_constraints);
+    SparseMatrix<Fr>* ms[3] = {&r.a, &r.b, &r.c};
+    std::vector<std::uint32_t> cols;
+    std::vector<Fr> values;
+    for_each_constraint([&](std::uint64_t, auto a, auto b, auto c) {
+      const std::span<const Term> lcs[3] = {a, b, c};
+      for (int m = 0; m < 3; ++m) {
+        cols.clear();
+        values.clear();
+        for (const Term& t : lcs[m]) {
+          cols.push_back(t.wire);
+          values.push_back(t.coeff);
+        }
+        ms[m]->add_row(cols, values);
+      }
+    });
+    return r;
   }
 
   static Fr eval(std::span<const Term> lc, std::span<const Fr> witness) {
@@ -510,5 +545,124 @@ class SyntheticCircuit {
   Fr one_, minus_one_, minus_two_;
   std::array<Fr, 64> pow2_;
 };
+
+// Writes circuit as an .r1cs v1 file (sections 1, 2, 3: byte-identical to
+// write_r1cs(circuit.to_r1cs())) and its witness as a .wtns v2 file, either
+// path empty to skip it. Streams: blocks are generated in parallel batches
+// and appended in order, so memory stays a few MB whatever the size. Files
+// appear atomically (temp + rename). Throws std::system_error on I/O errors.
+template <class Fr>
+void write_synthetic_circuit(const SyntheticCircuit<Fr>& circuit, const std::string& r1cs_path,
+                             const std::string& wtns_path) {
+  using Block = SyntheticBlock<Fr>;
+  constexpr std::size_t n8 = Fr::kBytes;
+  std::uint8_t prime[n8];
+  Fr::kModulus.to_le_bytes(prime, n8);
+  std::optional<BinFileWriter> r1cs, wtns;
+  if (!r1cs_path.empty()) {
+    r1cs.emplace(r1cs_path, "r1cs", 1);
+    r1cs->begin_section(kR1csHeaderSection);
+    r1cs->write_u32(n8);
+    r1cs->write(prime);
+    r1cs->write_u32(circuit.num_wires());
+    r1cs->write_u32(0);                     // nPubOut
+    r1cs->write_u32(circuit.num_public());  // nPubIn
+    r1cs->write_u32(0);                     // nPrvIn
+    r1cs->write_u64(circuit.num_wires());   // nLabels
+    r1cs->write_u32(std::uint32_t(circuit.num_constraints()));
+    r1cs->end_section();
+    r1cs->begin_section(kR1csConstraintsSection);
+  }
+  if (!wtns_path.empty()) {
+    wtns.emplace(wtns_path, "wtns", 2);
+    wtns->begin_section(kWtnsHeaderSection);
+    wtns->write_u32(n8);
+    wtns->write(prime);
+    wtns->write_u32(circuit.num_wires());
+    wtns->end_section();
+    wtns->begin_section(kWtnsValuesSection);
+  }
+  // Batches of blocks: generated and encoded in parallel, written in order.
+  const std::size_t batch = std::max<std::size_t>(64, 64 * parallel_threads());
+  std::vector<std::vector<std::uint8_t>> r1cs_bytes(batch), wtns_bytes(batch);
+  for (std::uint64_t first = 0; first < circuit.num_blocks(); first += batch) {
+    const std::size_t count = std::size_t(std::min<std::uint64_t>(batch, circuit.num_blocks() - first));
+    parallel_for(count, [&](std::size_t begin, std::size_t end) {
+      Block block;
+      for (std::size_t i = begin; i < end; ++i) {
+        circuit.generate_block(first + i, block);
+        if (r1cs) {
+          auto& out = r1cs_bytes[i];
+          out.resize(block.num_constraints() * 12 + block.terms.size() * (4 + n8));
+          std::uint8_t* p = out.data();
+          for (std::size_t k = 0; k < block.num_constraints(); ++k)
+            for (int m = 0; m < 3; ++m) {
+              auto lc = block.lc(k, m);
+              store_u32le(p, std::uint32_t(lc.size()));
+              p += 4;
+              for (const auto& t : lc) {
+                store_u32le(p, t.wire);
+                t.coeff.to_le_bytes(p + 4);
+                p += 4 + n8;
+              }
+            }
+        }
+        if (wtns) {
+          auto& out = wtns_bytes[i];
+          out.resize(block.values.size() * n8);
+          for (std::size_t k = 0; k < block.values.size(); ++k) block.values[k].to_le_bytes(out.data() + k * n8);
+        }
+      }
+    });
+    for (std::size_t i = 0; i < count; ++i) {
+      if (r1cs) r1cs->write(r1cs_bytes[i]);
+      if (wtns) wtns->write(wtns_bytes[i]);
+    }
+  }
+  if (r1cs) {
+    r1cs->end_section();
+    r1cs->begin_section(kR1csWireMapSection);
+    std::vector<std::uint8_t> labels(std::size_t(1) << 16);
+    for (std::uint64_t w = 0; w < circuit.num_wires(); w += labels.size() / 8) {
+      std::size_t n = std::size_t(std::min<std::uint64_t>(labels.size() / 8, circuit.num_wires() - w));
+      for (std::size_t i = 0; i < n; ++i) store_u64le(labels.data() + 8 * i, w + i);
+      r1cs->write(std::span<const std::uint8_t>(labels.data(), 8 * n));
+    }
+    r1cs->end_section();
+    r1cs->commit();
+  }
+  if (wtns) {
+    wtns->end_section();
+    wtns->commit();
+  }
+}
+
+// What generate_synthetic_circuit made.
+struct SyntheticCircuitInfo {
+  std::uint64_t num_constraints = 0;
+  std::uint32_t num_wires = 0;
+  std::uint32_t num_public = 0;
+};
+
+// Generates the circuit of `options` on `curve`'s scalar field and writes
+// it (see write_synthetic_circuit; either path may be empty). This is the
+// CLI's entry point. Throws std::invalid_argument for impossible options and
+// std::system_error on I/O errors.
+inline SyntheticCircuitInfo generate_synthetic_circuit(CurveId curve, const SyntheticCircuitOptions& options,
+                                                       const std::string& r1cs_path, const std::string& wtns_path) {
+  auto run = [&](auto field_tag) {
+    using Fr = decltype(field_tag);
+    SyntheticCircuit<Fr> circuit(options);
+    write_synthetic_circuit(circuit, r1cs_path, wtns_path);
+    return SyntheticCircuitInfo{circuit.num_constraints(), circuit.num_wires(), circuit.num_public()};
+  };
+  switch (curve) {
+    case CurveId::kBn254:
+      return run(Bn254Fr());
+    case CurveId::kBls12381:
+      return run(Bls12381Fr());
+  }
+  throw std::invalid_argument("generate_synthetic_circuit: unknown curve");
+}
 
 }  // namespace zkfarm

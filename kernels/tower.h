@@ -41,6 +41,17 @@ constexpr F mul_by_small(const F& a, std::uint64_t k) {
   return result;
 }
 
+// a / 2 in a prime field without a multiplication: halve the Montgomery
+// representation, adding p first when it is odd (halving aR halves a).
+template <class Fp>
+constexpr Fp half_of(const Fp& a) {
+  Fp r = a;
+  // p < 2^(64N - 1) (checked by Fp), so adding it to a value below p cannot carry out.
+  if (r.mont.limbs[0] & 1) r.mont.add_in_place(Fp::kModulus);
+  r.mont.shr1();
+  return r;
+}
+
 // ---------------------------------------------------------------------------
 // Fq2 = Fq[u] / (u^2 + 1). Requires p = 3 mod 4 (so -1 is a non-residue).
 
@@ -78,6 +89,7 @@ struct Fq2 {
   }
   constexpr Fq2 operator-() const { return Fq2{-c0, -c1}; }
   constexpr Fq2 dbl() const { return Fq2{c0.dbl(), c1.dbl()}; }
+  constexpr Fq2 half() const { return Fq2{half_of(c0), half_of(c1)}; }
 
   // Karatsuba: 3 base multiplications.
   constexpr Fq2 operator*(const Fq2& o) const {
@@ -153,11 +165,10 @@ struct Fq2 {
     }
     auto norm_root = norm().sqrt();
     if (!norm_root) return std::nullopt;
-    const Fq half = Fq::from_u64(2).inverse();
-    Fq delta = (c0 + *norm_root) * half;
+    Fq delta = half_of(c0 + *norm_root);
     auto x0 = delta.sqrt();
     if (!x0) {
-      delta = (c0 - *norm_root) * half;
+      delta = half_of(c0 - *norm_root);
       x0 = delta.sqrt();
       if (!x0) return std::nullopt;
     }

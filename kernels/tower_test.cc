@@ -50,6 +50,7 @@ TYPED_TEST(TowerTest, Fq2Arithmetic) {
     EXPECT_EQ(a.square(), a * a);
     EXPECT_EQ(a * a.inverse(), F2::one());
     EXPECT_EQ(a.mul_by_nonresidue(), a * F2::nonresidue());
+    EXPECT_EQ(a.half().dbl(), a);
     EXPECT_EQ(a.frobenius_map(1), a.pow(TypeParam::Fq::kModulus));
     F2 sq = a.square();
     auto root = sq.sqrt();

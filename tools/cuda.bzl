@@ -13,9 +13,9 @@
 With a toolkit (@local_cuda//:defs.bzl HAS_CUDA, see cuda_configure.bzl) each
 .cu becomes one object built by $ZKFARM_CUDA_PATH/bin/nvcc with
 ZKFARM_NVCC_COPTS (sm_90 + compute_90 PTX, -std=c++20, -O3, -fPIC), the
-objects are archived into lib<name>_nvcc.a, and <name> is a cc_library that
-links it together with the static CUDA runtime and exports the define
-ZKFARM_HAS_CUDA=1 to everything that depends on it.
+objects are archived into lib<name>.a, and <name> provides CcInfo like a
+cc_library: it links the archive, its deps and the static CUDA runtime, and
+exports the define ZKFARM_HAS_CUDA=1 to everything that depends on it.
 
 Without a toolkit <name> is a cc_library with only hdrs/deps: nothing is
 compiled, nothing is linked, ZKFARM_HAS_CUDA is not defined. Code calling into
@@ -141,10 +141,10 @@ def cuda_library(
         visibility = None,
         testonly = False,
         tags = []):
-    """A cc_library whose .cu sources are compiled by nvcc; empty without CUDA.
+    """A library whose .cu sources are compiled by nvcc; a header-only stub without CUDA.
 
     Args:
-      name: the cc_library other targets depend on.
+      name: the target other cc_* targets depend on (builds lib<name>.a).
       srcs: .cu files.
       hdrs: headers exported to dependents (host-callable API, plain C++).
       textual_hdrs: headers only the .cu files include (.cuh).
@@ -165,24 +165,14 @@ def cuda_library(
         return
 
     _cuda_archive(
-        name = name + "_nvcc",
+        name = name,
         srcs = srcs,
         hdrs = hdrs,
         textual_hdrs = textual_hdrs,
-        deps = deps,
+        # cuda_runtime carries cudart_static and the ZKFARM_HAS_CUDA=1 define.
+        deps = deps + ["@local_cuda//:cuda_runtime"],
         copts = copts,
         alwayslink = alwayslink,
-        visibility = ["//visibility:private"],
-        testonly = testonly,
-        tags = tags,
-    )
-    native.cc_library(
-        name = name,
-        hdrs = hdrs,
-        deps = [
-            ":" + name + "_nvcc",
-            "@local_cuda//:cuda_runtime",
-        ] + deps,
         visibility = visibility,
         testonly = testonly,
         tags = tags,

@@ -1,0 +1,476 @@
+// local_commands.cc -- prove, verify, setup and the other single-machine
+// commands of the zkfarm CLI (see local_commands.h for the exit codes).
+//
+// Every command picks its curve from the files it is given (the zkey's or
+// r1cs's prime, the JSON's "curve" field) and then runs a template
+// instantiated for that curve. Errors are exceptions inside; run_guarded turns
+// them into one line on stderr and exit code 2.
+#include "cli/local_commands.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/progress.h"
+#include "formats/binfile.h"
+#include "formats/pce.h"
+#include "formats/r1cs.h"
+#include "formats/snarkjs_json.h"
+#include "formats/wtns.h"
+#include "formats/zkey.h"
+#include "formats/zkey_proving_key.h"
+#include "kernels/bls12_381_compress.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_prover.h"
+#include "kernels/groth16_setup.h"
+#include "kernels/groth16_verifier.h"
+#include "kernels/synthetic_circuit.h"
+
+namespace zkfarm::cli {
+namespace {
+
+// Runs body, mapping exceptions to a message on stderr and exit code 2.
+template <class Body>
+int run_guarded(const char* command, const char* usage, Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+  }
+  return 2;
+}
+
+// Calls fn(Bn254{}) or fn(Bls12381{}).
+template <class Fn>
+auto with_curve(CurveId id, Fn&& fn) {
+  if (id == CurveId::kBn254) return fn(Bn254());
+  return fn(Bls12381());
+}
+
+// Deterministic field elements from a seed, for --seed (reproducible tests
+// only: a proof with known r, s reveals nothing it shouldn't about the
+// witness only if r, s stay secret, so --seed is never for production).
+template <class Fr>
+Fr seeded_element(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + index;
+  typename Fr::Int v;
+  for (auto& limb : v.limbs) limb = splitmix64(state);
+  v.limbs[Fr::N - 1] &= (~std::uint64_t(0)) >> 4;  // below r for both curves
+  return Fr::from_canonical(v);
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::system_error(errno, std::generic_category(), path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// ---------------------------------------------------------------------------
+// prove
+
+const char kProveUsage[] =
+    "zkfarm prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> [options]";
+const char kProveHelp[] =
+    "usage: zkfarm prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> [options]\n\n"
+    "Proves with a snarkjs Groth16 key (BN254 or BLS12-381) and a circom witness;\n"
+    "writes proof.json and public.json exactly as snarkjs does (rapidsnark's\n"
+    "argument order, so zkfarm is a drop-in replacement).\n\n"
+    "options:\n"
+    "  --r1cs FILE     the circuit's .r1cs: every constraint is checked first and\n"
+    "                  the first unsatisfied one is named\n"
+    "  --pce FILE      use a PCE built by `zkfarm pce` instead of the key's\n"
+    "                  coefficient section (faster start for big circuits)\n"
+    "  --seed N        fixed blinding factors r, s derived from N (tests only)\n"
+    "  --timings       print per-stage seconds as JSON on stderr\n"
+    "  --progress      progress lines on stderr even when it is not a terminal\n\n"
+    "Without --r1cs a witness that does not satisfy the circuit is caught by\n"
+    "verifying the proof before writing it (exit 2, nothing written).\n"
+    "exit: 0 proved, 2 error\n";
+
+template <class Curve>
+int prove_with(const Args& args, Progress& progress) {
+  using Fr = typename Curve::Fr;
+  const auto& pos = args.positional();
+  progress.step("loading key " + pos[0]);
+  ZkeyReadOptions zkey_options;
+  zkey_options.validate_coefficients = !args.option("pce").has_value();
+  const Zkey<Curve> zkey = read_zkey<Curve>(pos[0], zkey_options);
+  progress.step("loading witness " + pos[1]);
+  auto wtns_file = FileBytes::map(pos[1]);
+  CurveId wtns_id = wtns_curve(wtns_file);
+  if (wtns_id != curve_id_of<Curve>())
+    throw std::invalid_argument(pos[1] + ": witness is for " + curve_display_name(wtns_id) +
+                                " but " + pos[0] + " is a " +
+                                curve_display_name(curve_id_of<Curve>()) + " key");
+  const std::vector<Fr> witness = parse_wtns<Fr>(wtns_file, zkey.num_vars);
+  progress.step("building PCE");
+  Pce<Fr> pce;
+  if (auto r1cs_path = args.option("r1cs")) {
+    auto r1cs = read_r1cs<Fr>(*r1cs_path);
+    if (r1cs.num_wires != zkey.num_vars)
+      throw std::invalid_argument(*r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
+                                  " wires but " + pos[0] + " has " + std::to_string(zkey.num_vars) +
+                                  " signals");
+    pce = Pce<Fr>::from_r1cs(r1cs);
+  } else if (auto pce_path = args.option("pce")) {
+    pce = Pce<Fr>::load(*pce_path);
+  } else {
+    pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+  }
+  progress.step("proving");
+  ProveOptions<Fr> options;
+  if (auto seed = args.uint_option("seed")) {
+    options.r = seeded_element<Fr>(*seed, 1);
+    options.s = seeded_element<Fr>(*seed, 2);
+  }
+  ProveTimings timings;
+  const auto key = proving_key_from_zkey(zkey);
+  Groth16Proof<Curve> proof =
+      groth16_prove<Curve>(key, pce, std::span<const Fr>(witness), options, &timings);
+  std::span<const Fr> public_signals(witness.data() + 1, zkey.num_public);
+  progress.step("self-check");
+  if (!groth16_verify<Curve>(zkey.verifying_key(), public_signals, proof))
+    throw ProveError(pos[1] +
+                     ": the witness does not satisfy the circuit (the proof failed "
+                     "verification); pass --r1cs to find the failing constraint");
+  progress.step("writing " + pos[2] + " and " + pos[3]);
+  write_proof<Curve>(pos[2], proof);
+  write_public_signals<Fr>(pos[3], public_signals);
+  progress.finish();
+  if (args.flag("timings"))
+    std::fprintf(stderr,
+                 "{\"witness_check\": %.6f, \"spmv\": %.6f, \"ntt\": %.6f, \"msm\": %.6f, "
+                 "\"total\": %.6f}\n",
+                 timings.witness_check, timings.spmv, timings.ntt, timings.msm, timings.total);
+  return 0;
+}
+
+int run_prove(const std::vector<std::string>& argv) {
+  return run_guarded("prove", kProveUsage, [&] {
+    Args args(argv, {"r1cs", "pce", "seed"}, {"timings", "progress"});
+    args.expect_positional(4, kProveUsage);
+    Progress progress(args.flag("progress"));
+    try {
+      CurveId id = zkey_curve(FileBytes::map(args.positional()[0]));
+      return with_curve(id, [&](auto curve) { return prove_with<decltype(curve)>(args, progress); });
+    } catch (...) {
+      progress.abort();
+      throw;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// verify, verify-batch
+
+const char kVerifyUsage[] = "zkfarm verify <verification_key.json> <public.json> <proof.json>";
+const char kVerifyHelp[] =
+    "usage: zkfarm verify <verification_key.json> <public.json> <proof.json>\n\n"
+    "Verifies a Groth16 proof in snarkjs's JSON formats (snarkjs's argument\n"
+    "order). The curve comes from the verification key.\n"
+    "exit: 0 valid, 1 invalid, 2 error (malformed or mismatched input)\n";
+
+int run_verify(const std::vector<std::string>& argv) {
+  return run_guarded("verify", kVerifyUsage, [&] {
+    Args args(argv, {}, {});
+    args.expect_positional(3, kVerifyUsage);
+    const auto& pos = args.positional();
+    std::string vk_text = read_text_file(pos[0]);
+    CurveId id = snarkjs_json_curve(vk_text, pos[0]);
+    bool ok = with_curve(id, [&](auto curve) {
+      using Curve = decltype(curve);
+      auto vk = verification_key_from_json<Curve>(vk_text, pos[0]);
+      auto pub = read_public_signals<typename Curve::Fr>(pos[1]);
+      std::string proof_text = read_text_file(pos[2]);
+      if (snarkjs_json_curve(proof_text, pos[2]) != id)
+        throw std::invalid_argument(pos[2] + ": proof is not on the key's curve " +
+                                    curve_display_name(id));
+      auto proof = proof_from_json<Curve>(proof_text, pos[2]);
+      if (pub.size() != vk.num_public())
+        throw std::invalid_argument(pos[1] + ": " + std::to_string(pub.size()) +
+                                    " public signals, the key expects " +
+                                    std::to_string(vk.num_public()));
+      return groth16_verify<Curve>(vk, std::span<const typename Curve::Fr>(pub), proof);
+    });
+    std::printf("%s\n", ok ? "OK: proof is valid" : "INVALID: proof does not verify");
+    return ok ? 0 : 1;
+  });
+}
+
+const char kVerifyBatchUsage[] =
+    "zkfarm verify-batch <verification_key.json> <public1.json> <proof1.json> "
+    "[<public2.json> <proof2.json> ...]";
+const char kVerifyBatchHelp[] =
+    "usage: zkfarm verify-batch <verification_key.json> <public1.json> <proof1.json> [...]\n\n"
+    "Verifies several proofs of one circuit (e.g. the partitions of a Filecoin\n"
+    "proof) at once with a random linear combination: k+3 pairings instead of 4k.\n"
+    "exit: 0 all valid, 1 at least one invalid, 2 error\n";
+
+int run_verify_batch(const std::vector<std::string>& argv) {
+  return run_guarded("verify-batch", kVerifyBatchUsage, [&] {
+    Args args(argv, {}, {});
+    const auto& pos = args.positional();
+    if (pos.size() < 3 || pos.size() % 2 != 1)
+      throw UsageError("expected a key and pairs of public/proof files");
+    std::string vk_text = read_text_file(pos[0]);
+    CurveId id = snarkjs_json_curve(vk_text, pos[0]);
+    bool ok = with_curve(id, [&](auto curve) {
+      using Curve = decltype(curve);
+      using Fr = typename Curve::Fr;
+      auto vk = verification_key_from_json<Curve>(vk_text, pos[0]);
+      std::vector<std::vector<Fr>> publics;
+      std::vector<Groth16Proof<Curve>> proofs;
+      for (std::size_t i = 1; i < pos.size(); i += 2) {
+        publics.push_back(read_public_signals<Fr>(pos[i]));
+        proofs.push_back(read_proof<Curve>(pos[i + 1]));
+      }
+      return groth16_verify_batch<Curve>(vk, std::span<const std::vector<Fr>>(publics),
+                                         std::span<const Groth16Proof<Curve>>(proofs));
+    });
+    std::printf("%s\n", ok ? "OK: all proofs are valid" : "INVALID: the batch does not verify");
+    return ok ? 0 : 1;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// export-vk
+
+const char kExportVkUsage[] = "zkfarm export-vk <circuit.zkey> <verification_key.json>";
+const char kExportVkHelp[] =
+    "usage: zkfarm export-vk <circuit.zkey> <verification_key.json>\n\n"
+    "Writes the verification key of a Groth16 .zkey as snarkjs's\n"
+    "`zkey export verificationkey` does.\nexit: 0 written, 2 error\n";
+
+int run_export_vk(const std::vector<std::string>& argv) {
+  return run_guarded("export-vk", kExportVkUsage, [&] {
+    Args args(argv, {}, {});
+    args.expect_positional(2, kExportVkUsage);
+    const auto& pos = args.positional();
+    CurveId id = zkey_curve(FileBytes::map(pos[0]));
+    with_curve(id, [&](auto curve) {
+      using Curve = decltype(curve);
+      ZkeyReadOptions options;
+      options.validate_coefficients = false;  // not used here
+      auto zkey = read_zkey<Curve>(pos[0], options);
+      write_verification_key<Curve>(pos[1], zkey.verifying_key());
+      return 0;
+    });
+    return 0;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// setup
+
+const char kSetupUsage[] = "zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N]";
+const char kSetupHelp[] =
+    "usage: zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N]\n\n"
+    "TEST-ONLY Groth16 setup: makes a snarkjs-compatible proving key from an\n"
+    ".r1cs with random toxic waste held by this one process. Anyone who kept\n"
+    "the toxic waste could forge proofs: use it for tests and benchmarks, never\n"
+    "for production keys (use a multi-party ceremony for those).\n\n"
+    "options:\n"
+    "  --seed N     derive the toxic waste from N (reproducible, NOT secret)\n"
+    "  --progress   progress lines even when stderr is not a terminal\n"
+    "exit: 0 written, 2 error\n";
+
+int run_setup_command(const std::vector<std::string>& argv) {
+  return run_guarded("setup", kSetupUsage, [&] {
+    Args args(argv, {"seed"}, {"progress"});
+    args.expect_positional(2, kSetupUsage);
+    Progress progress(args.flag("progress"));
+    Groth16SetupOptions options;
+    options.seed = args.uint_option("seed");
+    std::fprintf(stderr, "zkfarm setup: TEST-ONLY key (toxic waste %s)\n",
+                 options.seed ? "derived from --seed, NOT secret" : "from the OS CSPRNG, discarded");
+    progress.step("setup");
+    auto report = run_setup(args.positional()[0], args.positional()[1], options);
+    progress.finish();
+    std::fprintf(stderr,
+                 "zkfarm setup: %s, %u signals, %u public, domain %u, %.2f s; wrote %s "
+                 "(TEST-ONLY)\n",
+                 curve_display_name(report.curve), report.num_vars, report.num_public,
+                 report.domain_size, report.timings.total, args.positional()[1].c_str());
+    return 0;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// gen-circuit
+
+const char kGenCircuitUsage[] =
+    "zkfarm gen-circuit --curve bn254|bls12381 --constraints N --r1cs FILE --wtns FILE "
+    "[--public N] [--seed N]";
+const char kGenCircuitHelp[] =
+    "usage: zkfarm gen-circuit --curve bn254|bls12381 --constraints N --r1cs FILE\n"
+    "                          --wtns FILE [--public N] [--seed N]\n\n"
+    "Writes a satisfiable synthetic circuit (.r1cs v1) and its witness (.wtns v2)\n"
+    "with the PoRep-32G partition profile: 328 public inputs (change with\n"
+    "--public), about 2.4 / 1.0 / 2.2 non-zeros per row in A / B / C, about 25%\n"
+    "of the private signals in B, and a witness of mostly 0/1 values.\n"
+    "Deterministic for a given --seed (default 1).\nexit: 0 written, 2 error\n";
+
+int run_gen_circuit(const std::vector<std::string>& argv) {
+  return run_guarded("gen-circuit", kGenCircuitUsage, [&] {
+    Args args(argv, {"curve", "constraints", "r1cs", "wtns", "public", "seed"}, {});
+    args.expect_positional(0, kGenCircuitUsage);
+    auto curve = args.option("curve");
+    auto constraints = args.uint_option("constraints");
+    auto r1cs = args.option("r1cs");
+    auto wtns = args.option("wtns");
+    if (!curve || !constraints || !r1cs || !wtns)
+      throw UsageError("--curve, --constraints, --r1cs and --wtns are required");
+    CurveId id;
+    if (*curve == "bn254" || *curve == "bn128") id = CurveId::kBn254;
+    else if (*curve == "bls12381" || *curve == "bls12-381") id = CurveId::kBls12381;
+    else throw UsageError("--curve must be bn254 or bls12381, got '" + *curve + "'");
+    SyntheticCircuitOptions options;
+    options.num_constraints = *constraints;
+    if (auto pub = args.uint_option("public")) options.num_public = std::uint32_t(*pub);
+    if (auto seed = args.uint_option("seed")) options.seed = *seed;
+    auto info = generate_synthetic_circuit(id, options, *r1cs, *wtns);
+    std::fprintf(stderr, "zkfarm gen-circuit: %s, %llu constraints, %u wires, %u public\n",
+                 curve_display_name(id), (unsigned long long)info.num_constraints, info.num_wires,
+                 info.num_public);
+    return 0;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// pce
+
+const char kPceUsage[] = "zkfarm pce <circuit.zkey|circuit.r1cs> <out.pce>";
+const char kPceHelp[] =
+    "usage: zkfarm pce <circuit.zkey|circuit.r1cs> <out.pce>\n\n"
+    "Builds the pre-compiled constraint evaluator (CSR matrices A, B and, from an\n"
+    ".r1cs, C) once, for `zkfarm prove --pce` and the farm's workers.\n"
+    "exit: 0 written, 2 error\n";
+
+int run_pce(const std::vector<std::string>& argv) {
+  return run_guarded("pce", kPceUsage, [&] {
+    Args args(argv, {}, {});
+    args.expect_positional(2, kPceUsage);
+    const auto& pos = args.positional();
+    auto file = FileBytes::map(pos[0]);
+    auto bytes = file->bytes();
+    std::string magic(bytes.begin(), bytes.begin() + std::min<std::size_t>(4, bytes.size()));
+    if (magic == "r1cs") {
+      with_curve(r1cs_curve(file), [&](auto curve) {
+        using Fr = typename decltype(curve)::Fr;
+        Pce<Fr>::from_r1cs(parse_r1cs<Fr>(file)).save(pos[1]);
+        return 0;
+      });
+    } else {
+      with_curve(zkey_curve(file), [&](auto curve) {
+        using Curve = decltype(curve);
+        auto zkey = parse_zkey<Curve>(file);
+        Pce<typename Curve::Fr>::from_zkey(zkey.coefficients, zkey.num_public).save(pos[1]);
+        return 0;
+      });
+    }
+    return 0;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// encode-proof, decode-proof (Filecoin's 192-byte BLS12-381 encoding)
+
+const char kEncodeUsage[] = "zkfarm encode-proof <proof1.json> [<proof2.json> ...] <out.bin>";
+const char kEncodeHelp[] =
+    "usage: zkfarm encode-proof <proof1.json> [<proof2.json> ...] <out.bin>\n\n"
+    "Writes BLS12-381 proofs in Filecoin's compressed encoding: per proof A (48\n"
+    "bytes), B (96), C (48), concatenated in argument order (partition order).\n"
+    "exit: 0 written, 2 error\n";
+
+int run_encode_proof(const std::vector<std::string>& argv) {
+  return run_guarded("encode-proof", kEncodeUsage, [&] {
+    Args args(argv, {}, {});
+    const auto& pos = args.positional();
+    if (pos.size() < 2) throw UsageError("expected at least one proof and an output file");
+    std::string out;
+    for (std::size_t i = 0; i + 1 < pos.size(); ++i) {
+      std::string text = read_text_file(pos[i]);
+      if (snarkjs_json_curve(text, pos[i]) != CurveId::kBls12381)
+        throw std::invalid_argument(pos[i] + ": the 192-byte encoding is for BLS12-381 proofs");
+      auto proof = proof_from_json<Bls12381>(text, pos[i]);
+      auto a = bls12_381::compress_g1(proof.a);
+      auto b = bls12_381::compress_g2(proof.b);
+      auto c = bls12_381::compress_g1(proof.c);
+      out.append(a.begin(), a.end());
+      out.append(b.begin(), b.end());
+      out.append(c.begin(), c.end());
+    }
+    write_text_file(pos.back(), out);
+    return 0;
+  });
+}
+
+const char kDecodeUsage[] = "zkfarm decode-proof <in.bin> <out-prefix>";
+const char kDecodeHelp[] =
+    "usage: zkfarm decode-proof <in.bin> <out-prefix>\n\n"
+    "Reads concatenated 192-byte BLS12-381 proofs (Filecoin's encoding) and writes\n"
+    "<out-prefix><i>.json in snarkjs's format, one per partition. Every point is\n"
+    "checked (flags, on the curve, in the subgroup).\nexit: 0 written, 2 error\n";
+
+int run_decode_proof(const std::vector<std::string>& argv) {
+  return run_guarded("decode-proof", kDecodeUsage, [&] {
+    Args args(argv, {}, {});
+    args.expect_positional(2, kDecodeUsage);
+    const auto& pos = args.positional();
+    std::string bytes = read_file_bytes(pos[0]);
+    constexpr std::size_t kProofBytes =
+        2 * bls12_381::kG1CompressedBytes + bls12_381::kG2CompressedBytes;
+    if (bytes.empty() || bytes.size() % kProofBytes != 0)
+      throw std::invalid_argument(pos[0] + ": expected a multiple of 192 bytes, found " +
+                                  std::to_string(bytes.size()));
+    const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    for (std::size_t i = 0; i < bytes.size() / kProofBytes; ++i, p += kProofBytes) {
+      Groth16Proof<Bls12381> proof;
+      try {
+        proof.a = bls12_381::decompress_g1(std::span<const std::uint8_t>(p, 48));
+        proof.b = bls12_381::decompress_g2(std::span<const std::uint8_t>(p + 48, 96));
+        proof.c = bls12_381::decompress_g1(std::span<const std::uint8_t>(p + 144, 48));
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(pos[0] + ": proof " + std::to_string(i) + ": " + e.what());
+      }
+      write_proof<Bls12381>(pos[1] + std::to_string(i) + ".json", proof);
+    }
+    return 0;
+  });
+}
+
+}  // namespace
+
+const std::vector<Command>& local_commands() {
+  static const std::vector<Command> commands = {
+      {"prove", "prove with a .zkey and a .wtns (rapidsnark's arguments)", kProveHelp, run_prove},
+      {"verify", "verify a proof (snarkjs's arguments); exit 0 valid, 1 invalid", kVerifyHelp,
+       run_verify},
+      {"verify-batch", "verify many proofs of one circuit at once", kVerifyBatchHelp,
+       run_verify_batch},
+      {"setup", "TEST-ONLY Groth16 setup of an .r1cs into a .zkey", kSetupHelp,
+       run_setup_command},
+      {"export-vk", "write a .zkey's verification_key.json", kExportVkHelp, run_export_vk},
+      {"gen-circuit", "write a synthetic PoRep-profile circuit and witness", kGenCircuitHelp,
+       run_gen_circuit},
+      {"pce", "build a circuit's pre-compiled constraint evaluator", kPceHelp, run_pce},
+      {"encode-proof", "BLS12-381 proofs to Filecoin's 192-byte encoding", kEncodeHelp,
+       run_encode_proof},
+      {"decode-proof", "Filecoin's 192-byte encoding to proof.json files", kDecodeHelp,
+       run_decode_proof},
+  };
+  return commands;
+}
+
+}  // namespace zkfarm::cli

@@ -1,0 +1,46 @@
+// zkfarm.cc -- the `zkfarm` command: local proving tools and (later) farm
+// client commands. Dispatches on the first argument; `zkfarm --help` lists
+// the commands and `zkfarm COMMAND --help` describes one.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/local_commands.h"
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "zkfarm -- Groth16 proving for circom/snarkjs and Filecoin-style circuits\n\n"
+               "usage: zkfarm COMMAND [ARGS...]   (zkfarm COMMAND --help for details)\n\n"
+               "commands:\n");
+  for (const auto& c : zkfarm::cli::local_commands())
+    std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string name = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& c : zkfarm::cli::local_commands()) {
+    if (name == c.name) {
+      for (const auto& a : args) {
+        if (a == "--help" || a == "-h") {
+          std::fputs(c.help, stdout);
+          return 0;
+        }
+      }
+      return c.run(args);
+    }
+  }
+  std::fprintf(stderr, "zkfarm: unknown command '%s'\n\n", name.c_str());
+  print_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,179 @@
+// artifacts.cc -- see artifacts.h.
+#include "cluster/artifacts.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <memory>
+#include <system_error>
+
+#include "formats/wtns.h"
+
+namespace zkfarm {
+namespace {
+
+std::string to_hex(const unsigned char* data, std::size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(kHex[data[i] >> 4]);
+    out.push_back(kHex[data[i] & 15]);
+  }
+  return out;
+}
+
+struct MdCtxDeleter {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+}  // namespace
+
+std::string sha256_hex(std::span<const std::uint8_t> bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return to_hex(digest, length);
+}
+
+std::string sha256_file_hex(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  std::vector<unsigned char> buffer(4u << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      throw std::system_error(err, std::generic_category(), "read " + path);
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &length);
+  return to_hex(digest, length);
+}
+
+std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,
+                                             const std::string& id) {
+  RedisReply reply = redis.command({"HGETALL", keys.circuit(id)});
+  const auto& items = reply.as_array();
+  if (items.empty()) return std::nullopt;
+  CircuitInfo info;
+  info.id = id;
+  bool have_curve = false;
+  auto number = [&](const std::string& field, const std::string& text) -> std::uint64_t {
+    try {
+      std::size_t used = 0;
+      unsigned long long v = std::stoull(text, &used);
+      if (used != text.size()) throw std::invalid_argument(text);
+      return v;
+    } catch (const std::exception&) {
+      throw std::runtime_error("circuit record " + keys.circuit(id) + ": bad " + field + " '" + text + "'");
+    }
+  };
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+    const std::string& field = items[i].as_string();
+    const std::string& value = items[i + 1].as_string();
+    if (field == "curve") {
+      if (value == "bn128") info.curve = CurveId::kBn254;
+      else if (value == "bls12381") info.curve = CurveId::kBls12381;
+      else throw std::runtime_error("circuit record " + keys.circuit(id) + ": unknown curve '" + value + "'");
+      have_curve = true;
+    } else if (field == "num_vars") {
+      info.num_vars = static_cast<std::uint32_t>(number(field, value));
+    } else if (field == "num_public") {
+      info.num_public = static_cast<std::uint32_t>(number(field, value));
+    } else if (field == "domain_size") {
+      info.domain_size = static_cast<std::uint32_t>(number(field, value));
+    } else if (field == "zkey_bytes") {
+      info.zkey_bytes = number(field, value);
+    } else if (field == "pce_has_c") {
+      info.pce_has_c = value == "1";
+    } else if (field == "zkey") {
+      info.zkey_path = value;
+    } else if (field == "pce") {
+      info.pce_path = value;
+    } else if (field == "vk") {
+      info.vk_path = value;
+    } else if (field == "vk_sha256") {
+      info.vk_sha256 = value;
+    }
+  }
+  if (!have_curve || info.num_vars == 0 || info.zkey_path.empty() || info.pce_path.empty() ||
+      info.vk_path.empty())
+    throw std::runtime_error("circuit record " + keys.circuit(id) + " is incomplete");
+  return info;
+}
+
+void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info) {
+  redis.transaction({
+      {"HSET", keys.circuit(info.id), "curve", curve_name(info.curve), "num_vars",
+       std::to_string(info.num_vars), "num_public", std::to_string(info.num_public), "domain_size",
+       std::to_string(info.domain_size), "zkey_bytes", std::to_string(info.zkey_bytes), "pce_has_c",
+       info.pce_has_c ? "1" : "0", "zkey", info.zkey_path, "pce", info.pce_path, "vk", info.vk_path, "vk_sha256",
+       info.vk_sha256},
+      {"SADD", keys.circuits(), info.id},
+  });
+}
+
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis) {
+  switch (ref.kind) {
+    case WitnessRef::Kind::kFile:
+      try {
+        return FileBytes::map(ref.location);
+      } catch (const std::exception& e) {
+        throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+      }
+    case WitnessRef::Kind::kRedis: {
+      if (!redis) throw WitnessUnavailable("witness " + ref.describe() + ": no Redis connection configured");
+      RedisReply reply;
+      try {
+        reply = redis->command({"GET", ref.location});
+      } catch (const RedisError& e) {
+        throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+      }
+      if (reply.is_nil()) throw WitnessUnavailable("witness " + ref.describe() + ": no such Redis key");
+      if (reply.type != RedisReply::Type::kString)
+        throw WitnessUnavailable("witness " + ref.describe() + ": not a string key");
+      std::vector<std::uint8_t> bytes(reply.str.begin(), reply.str.end());
+      return FileBytes::adopt(std::move(bytes), ref.describe());
+    }
+    case WitnessRef::Kind::kInline:
+      return FileBytes::copy(ref.inline_bytes, ref.describe());
+  }
+  throw WitnessUnavailable("witness reference of unknown kind");
+}
+
+WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
+                                 std::uint32_t num_public) {
+  WitnessSummary out;
+  out.curve = wtns_curve(file);
+  BinFile bin(file, BinFile::Spec{"wtns", 2, 2, nullptr});
+  SectionReader header = bin.reader(kWtnsHeaderSection);
+  const std::uint32_t n8 = header.u32("n8");
+  if (n8 == 0 || n8 > 64) header.fail("n8 = " + std::to_string(n8) + " is not a field size");
+  header.bytes(n8, "the prime");
+  out.num_values = header.u32("nWitness");
+  std::span<const std::uint8_t> values = bin.unique(kWtnsValuesSection);
+  if (values.size() != out.num_values * n8)
+    bin.fail(kWtnsValuesSection, "expected " + std::to_string(out.num_values) + " values of " +
+                                     std::to_string(n8) + " bytes, found " +
+                                     std::to_string(values.size()) + " bytes");
+  if (out.num_values < std::uint64_t(num_public) + 1)
+    bin.fail(kWtnsValuesSection, "has " + std::to_string(out.num_values) + " values, fewer than the " +
+                                     std::to_string(num_public + 1) +
+                                     " (constant + public signals) the circuit needs");
+  for (std::uint32_t i = 1; i <= num_public; ++i)
+    out.public_inputs.emplace_back(values.begin() + i * n8, values.begin() + (i + 1) * n8);
+  return out;
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,98 @@
+// artifacts.h -- the artifact store, circuit records and witness access.
+//
+// Artifact store: a directory every host can read (local disk for one host,
+// NFS for many), content-addressed by circuit id = sha256 of the zkey:
+//   <root>/<id>/circuit.zkey   the proving key, byte-identical to what was added
+//   <root>/<id>/circuit.pce    the PCE (formats/pce.h), built once at add time
+//   <root>/<id>/vk.json        the verifying key (snarkjs JSON) for the coordinator
+// Files are written to a temp name and renamed, so readers never see a
+// partial artifact. Redis records each circuit in <p>circuit:<id> with paths
+// relative to the root, so hosts may mount the store at different places.
+//
+// Witnesses are named by WitnessRef (job.h); fetch_witness() returns their
+// bytes (a read-only mapping for files) and summarize_witness() reads only
+// the header and the public inputs -- what the coordinator needs to verify
+// proofs -- without touching the rest of a multi-GB file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cluster/job.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+#include "formats/binfile.h"
+#include "formats/curve_id.h"
+
+namespace zkfarm {
+
+// A witness reference that cannot be read (missing file, missing Redis key):
+// not the worker's fault, possibly transient.
+class WitnessUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CircuitInfo {
+  std::string id;  // sha256 of the zkey, hex
+  CurveId curve = CurveId::kBn254;
+  std::uint32_t num_vars = 0;
+  std::uint32_t num_public = 0;
+  std::uint32_t domain_size = 0;
+  std::uint64_t zkey_bytes = 0;
+  bool pce_has_c = false;         // PCE built from .r1cs: workers check constraints
+  std::string zkey_path = "";     // relative to the store root
+  std::string pce_path = "";
+  std::string vk_path = "";       // snarkjs verification_key.json, relative
+  std::string vk_sha256 = "";
+};
+
+class ArtifactStore {
+ public:
+  explicit ArtifactStore(std::string root) : root_(std::move(root)) {}
+  const std::string& root() const { return root_; }
+  std::string absolute(const std::string& relative) const { return root_ + "/" + relative; }
+  static std::string zkey_relative(const std::string& id) { return id + "/circuit.zkey"; }
+  static std::string pce_relative(const std::string& id) { return id + "/circuit.pce"; }
+  static std::string vk_relative(const std::string& id) { return id + "/vk.json"; }
+
+ private:
+  std::string root_;
+};
+
+// Hex sha256 of a file's contents. Throws std::system_error naming the path.
+std::string sha256_file_hex(const std::string& path);
+// Hex sha256 of bytes.
+std::string sha256_hex(std::span<const std::uint8_t> bytes);
+
+// Reads <p>circuit:<id>. Returns nullopt if it does not exist; throws
+// RedisError, or std::runtime_error if the record is corrupt.
+std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,
+                                             const std::string& id);
+// Writes <p>circuit:<id> and adds id to <p>circuits. Throws RedisError.
+void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info);
+
+// The bytes of a witness. Files are mapped read-only; Redis keys are read
+// with GET (redis may be null when the reference is not redis://). Throws
+// WitnessUnavailable naming the reference and the reason.
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis);
+
+struct WitnessSummary {
+  CurveId curve = CurveId::kBn254;
+  std::uint64_t num_values = 0;
+  // public_inputs[i] = canonical little-endian bytes of witness[1 + i].
+  std::vector<std::vector<std::uint8_t>> public_inputs;
+};
+
+// Reads a .wtns header and its values 1..num_public. Throws FormatError for
+// a malformed file (naming it), an unsupported prime, a values section whose
+// size does not match nWitness, or fewer than num_public + 1 values.
+WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
+                                 std::uint32_t num_public);
+
+}  // namespace zkfarm

@@ -1,0 +1,221 @@
+// farm_api.cc -- see farm_api.h.
+#include "cluster/farm_api.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cluster/groth16_glue.h"
+#include "cluster/job_store.h"
+#include "formats/pce.h"
+#include "formats/r1cs.h"
+#include "formats/snarkjs_json.h"
+#include "formats/zkey.h"
+
+namespace zkfarm::farm {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+void copy_atomically(const std::string& from, const std::string& to) {
+  const std::string tmp = to + ".tmp." + std::to_string(::getpid());
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing);
+  fs::rename(tmp, to);
+}
+
+std::string random_id() {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string s = "job-";
+  for (int i = 0; i < 24; ++i) s += kHex[rd() & 15];
+  return s;
+}
+
+double to_double(const std::string& s) {
+  try {
+    return s.empty() ? 0 : std::stod(s);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(to_double(s)); }
+
+}  // namespace
+
+CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
+                        const std::optional<std::string>& r1cs_path) {
+  if (options.artifacts.empty()) throw FarmError("no artifact store given (--artifacts or ZKFARM_ARTIFACTS)");
+  CircuitInfo info;
+  info.id = sha256_file_hex(zkey_path);
+  ArtifactStore store(options.artifacts);
+  fs::create_directories(store.absolute(info.id));
+  info.zkey_path = ArtifactStore::zkey_relative(info.id);
+  info.pce_path = ArtifactStore::pce_relative(info.id);
+  info.vk_path = ArtifactStore::vk_relative(info.id);
+  const std::string zkey_dest = store.absolute(info.zkey_path);
+  if (!fs::exists(zkey_dest) || sha256_file_hex(zkey_dest) != info.id) copy_atomically(zkey_path, zkey_dest);
+  auto file = FileBytes::map(zkey_dest);
+  info.curve = zkey_curve(file);
+  info.zkey_bytes = file->bytes().size();
+  std::string vk_text;
+  dispatch_curve(info.curve, [&](auto curve) {
+    using Curve = decltype(curve);
+    using Fr = typename Curve::Fr;
+    Zkey<Curve> zkey = parse_zkey<Curve>(file);
+    info.num_vars = zkey.num_vars;
+    info.num_public = zkey.num_public;
+    info.domain_size = zkey.domain_size;
+    Pce<Fr> pce;
+    if (r1cs_path) {
+      auto r1cs = read_r1cs<Fr>(*r1cs_path);
+      if (r1cs.num_wires != zkey.num_vars)
+        throw FarmError(*r1cs_path + " has " + std::to_string(r1cs.num_wires) + " wires but " + zkey_path +
+                        " has " + std::to_string(zkey.num_vars) + " signals: not the same circuit");
+      pce = Pce<Fr>::from_r1cs(r1cs);
+    } else {
+      pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+    }
+    info.pce_has_c = pce.has_c();
+    pce.save(store.absolute(info.pce_path));
+    vk_text = verification_key_to_json<Curve>(zkey.verifying_key());
+    return 0;
+  });
+  write_text_file(store.absolute(info.vk_path), vk_text);
+  info.vk_sha256 = sha256_hex(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(vk_text.data()), vk_text.size()));
+  RedisClient redis(options.redis_url);
+  store_circuit_info(redis, KeyLayout(options.prefix), info);
+  return info;
+}
+
+std::string submit(const FarmOptions& options, std::string_view job_json) {
+  JobSpec spec = parse_job(job_json, /*require_id=*/false);
+  if (spec.id.empty()) spec.id = random_id();
+  RedisClient redis(options.redis_url);
+  KeyLayout keys(options.prefix);
+  if (redis.command({"EXISTS", keys.circuit(spec.circuit)}).as_integer() == 0)
+    throw FarmError("unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
+  JobStore store(redis, keys);
+  if (!store.submit(spec)) throw FarmError("a job with id " + spec.id + " already exists");
+  return spec.id;
+}
+
+bool JobStatus::terminal() const { return is_terminal_state(state); }
+
+std::string JobStatus::to_json() const {
+  json j = {{"id", id}, {"state", state}, {"circuit", circuit}, {"priority", priority},
+            {"partitions", partitions}, {"proved", proved}, {"attempts", attempts},
+            {"submitted_at", submitted_at}, {"started_at", started_at}, {"finished_at", finished_at}};
+  if (!owner.empty()) j["coordinator"] = owner;
+  if (!error.empty()) j["error"] = error;
+  if (!error_code.empty()) j["error_code"] = error_code;
+  return j.dump();
+}
+
+std::optional<JobStatus> status(const FarmOptions& options, const std::string& id) {
+  RedisClient redis(options.redis_url);
+  KeyLayout keys(options.prefix);
+  RedisReply reply = redis.command({"HGETALL", keys.job(id)});
+  const auto& a = reply.as_array();
+  if (a.empty()) return std::nullopt;
+  JobStatus s;
+  s.id = id;
+  for (std::size_t i = 0; i + 1 < a.size(); i += 2) {
+    const std::string& k = a[i].as_string();
+    const std::string& v = a[i + 1].as_string();
+    if (k == "state") s.state = v;
+    else if (k == "circuit") s.circuit = v;
+    else if (k == "priority") s.priority = v;
+    else if (k == "owner") s.owner = v;
+    else if (k == "error_code") s.error_code = v;
+    else if (k == "error") s.error = v;
+    else if (k == "partitions") s.partitions = to_u32(v);
+    else if (k == "proved") s.proved = to_u32(v);
+    else if (k == "attempts") s.attempts = to_u32(v);
+    else if (k == "submitted_at") s.submitted_at = to_double(v);
+    else if (k == "started_at") s.started_at = to_double(v);
+    else if (k == "finished_at") s.finished_at = to_double(v);
+  }
+  return s;
+}
+
+std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id, std::chrono::milliseconds timeout) {
+  RedisClient redis(options.redis_url);
+  KeyLayout keys(options.prefix);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto s = status(options, id);
+    if (!s || s->terminal()) return s;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return s;
+    const auto block = std::min(left, std::chrono::milliseconds(1000));
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", std::max<double>(0.01, block.count() / 1000.0));
+    RedisReply r = redis.blocking_command({"BLPOP", keys.done(id), seconds}, block);
+    if (!r.is_nil()) {
+      // Put the marker back so other waiters (and later calls) see it too.
+      redis.transaction({{"RPUSH", keys.done(id), r.as_array().at(1).as_string()},
+                         {"EXPIRE", keys.done(id), std::to_string(std::max<long>(options.ttl_seconds, 60))}});
+    }
+  }
+}
+
+std::optional<std::string> result(const FarmOptions& options, const std::string& id) {
+  RedisClient redis(options.redis_url);
+  RedisReply r = redis.command({"GET", KeyLayout(options.prefix).job_result(id)});
+  if (r.is_nil()) return std::nullopt;
+  return r.as_string();
+}
+
+std::string WorkerStatus::to_json() const {
+  return json({{"id", id}, {"state", state}, {"host", host}, {"device", device}, {"device_uuid", device_uuid},
+               {"coordinator", coordinator}, {"credits", credits}, {"tasks", tasks}, {"faults", faults},
+               {"quarantined", quarantined}, {"last_seen", last_seen}, {"loaded", loaded}})
+      .dump();
+}
+
+std::vector<WorkerStatus> workers(const FarmOptions& options) {
+  RedisClient redis(options.redis_url);
+  KeyLayout keys(options.prefix);
+  RedisReply ids = redis.command({"SMEMBERS", keys.workers()});
+  RedisReply quarantined = redis.command({"SMEMBERS", keys.quarantine()});
+  std::vector<WorkerStatus> out;
+  for (const auto& id_reply : ids.as_array()) {
+    WorkerStatus w;
+    w.id = id_reply.as_string();
+    RedisReply h = redis.command({"HGETALL", keys.worker(w.id)});
+    const auto& a = h.as_array();
+    if (a.empty()) {
+      redis.command({"SREM", keys.workers(), w.id});  // expired: forget it
+      continue;
+    }
+    for (std::size_t i = 0; i + 1 < a.size(); i += 2) {
+      const std::string& k = a[i].as_string();
+      const std::string& v = a[i + 1].as_string();
+      if (k == "state") w.state = v;
+      else if (k == "host") w.host = v;
+      else if (k == "device") w.device = v;
+      else if (k == "device_uuid") w.device_uuid = v;
+      else if (k == "coordinator") w.coordinator = v;
+      else if (k == "loaded") w.loaded = v;
+      else if (k == "credits") w.credits = to_u32(v);
+      else if (k == "tasks") w.tasks = to_u32(v);
+      else if (k == "faults") w.faults = to_u32(v);
+      else if (k == "last_seen") w.last_seen = to_double(v);
+    }
+    for (const auto& q : quarantined.as_array()) w.quarantined = w.quarantined || q.as_string() == w.id;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string cancel(const FarmOptions& options, const std::string& id) {
+  RedisClient redis(options.redis_url);
+  JobStore store(redis, KeyLayout(options.prefix));
+  return store.cancel(id, options.ttl_seconds);
+}
+
+}  // namespace zkfarm::farm

@@ -1,0 +1,89 @@
+// farm_api.h -- the client side of the farm, for the CLI's farm commands:
+//
+//   zkfarm circuit add <circuit.zkey> [--r1cs c.r1cs]   -> circuit_add
+//   zkfarm submit <job.json>                             -> submit (prints the id)
+//   zkfarm status <id>                                   -> status
+//   zkfarm wait <id> [--timeout S]                       -> wait
+//   zkfarm result <id>                                   -> result
+//   zkfarm workers                                       -> workers
+//   zkfarm cancel <id>                                   -> cancel
+//
+// Every function opens its own Redis connection from FarmOptions (so the CLI
+// needs no state) and throws: JobError (bad job JSON: print, exit 2),
+// FarmError (a clear user-facing problem: unknown circuit, duplicate id),
+// RedisError (connection/auth), FormatError (bad zkey/r1cs), std::system_error
+// (artifact I/O).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/artifacts.h"
+
+namespace zkfarm::farm {
+
+class FarmError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct FarmOptions {
+  std::string redis_url = "redis://127.0.0.1:6379";  // ZKFARM_REDIS in the CLI
+  std::string prefix = "zkfarm:";
+  std::string artifacts;                              // needed by circuit_add only
+  long ttl_seconds = 7 * 24 * 3600;                   // for cancel of queued jobs
+};
+
+// Registers a circuit: id = sha256(zkey); copies the zkey into
+// <artifacts>/<id>/circuit.zkey, builds the PCE (from r1cs_path when given:
+// then workers check every constraint and name the failing one; else from
+// the zkey's coefficients), writes vk.json, records <p>circuit:<id>.
+// Idempotent: an existing circuit is re-recorded, artifacts kept.
+CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
+                        const std::optional<std::string>& r1cs_path = std::nullopt);
+
+// Validates job_json (job.h), assigns an id when it has none, checks that
+// the circuit is registered, and queues it. Returns the job id. Throws
+// JobError, FarmError ("unknown circuit", "job id exists").
+std::string submit(const FarmOptions& options, std::string_view job_json);
+
+struct JobStatus {
+  std::string id, state, circuit, priority, owner, error_code, error;
+  std::uint32_t partitions = 0, proved = 0, attempts = 0;
+  double submitted_at = 0, started_at = 0, finished_at = 0;
+  bool terminal() const;
+  std::string to_json() const;
+};
+
+// nullopt: no such job (never submitted, or expired after its TTL).
+std::optional<JobStatus> status(const FarmOptions& options, const std::string& id);
+
+// Blocks until the job is terminal (BLPOP on done:<id>, re-checking the
+// state each second so several waiters all wake) or timeout passes. Returns
+// the last status seen (check terminal()); nullopt if the job does not exist.
+std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id, std::chrono::milliseconds timeout);
+
+// The assembled result JSON of a done job: {"id","circuit","curve","state",
+// "partitions":[{"partition","proof","public","worker","device_uuid",
+// "timings"[,"compressed_hex"]}][,"proofs_hex"]}. nullopt unless done.
+std::optional<std::string> result(const FarmOptions& options, const std::string& id);
+
+struct WorkerStatus {
+  std::string id, state, host, device, device_uuid, coordinator, loaded;
+  std::uint32_t credits = 0, tasks = 0, faults = 0;
+  bool quarantined = false;
+  double last_seen = 0;
+  std::string to_json() const;
+};
+// Workers seen recently (their records expire a while after they die).
+std::vector<WorkerStatus> workers(const FarmOptions& options);
+
+// "cancelled" (it was still queued), "requested" (its coordinator stops it
+// within a tick), "terminal:<state>", or "unknown".
+std::string cancel(const FarmOptions& options, const std::string& id);
+
+}  // namespace zkfarm::farm

@@ -1,0 +1,52 @@
+// flags.h -- command-line flags with ZKFARM_ environment fallbacks.
+//
+// Each daemon declares its flags once (name, default, help); a value comes
+// from --name=VALUE or --name VALUE, else from the environment variable
+// ZKFARM_<NAME> (upper case, '-' -> '_'), else the default. Boolean flags are
+// given as --name (or ZKFARM_NAME=1). Unknown flags are errors (FlagError,
+// naming the flag), so a misspelt option never silently keeps its default.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zkfarm {
+
+class FlagError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Flags {
+ public:
+  // Declares a flag taking a value.
+  Flags& value(const std::string& name, const std::string& default_value, const std::string& help);
+  // Declares a boolean flag.
+  Flags& flag(const std::string& name, const std::string& help);
+
+  // Parses argv[1..]. Throws FlagError on unknown flags, missing values or
+  // positional arguments.
+  void parse(int argc, char** argv);
+
+  const std::string& get(const std::string& name) const;
+  bool is_set(const std::string& name) const;  // boolean flags
+  // get() as an integer in [lo, hi]; throws FlagError naming the flag.
+  std::int64_t get_int(const std::string& name, std::int64_t lo, std::int64_t hi) const;
+  // Help text listing every flag with its default and environment variable.
+  std::string help() const;
+
+ private:
+  struct Spec {
+    std::string default_value, help;
+    bool boolean = false;
+  };
+  static std::string env_name(const std::string& name);
+  std::map<std::string, Spec> specs_;
+  std::vector<std::string> order_;
+  std::map<std::string, std::string> values_;
+};
+
+}  // namespace zkfarm

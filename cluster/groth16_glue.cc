@@ -1,0 +1,131 @@
+// groth16_glue.cc -- see groth16_glue.h.
+#include "cluster/groth16_glue.h"
+
+#include "formats/snarkjs_json.h"
+#include "kernels/bls12_381_compress.h"
+#include "kernels/groth16_verifier.h"
+
+namespace zkfarm {
+
+struct PartitionVerifier::KeyCache {
+  CurveId curve = CurveId::kBn254;
+  Groth16VerifyingKey<Bn254> bn254;
+  Groth16VerifyingKey<Bls12381> bls12381;
+  template <class Curve>
+  const Groth16VerifyingKey<Curve>& get() const {
+    if constexpr (std::is_same_v<Curve, Bn254>)
+      return bn254;
+    else
+      return bls12381;
+  }
+};
+
+std::shared_ptr<PartitionVerifier::KeyCache> PartitionVerifier::key_for(const CircuitInfo& circuit) {
+  if (auto it = keys_.find(circuit.id); it != keys_.end()) return it->second;
+  const std::string path = store_.absolute(circuit.vk_path);
+  std::string text = read_text_file(path);
+  const std::string digest = sha256_hex(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+  if (!circuit.vk_sha256.empty() && digest != circuit.vk_sha256)
+    throw std::runtime_error(path + ": sha256 " + digest + " does not match the circuit record's " +
+                             circuit.vk_sha256);
+  auto cache = std::make_shared<KeyCache>();
+  cache->curve = circuit.curve;
+  dispatch_curve(circuit.curve, [&](auto curve) {
+    using Curve = decltype(curve);
+    if constexpr (std::is_same_v<Curve, Bn254>)
+      cache->bn254 = verification_key_from_json<Curve>(text, path);
+    else
+      cache->bls12381 = verification_key_from_json<Curve>(text, path);
+    return 0;
+  });
+  if ((circuit.curve == CurveId::kBn254 ? cache->bn254.num_public() : cache->bls12381.num_public()) !=
+      circuit.num_public)
+    throw std::runtime_error(path + ": verifying key's public input count differs from the circuit record");
+  keys_[circuit.id] = cache;
+  return cache;
+}
+
+namespace {
+
+template <class Curve>
+void verify_group(const Groth16VerifyingKey<Curve>& vk, const std::vector<PartitionVerifier::Item>& items,
+                  const std::vector<std::size_t>& group, std::vector<PartitionVerifier::Outcome>& out) {
+  using Fr = typename Curve::Fr;
+  std::vector<Groth16Proof<Curve>> proofs;
+  std::vector<std::vector<Fr>> inputs;
+  std::vector<std::size_t> decoded;  // indices into items with decodable input
+  for (std::size_t i : group) {
+    const auto& item = items[i];
+    try {
+      auto proof = decode_proof<Curve>(std::span<const std::uint8_t>(
+          reinterpret_cast<const std::uint8_t*>(item.proof.data()), item.proof.size()));
+      std::vector<Fr> x;
+      for (const auto& bytes : item.public_inputs) {
+        if (bytes.size() != Fr::kBytes) throw std::invalid_argument("public input has the wrong size");
+        auto v = Fr::from_le_bytes(bytes.data());
+        if (!v) throw std::invalid_argument("public input is not below r");
+        x.push_back(*v);
+      }
+      proofs.push_back(proof);
+      inputs.push_back(std::move(x));
+      decoded.push_back(i);
+    } catch (const std::exception& e) {
+      out[i].valid = false;
+      out[i].reason = e.what();
+    }
+  }
+  if (decoded.empty()) return;
+  bool batch_ok = false;
+  try {
+    batch_ok = groth16_verify_batch<Curve>(vk, std::span<const std::vector<Fr>>(inputs),
+                                           std::span<const Groth16Proof<Curve>>(proofs));
+  } catch (const std::exception&) {
+    batch_ok = false;  // find the culprit one by one below
+  }
+  for (std::size_t k = 0; k < decoded.size(); ++k) {
+    const std::size_t i = decoded[k];
+    bool ok = batch_ok;
+    if (!batch_ok) {
+      try {
+        ok = groth16_verify<Curve>(vk, std::span<const Fr>(inputs[k]), proofs[k]);
+        if (!ok) out[i].reason = "proof failed the pairing check";
+      } catch (const std::exception& e) {
+        ok = false;
+        out[i].reason = e.what();
+      }
+    }
+    out[i].valid = ok;
+    if (!ok) continue;
+    out[i].proof_json = proof_to_json<Curve>(proofs[k]);
+    out[i].public_json = public_signals_to_json<Fr>(std::span<const Fr>(inputs[k]));
+    if constexpr (std::is_same_v<Curve, Bls12381>) {
+      auto a = bls12_381::compress_g1(proofs[k].a);
+      auto b = bls12_381::compress_g2(proofs[k].b);
+      auto c = bls12_381::compress_g1(proofs[k].c);
+      out[i].compressed.assign(a.begin(), a.end());
+      out[i].compressed.append(b.begin(), b.end());
+      out[i].compressed.append(c.begin(), c.end());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<PartitionVerifier::Outcome> PartitionVerifier::verify(const std::vector<Item>& items) {
+  std::vector<Outcome> out(items.size());
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < items.size(); ++i) groups[items[i].circuit.id].push_back(i);
+  for (const auto& [id, group] : groups) {
+    const CircuitInfo& circuit = items[group.front()].circuit;
+    auto key = key_for(circuit);
+    dispatch_curve(circuit.curve, [&](auto curve) {
+      using Curve = decltype(curve);
+      verify_group<Curve>(key->template get<Curve>(), items, group, out);
+      return 0;
+    });
+  }
+  return out;
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,282 @@
+// job.cc -- see job.h.
+#include "cluster/job.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+
+namespace zkfarm {
+namespace {
+
+using json = nlohmann::json;
+
+std::string percent_decode_path(std::string_view s, const std::string& field) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    auto hex = [&](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      throw JobError(field + ": bad percent-encoding in the file URL");
+    };
+    if (i + 2 >= s.size()) throw JobError(field + ": bad percent-encoding in the file URL");
+    out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+    i += 2;
+  }
+  return out;
+}
+
+std::string type_name(const json& v) { return v.type_name(); }
+
+}  // namespace
+
+std::string WitnessRef::describe() const {
+  switch (kind) {
+    case Kind::kFile: return "file://" + location;
+    case Kind::kRedis: return "redis://" + location;
+    case Kind::kInline: return "inline witness (" + std::to_string(inline_bytes.size()) + " bytes)";
+  }
+  return "?";
+}
+
+WitnessRef parse_witness_url(std::string_view url, const std::string& field) {
+  WitnessRef ref;
+  if (url.rfind("file://", 0) == 0) {
+    std::string_view rest = url.substr(7);
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos)
+      throw JobError(field + ": file URL '" + std::string(url) + "' has no absolute path");
+    std::string_view host = rest.substr(0, slash);
+    if (!host.empty() && host != "localhost")
+      throw JobError(field + ": file URL host '" + std::string(host) +
+                     "' is not supported (use file:///absolute/path on shared storage)");
+    ref.kind = WitnessRef::Kind::kFile;
+    ref.location = percent_decode_path(rest.substr(slash), field);
+    if (ref.location.find('\0') != std::string::npos) throw JobError(field + ": NUL in the file path");
+    return ref;
+  }
+  if (url.rfind("redis://", 0) == 0) {
+    ref.kind = WitnessRef::Kind::kRedis;
+    ref.location = std::string(url.substr(8));
+    if (ref.location.empty()) throw JobError(field + ": redis:// URL names no key");
+    return ref;
+  }
+  auto colon = url.find(':');
+  std::string scheme = colon == std::string_view::npos ? std::string(url.substr(0, 16))
+                                                       : std::string(url.substr(0, colon));
+  throw JobError(field + ": unsupported scheme '" + scheme +
+                 "' (expected file://, redis:// or witness_base64)");
+}
+
+bool is_valid_job_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-'))
+      return false;
+  return true;
+}
+
+bool is_valid_circuit_id(std::string_view id) {
+  if (id.size() != 64) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::optional<std::string> extract_job_id(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return std::nullopt;
+  auto it = doc.find("id");
+  if (it == doc.end() || !it->is_string()) return std::nullopt;
+  std::string id = it->get<std::string>();
+  if (!is_valid_job_id(id)) return std::nullopt;
+  return id;
+}
+
+JobSpec parse_job(std::string_view text, bool require_id) {
+  if (text.size() > kMaxJobJsonBytes)
+    throw JobError("job JSON is " + std::to_string(text.size()) + " bytes, the limit is " +
+                   std::to_string(kMaxJobJsonBytes));
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw JobError(std::string("job is not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) throw JobError("job JSON must be an object, got " + type_name(doc));
+  static const char* kKnown[] = {"id", "circuit", "priority", "deadline", "partitions", "metadata"};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    bool known = false;
+    for (const char* k : kKnown) known = known || it.key() == k;
+    if (!known)
+      throw JobError("unknown field '" + it.key() +
+                     "' (expected id, circuit, priority, deadline, partitions, metadata)");
+  }
+  JobSpec spec;
+  if (auto it = doc.find("id"); it != doc.end()) {
+    if (!it->is_string()) throw JobError("id: expected a string, got " + type_name(*it));
+    spec.id = it->get<std::string>();
+    if (!is_valid_job_id(spec.id))
+      throw JobError("id: '" + spec.id.substr(0, 140) +
+                     "' is not a valid job id (1..128 characters of A-Z a-z 0-9 . _ : -)");
+  } else if (require_id) {
+    throw JobError("id: missing");
+  }
+  auto circuit = doc.find("circuit");
+  if (circuit == doc.end()) throw JobError("circuit: missing");
+  if (!circuit->is_string()) throw JobError("circuit: expected a string, got " + type_name(*circuit));
+  spec.circuit = circuit->get<std::string>();
+  if (!is_valid_circuit_id(spec.circuit))
+    throw JobError("circuit: '" + spec.circuit.substr(0, 80) +
+                   "' is not a circuit id (64 lowercase hex digits: the zkey's sha256)");
+  if (auto it = doc.find("priority"); it != doc.end()) {
+    if (!it->is_string()) throw JobError("priority: expected a string, got " + type_name(*it));
+    auto p = parse_priority(it->get<std::string>());
+    if (!p)
+      throw JobError("priority: '" + it->get<std::string>().substr(0, 40) +
+                     "' is not one of critical, high, normal, low");
+    spec.priority = *p;
+  }
+  if (auto it = doc.find("deadline"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number()) throw JobError("deadline: expected unix seconds (a number), got " + type_name(*it));
+    double d = it->get<double>();
+    if (!(d > 0 && d < 1e11)) throw JobError("deadline: " + it->dump() + " is not a plausible unix time");
+    spec.deadline_unix = d;
+  }
+  auto parts = doc.find("partitions");
+  if (parts == doc.end()) throw JobError("partitions: missing");
+  if (!parts->is_array()) throw JobError("partitions: expected an array, got " + type_name(*parts));
+  if (parts->empty()) throw JobError("partitions: empty (a job needs at least one partition)");
+  if (parts->size() > kMaxPartitions)
+    throw JobError("partitions: " + std::to_string(parts->size()) + " entries, the limit is " +
+                   std::to_string(kMaxPartitions));
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    const json& p = (*parts)[i];
+    const std::string field = "partitions[" + std::to_string(i) + "]";
+    if (p.is_string()) {
+      spec.partitions.push_back(parse_witness_url(p.get<std::string>(), field));
+      continue;
+    }
+    if (!p.is_object()) throw JobError(field + ": expected an object or a witness URL, got " + type_name(p));
+    auto url = p.find("witness");
+    auto b64 = p.find("witness_base64");
+    for (auto it = p.begin(); it != p.end(); ++it)
+      if (it.key() != "witness" && it.key() != "witness_base64")
+        throw JobError(field + ": unknown field '" + it.key() + "' (expected witness or witness_base64)");
+    if ((url == p.end()) == (b64 == p.end()))
+      throw JobError(field + ": give exactly one of witness (a URL) and witness_base64");
+    if (url != p.end()) {
+      if (!url->is_string()) throw JobError(field + ".witness: expected a string, got " + type_name(*url));
+      spec.partitions.push_back(parse_witness_url(url->get<std::string>(), field + ".witness"));
+    } else {
+      if (!b64->is_string())
+        throw JobError(field + ".witness_base64: expected a string, got " + type_name(*b64));
+      const std::string& text = b64->get_ref<const std::string&>();
+      if (text.size() / 4 * 3 > kMaxInlineWitnessBytes + 3)
+        throw JobError(field + ".witness_base64: more than " + std::to_string(kMaxInlineWitnessBytes) +
+                       " bytes; pass large witnesses by file:// or redis:// reference");
+      WitnessRef ref;
+      ref.kind = WitnessRef::Kind::kInline;
+      try {
+        ref.inline_bytes = base64_decode(text);
+      } catch (const JobError& e) {
+        throw JobError(field + ".witness_base64: " + e.what());
+      }
+      if (ref.inline_bytes.empty()) throw JobError(field + ".witness_base64: empty");
+      spec.partitions.push_back(std::move(ref));
+    }
+  }
+  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) spec.metadata_json = it->dump();
+  return spec;
+}
+
+std::string JobSpec::to_json() const {
+  json doc = json::object();
+  if (!id.empty()) doc["id"] = id;
+  doc["circuit"] = circuit;
+  doc["priority"] = priority_name(priority);
+  if (deadline_unix) doc["deadline"] = *deadline_unix;
+  json parts = json::array();
+  for (const auto& p : partitions) {
+    switch (p.kind) {
+      case WitnessRef::Kind::kFile: {
+        // Percent-encode only what would break the URL form.
+        std::string url = "file://";
+        for (char c : p.location) {
+          if (c == '%' || c == ' ' || static_cast<unsigned char>(c) < 0x20) {
+            static const char* kHex = "0123456789ABCDEF";
+            url += '%';
+            url += kHex[static_cast<unsigned char>(c) >> 4];
+            url += kHex[static_cast<unsigned char>(c) & 15];
+          } else {
+            url += c;
+          }
+        }
+        parts.push_back({{"witness", url}});
+        break;
+      }
+      case WitnessRef::Kind::kRedis: parts.push_back({{"witness", "redis://" + p.location}}); break;
+      case WitnessRef::Kind::kInline: parts.push_back({{"witness_base64", base64_encode(p.inline_bytes)}}); break;
+    }
+  }
+  doc["partitions"] = std::move(parts);
+  if (!metadata_json.empty()) doc["metadata"] = json::parse(metadata_json);
+  return doc.dump();
+}
+
+std::string base64_encode(const std::vector<std::uint8_t>& bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::uint32_t v = std::uint32_t(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= std::uint32_t(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= bytes[i + 2];
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> base64_decode(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::vector<std::uint8_t> out;
+  out.reserve(text.size() / 4 * 3);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  std::size_t padding = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    if (padding) throw JobError("base64: data after padding at offset " + std::to_string(i));
+    int v = value(c);
+    if (v < 0) throw JobError("base64: invalid character at offset " + std::to_string(i));
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>(acc >> bits));
+      acc &= (1u << bits) - 1;
+    }
+  }
+  if (padding > 2 || bits >= 6) throw JobError("base64: bad length or padding");
+  return out;
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,83 @@
+// job.h -- a proving job as submitted: parsing and validation of job JSON.
+//
+//   {
+//     "id": "porep-42",                 optional; [A-Za-z0-9._:-], 1..128 chars
+//                                        (submit() generates one when absent)
+//     "circuit": "<64 hex digits>",     sha256 of the circuit's zkey
+//     "priority": "normal",             critical | high | normal | low (default normal)
+//     "deadline": 1764500000.5,         optional, unix seconds; past it the job fails
+//     "partitions": [                   1..kMaxPartitions entries, proved independently
+//       {"witness": "file:///shared/p0.wtns"},   a file every worker host can read
+//       {"witness": "redis://zkfarm:wtns:p1"},   a Redis string key (small witnesses)
+//       {"witness_base64": "d3RucwIAAAA..."}     the .wtns bytes inline (tiny ones)
+//     ],
+//     "metadata": {...}                 optional, opaque, kept with the job
+//   }
+//
+// A partition may also be given as a bare string (the witness URL). Unknown
+// top-level fields are errors (a misspelt "partitons" must not be ignored).
+// Errors are JobError whose message names the field: "partitions[2].witness:
+// unsupported scheme 'http' (expected file://, redis:// or witness_base64)".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/keys.h"
+
+namespace zkfarm {
+
+class JobError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::size_t kMaxPartitions = 4096;
+inline constexpr std::size_t kMaxInlineWitnessBytes = 1u << 20;
+inline constexpr std::size_t kMaxJobJsonBytes = 8u << 20;
+
+struct WitnessRef {
+  enum class Kind { kFile, kRedis, kInline };
+  Kind kind = Kind::kFile;
+  std::string location;               // kFile: absolute path; kRedis: key
+  std::vector<std::uint8_t> inline_bytes;  // kInline
+  // "file:///p/a.wtns", "redis://key", "inline (300 bytes)".
+  std::string describe() const;
+};
+
+// Parses "file:///abs/path" (percent-decoded; host must be empty or
+// "localhost") or "redis://key". Throws JobError naming `field`.
+WitnessRef parse_witness_url(std::string_view url, const std::string& field);
+
+struct JobSpec {
+  std::string id;  // may be empty before submit() assigns one
+  std::string circuit;
+  Priority priority = Priority::kNormal;
+  std::optional<double> deadline_unix;  // seconds
+  std::vector<WitnessRef> partitions;
+  std::string metadata_json;            // "" when absent
+
+  // The canonical JSON of this spec (inline witnesses re-encoded).
+  std::string to_json() const;
+};
+
+// Parses and validates job JSON. When require_id is false a missing id is
+// allowed (left empty). Throws JobError with a clear message.
+JobSpec parse_job(std::string_view json, bool require_id = true);
+
+// Best effort: the "id" string of something that may not be a valid job (to
+// attribute a failure). nullopt if there is none or it is not a valid id.
+std::optional<std::string> extract_job_id(std::string_view json);
+
+bool is_valid_job_id(std::string_view id);
+bool is_valid_circuit_id(std::string_view id);  // 64 lowercase hex digits
+
+std::string base64_encode(const std::vector<std::uint8_t>& bytes);
+// Throws JobError on characters outside the alphabet or bad padding.
+std::vector<std::uint8_t> base64_decode(std::string_view text);
+
+}  // namespace zkfarm

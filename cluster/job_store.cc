@@ -1,0 +1,243 @@
+// job_store.cc -- see job_store.h. The Lua scripts are the contract: read
+// them first.
+#include "cluster/job_store.h"
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace zkfarm {
+namespace {
+
+// KEYS: the four priority queues (critical first), the processing list.
+const char kTakeNextScript[] = R"lua(
+for i = 1, 4 do
+  local item = redis.call('LMOVE', KEYS[i], KEYS[5], 'RIGHT', 'LEFT')
+  if item then return item end
+end
+return false
+)lua";
+
+// KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec.
+// Returns {"new"} | {"resume"} | {"terminal", state} | {"elsewhere", owner}.
+const char kClaimScript[] = R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if state == 'done' or state == 'failed' or state == 'cancelled' then
+  return {'terminal', state}
+end
+if owner and owner ~= '' then
+  if owner == ARGV[1] then return {'resume'} end
+  return {'elsewhere', owner}
+end
+redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'started_at', ARGV[2],
+           'circuit', ARGV[3], 'priority', ARGV[4], 'partitions', ARGV[5], 'spec', ARGV[6],
+           'proved', '0', 'attempts', '0')
+redis.call('HSETNX', KEYS[1], 'submitted_at', ARGV[2])
+return {'new'}
+)lua";
+
+// KEYS: job, processing, done, events list, result, proofs.
+// ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel.
+const char kFinishScript[] = R"lua(
+local cur = redis.call('HGET', KEYS[1], 'state')
+if KEYS[2] ~= '' and ARGV[6] ~= '' then redis.call('LREM', KEYS[2], 1, ARGV[6]) end
+if cur == 'done' or cur == 'failed' or cur == 'cancelled' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'finished_at', ARGV[4], 'error_code', ARGV[2],
+           'error', ARGV[3])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7]) end
+redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('RPUSH', KEYS[4], ARGV[8])
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then
+  for _, k in ipairs({KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]}) do
+    redis.call('EXPIRE', k, ttl)
+  end
+end
+redis.call('PUBLISH', ARGV[9], ARGV[8])
+return 1
+)lua";
+
+// KEYS: job, queue. ARGV: now, circuit, priority, partitions, json.
+const char kSubmitScript[] = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'queued', 'submitted_at', ARGV[1], 'circuit', ARGV[2],
+           'priority', ARGV[3], 'partitions', ARGV[4])
+redis.call('LPUSH', KEYS[2], ARGV[5])
+return 1
+)lua";
+
+// KEYS: job, done, events list. ARGV: now, ttl, event, channel, cancels prefix.
+const char kCancelScript[] = R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 'unknown' end
+if state == 'done' or state == 'failed' or state == 'cancelled' then return 'terminal:' .. state end
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner and owner ~= '' then
+  redis.call('HSET', KEYS[1], 'cancel_requested', '1')
+  redis.call('SADD', ARGV[5] .. owner, string.sub(KEYS[1], string.len(ARGV[6]) + 1))
+  return 'requested'
+end
+redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finished_at', ARGV[1], 'error_code', 'cancelled',
+           'error', 'cancelled before a coordinator took it')
+redis.call('RPUSH', KEYS[2], 'cancelled')
+redis.call('RPUSH', KEYS[3], ARGV[3])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, ttl) end
+end
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 'cancelled'
+)lua";
+
+// KEYS: job, events list. ARGV: partition, proof json, event, channel, proofs key.
+const char kStoreProofScript[] = R"lua(
+local added = redis.call('HSET', ARGV[5], ARGV[1], ARGV[2])
+if added == 1 then redis.call('HINCRBY', KEYS[1], 'proved', 1) end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return added
+)lua";
+
+std::string format_time(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", t);
+  return buf;
+}
+
+}  // namespace
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string event_json(const std::string& id, const std::string& type, const std::string& extra) {
+  nlohmann::json e = {{"job", id}, {"type", type}, {"time", unix_now()}};
+  std::string s = e.dump();
+  if (!extra.empty()) {
+    s.pop_back();
+    s += "," + extra + "}";
+  }
+  return s;
+}
+
+std::optional<std::string> JobStore::take_next(const std::string& owner) {
+  std::vector<std::string> keys;
+  for (Priority p : kAllPriorities) keys.push_back(keys_.queue(p));
+  keys.push_back(keys_.processing(owner));
+  RedisReply r = redis_.eval(kTakeNextScript, keys, {});
+  if (r.is_nil()) return std::nullopt;
+  return r.as_string();
+}
+
+std::optional<std::string> JobStore::wait_critical(const std::string& owner,
+                                                   std::chrono::milliseconds timeout) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", timeout.count() / 1000.0);
+  RedisReply r = redis_.blocking_command(
+      {"BLMOVE", keys_.queue(Priority::kCritical), keys_.processing(owner), "RIGHT", "LEFT", seconds},
+      timeout);
+  if (r.is_nil()) return std::nullopt;
+  return r.as_string();
+}
+
+std::vector<std::string> JobStore::processing(const std::string& owner) {
+  std::vector<std::string> out;
+  RedisReply reply = redis_.command({"LRANGE", keys_.processing(owner), "0", "-1"});
+  for (const auto& e : reply.as_array()) out.push_back(e.as_string());
+  return out;
+}
+
+JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, std::string* detail) {
+  RedisReply r = redis_.eval(kClaimScript, {keys_.job(spec.id)},
+                             {owner, format_time(unix_now()), spec.circuit, priority_name(spec.priority),
+                              std::to_string(spec.partitions.size()), spec.to_json()});
+  const auto& a = r.as_array();
+  if (a.empty()) throw RedisError(RedisError::Kind::kProtocol, "claim script returned nothing");
+  const std::string& what = a[0].as_string();
+  if (detail && a.size() > 1) *detail = a[1].as_string();
+  if (what == "new") return Claim::kNew;
+  if (what == "resume") return Claim::kResume;
+  if (what == "terminal") return Claim::kTerminal;
+  return Claim::kOwnedElsewhere;
+}
+
+void JobStore::drop_processing(const std::string& owner, const std::string& raw) {
+  redis_.command({"LREM", keys_.processing(owner), "1", raw});
+}
+
+void JobStore::reject_unattributable(const std::string& owner, const std::string& raw,
+                                     const std::string& error) {
+  nlohmann::json entry = {{"time", unix_now()}, {"error", error},
+                          {"job", raw.substr(0, 4096)}, {"coordinator", owner}};
+  redis_.transaction({{"RPUSH", keys_.rejected(), entry.dump()},
+                      {"LTRIM", keys_.rejected(), "-1000", "-1"},
+                      {"LREM", keys_.processing(owner), "1", raw}});
+}
+
+std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
+  std::map<std::uint32_t, std::string> out;
+  RedisReply reply = redis_.command({"HGETALL", keys_.job_proofs(id)});
+  const auto& a = reply.as_array();
+  for (std::size_t i = 0; i + 1 < a.size(); i += 2) {
+    try {
+      out[static_cast<std::uint32_t>(std::stoul(a[i].as_string()))] = a[i + 1].as_string();
+    } catch (const std::exception&) {
+      // A field that is not a partition number was not written by us: ignore.
+    }
+  }
+  return out;
+}
+
+void JobStore::store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
+                           const std::string& event) {
+  redis_.eval(kStoreProofScript, {keys_.job(id), keys_.job_events(id)},
+              {std::to_string(partition), proof_json, event, keys_.events_channel(), keys_.job_proofs(id)});
+}
+
+void JobStore::event(const std::string& id, const std::string& event) {
+  redis_.transaction({{"RPUSH", keys_.job_events(id), event}, {"PUBLISH", keys_.events_channel(), event}});
+}
+
+void JobStore::set_fields(const std::string& id, const std::vector<std::pair<std::string, std::string>>& fields) {
+  if (fields.empty()) return;
+  std::vector<std::string> args = {"HSET", keys_.job(id)};
+  for (const auto& [k, v] : fields) {
+    args.push_back(k);
+    args.push_back(v);
+  }
+  redis_.command(args);
+}
+
+bool JobStore::finish(const std::string& id, const Finish& f) {
+  nlohmann::json extra = {{"state", f.state}};
+  if (!f.error.empty()) extra["error"] = f.error;
+  if (!f.error_code.empty()) extra["error_code"] = f.error_code;
+  std::string extra_text = extra.dump();
+  extra_text = extra_text.substr(1, extra_text.size() - 2);
+  const std::string event = event_json(id, "finished", extra_text);
+  RedisReply r = redis_.eval(
+      kFinishScript,
+      {keys_.job(id), f.owner.empty() ? std::string() : keys_.processing(f.owner), keys_.done(id),
+       keys_.job_events(id), keys_.job_result(id), keys_.job_proofs(id)},
+      {f.state, f.error_code, f.error, format_time(unix_now()), std::to_string(f.ttl_seconds), f.raw,
+       f.result_json, event, keys_.events_channel()});
+  return r.as_integer() == 1;
+}
+
+bool JobStore::submit(const JobSpec& spec) {
+  RedisReply r = redis_.eval(kSubmitScript, {keys_.job(spec.id), keys_.queue(spec.priority)},
+                             {format_time(unix_now()), spec.circuit, priority_name(spec.priority),
+                              std::to_string(spec.partitions.size()), spec.to_json()});
+  return r.as_integer() == 1;
+}
+
+std::string JobStore::cancel(const std::string& id, long ttl_seconds) {
+  const std::string event = event_json(id, "finished", "\"state\":\"cancelled\"");
+  RedisReply r = redis_.eval(kCancelScript, {keys_.job(id), keys_.done(id), keys_.job_events(id)},
+                             {format_time(unix_now()), std::to_string(ttl_seconds), event,
+                              keys_.events_channel(), keys_.cancels(""), keys_.job("")});
+  return r.as_string();
+}
+
+}  // namespace zkfarm

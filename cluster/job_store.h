@@ -1,0 +1,100 @@
+// job_store.h -- every Redis state transition of a job, each one atomic.
+//
+// Multi-key transitions run as Lua scripts (one script = one atomic step on
+// the server), so a coordinator that dies between two calls never leaves a
+// half state: either the step happened or it did not. Each step is also safe
+// to repeat (the coordinator retries after a lost connection), e.g. finishing
+// a job that is already terminal only removes it from the processing list.
+//
+// Lifecycle (job:<id> "state"): queued (submitted through the API; raw LPUSH
+// jobs skip it) -> running (a coordinator took it: "owner" = its id, the raw
+// JSON sits in processing:<owner>) -> done | failed | cancelled (terminal:
+// done:<id> gets the state, an event is published, keys expire after the
+// TTL, the raw JSON leaves the processing list).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/job.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+
+namespace zkfarm {
+
+double unix_now();  // seconds
+
+class JobStore {
+ public:
+  JobStore(RedisClient& redis, KeyLayout keys) : redis_(redis), keys_(std::move(keys)) {}
+  const KeyLayout& keys() const { return keys_; }
+  RedisClient& redis() { return redis_; }
+
+  // Moves the oldest job of the highest non-empty priority queue into
+  // processing:<owner> (LMOVE in a script: atomic across the four queues).
+  // Returns its raw JSON, or nullopt if every queue is empty.
+  std::optional<std::string> take_next(const std::string& owner);
+  // BLMOVE from the critical queue for up to timeout (critical jobs wake the
+  // coordinator at once; the others are polled by take_next).
+  std::optional<std::string> wait_critical(const std::string& owner, std::chrono::milliseconds timeout);
+  // The raw JSON of every job in processing:<owner> (recovery on start).
+  std::vector<std::string> processing(const std::string& owner);
+
+  enum class Claim { kNew, kResume, kTerminal, kOwnedElsewhere };
+  // Takes ownership of a parsed job: creates or updates job:<id> (state
+  // running, owner, circuit, priority, partitions, spec). Returns kResume
+  // when owner already runs it (restart), kTerminal when it already ended
+  // (e.g. cancelled while queued), kOwnedElsewhere when another coordinator
+  // runs a job of the same id. Does not touch the processing list.
+  Claim claim(const JobSpec& spec, const std::string& owner, std::string* detail);
+
+  // Removes raw from processing:<owner>.
+  void drop_processing(const std::string& owner, const std::string& raw);
+  // Records a submission that cannot be attributed to a job id and removes
+  // it from processing:<owner>.
+  void reject_unattributable(const std::string& owner, const std::string& raw, const std::string& error);
+
+  // Verified proofs already stored for a job: partition -> proof JSON.
+  std::map<std::uint32_t, std::string> proofs(const std::string& id);
+  // Stores a verified partition proof and appends/publishes event_json.
+  void store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
+                   const std::string& event_json);
+  // Appends an event to job:<id>:events and publishes it.
+  void event(const std::string& id, const std::string& event_json);
+  // Sets fields of job:<id> (e.g. attempts) without other effects.
+  void set_fields(const std::string& id, const std::vector<std::pair<std::string, std::string>>& fields);
+
+  struct Finish {
+    std::string state;       // done | failed | cancelled
+    std::string error_code;  // "" when done
+    std::string error;
+    std::string result_json; // "" unless done
+    std::string raw;         // the processing-list entry to remove ("" for none)
+    std::string owner;
+    long ttl_seconds = 0;    // 0: keep forever
+  };
+  // Makes the job terminal (see the file comment). Returns false if it
+  // already was terminal (then only the processing entry is removed).
+  bool finish(const std::string& id, const Finish& f);
+
+  // Client side: creates job:<id> as queued and LPUSHes the JSON, atomically.
+  // Returns false (and does nothing) if job:<id> already exists.
+  bool submit(const JobSpec& spec);
+  // Client side: cancels. Returns "cancelled" (was queued: now terminal),
+  // "requested" (running: its coordinator will stop it), "terminal:<state>"
+  // or "unknown".
+  std::string cancel(const std::string& id, long ttl_seconds);
+
+ private:
+  RedisClient& redis_;
+  KeyLayout keys_;
+};
+
+// Event JSON: {"job": id, "type": type, "time": unix, ...extra}.
+std::string event_json(const std::string& id, const std::string& type,
+                       const std::string& extra_json_fields = "");
+
+}  // namespace zkfarm

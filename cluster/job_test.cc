@@ -1,0 +1,81 @@
+// job_test.cc -- job JSON parsing and validation.
+#include "cluster/job.h"
+
+#include <gtest/gtest.h>
+
+namespace zkfarm {
+namespace {
+
+const std::string kCircuit(64, 'a');
+
+std::string job(const std::string& fields) {
+  return "{\"id\":\"j1\",\"circuit\":\"" + kCircuit + "\"" + (fields.empty() ? "" : "," + fields) + "}";
+}
+
+void expect_error(const std::string& json, const std::string& fragment) {
+  try {
+    parse_job(json);
+    FAIL() << "no error for " << json;
+  } catch (const JobError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Job, ParsesAllWitnessKinds) {
+  JobSpec spec = parse_job(job(
+      R"("priority":"critical","deadline":1800000000.5,"partitions":[{"witness":"file:///data/p%200.wtns"},)"
+      R"({"witness":"redis://zk:w1"},{"witness_base64":"d3RucwI="},"file://localhost/x.wtns"],"metadata":{"a":1})"));
+  EXPECT_EQ(spec.id, "j1");
+  EXPECT_EQ(spec.priority, Priority::kCritical);
+  ASSERT_TRUE(spec.deadline_unix);
+  ASSERT_EQ(spec.partitions.size(), 4u);
+  EXPECT_EQ(spec.partitions[0].kind, WitnessRef::Kind::kFile);
+  EXPECT_EQ(spec.partitions[0].location, "/data/p 0.wtns");
+  EXPECT_EQ(spec.partitions[1].kind, WitnessRef::Kind::kRedis);
+  EXPECT_EQ(spec.partitions[1].location, "zk:w1");
+  EXPECT_EQ(spec.partitions[2].kind, WitnessRef::Kind::kInline);
+  EXPECT_EQ(std::string(spec.partitions[2].inline_bytes.begin(), spec.partitions[2].inline_bytes.end()),
+            std::string("wtns\x02", 5));
+  EXPECT_EQ(spec.partitions[3].location, "/x.wtns");
+  // Round trip through the canonical JSON.
+  JobSpec again = parse_job(spec.to_json());
+  EXPECT_EQ(again.to_json(), spec.to_json());
+  EXPECT_EQ(again.partitions[0].location, "/data/p 0.wtns");
+}
+
+TEST(Job, ClearErrors) {
+  expect_error("{not json", "not valid JSON");
+  expect_error("[1,2]", "must be an object");
+  expect_error(R"({"circuit":"x","partitions":[]})", "id: missing");
+  expect_error(R"({"id":"bad id!","circuit":"x"})", "not a valid job id");
+  expect_error(R"({"id":"j","partitions":["file:///a"]})", "circuit: missing");
+  expect_error(R"({"id":"j","circuit":"abc","partitions":["file:///a"]})", "64 lowercase hex");
+  expect_error(job(""), "partitions: missing");
+  expect_error(job(R"("partitions":[])"), "partitions: empty");
+  expect_error(job(R"("partitions":[{"witness":"http://x/y"}])"), "partitions[0].witness: unsupported scheme 'http'");
+  expect_error(job(R"("partitions":[{"witness":"file://host/y"}])"), "host 'host' is not supported");
+  expect_error(job(R"("partitions":[{}])"), "exactly one of witness");
+  expect_error(job(R"("partitions":[{"witness_base64":"!!"}])"), "invalid character");
+  expect_error(job(R"("partitions":[{"witness":"redis://"}])"), "names no key");
+  expect_error(job(R"("priority":"urgent","partitions":["redis://k"])"), "not one of critical, high, normal, low");
+  expect_error(job(R"("deadline":"tomorrow","partitions":["redis://k"])"), "deadline: expected unix seconds");
+  expect_error(job(R"("partitons":["redis://k"])"), "unknown field 'partitons'");
+  expect_error(job(R"("partitions":[7])"), "partitions[0]: expected an object or a witness URL");
+}
+
+TEST(Job, ExtractId) {
+  EXPECT_EQ(extract_job_id(R"({"id":"abc","x":)"), std::nullopt);
+  EXPECT_EQ(extract_job_id(R"({"id":"abc","circuit":5})"), "abc");
+  EXPECT_EQ(extract_job_id(R"({"id":"a b"})"), std::nullopt);
+}
+
+TEST(Job, Base64RoundTrip) {
+  for (std::size_t n = 0; n < 40; ++n) {
+    std::vector<std::uint8_t> bytes(n);
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>(i * 37 + 11);
+    EXPECT_EQ(base64_decode(base64_encode(bytes)), bytes) << n;
+  }
+}
+
+}  // namespace
+}  // namespace zkfarm

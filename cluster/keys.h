@@ -1,0 +1,81 @@
+// keys.h -- the Redis key layout of the farm (see docs/CLUSTER.md).
+//
+// Every key starts with a configurable prefix (default "zkfarm:") so several
+// farms, or tests, can share one Redis. All names are built here and nowhere
+// else.
+//
+//   <p>queue:<priority>        list   job JSON; clients LPUSH, coordinators pop the right end
+//   <p>processing:<coord>      list   job JSON a coordinator owns until the job is terminal
+//   <p>job:<id>                hash   state, circuit, priority, partitions, owner, times, error
+//   <p>job:<id>:proofs         hash   partition index -> proof JSON (verified)
+//   <p>job:<id>:result         string assembled result JSON
+//   <p>job:<id>:events         list   event JSON, oldest first
+//   <p>done:<id>               list   one element (the final state) pushed at the end: BLPOP it
+//   <p>events                  pubsub every event, as JSON
+//   <p>circuit:<id>            hash   curve, sizes, artifact paths (relative to the store)
+//   <p>circuits                set    circuit ids
+//   <p>pce:<circuit>           set    worker ids holding the circuit resident
+//   <p>worker:<id>             hash   host, device, state, faults, last_seen (expires)
+//   <p>workers                 set    worker ids ever seen (stale ones have no hash)
+//   <p>quarantine              set    quarantined worker ids (cleared by an operator)
+//   <p>cancels:<coord>         set    job ids whose cancel a coordinator must act on
+//   <p>rejected                list   submissions that could not even be attributed to a job id
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace zkfarm {
+
+enum class Priority { kCritical = 0, kHigh = 1, kNormal = 2, kLow = 3 };
+inline constexpr std::array<Priority, 4> kAllPriorities = {Priority::kCritical, Priority::kHigh,
+                                                          Priority::kNormal, Priority::kLow};
+
+// "critical", "high", "normal", "low".
+const char* priority_name(Priority p);
+std::optional<Priority> parse_priority(std::string_view name);
+
+class KeyLayout {
+ public:
+  // Throws std::invalid_argument for an empty prefix or one with whitespace.
+  explicit KeyLayout(std::string prefix = "zkfarm:");
+
+  const std::string& prefix() const { return prefix_; }
+  std::string queue(Priority p) const { return prefix_ + "queue:" + priority_name(p); }
+  std::string processing(std::string_view coordinator) const { return cat("processing:", coordinator); }
+  std::string job(std::string_view id) const { return cat("job:", id); }
+  std::string job_proofs(std::string_view id) const { return cat("job:", id) + ":proofs"; }
+  std::string job_result(std::string_view id) const { return cat("job:", id) + ":result"; }
+  std::string job_events(std::string_view id) const { return cat("job:", id) + ":events"; }
+  std::string done(std::string_view id) const { return cat("done:", id); }
+  std::string events_channel() const { return prefix_ + "events"; }
+  std::string circuit(std::string_view id) const { return cat("circuit:", id); }
+  std::string circuits() const { return prefix_ + "circuits"; }
+  std::string pce(std::string_view circuit) const { return cat("pce:", circuit); }
+  std::string worker(std::string_view id) const { return cat("worker:", id); }
+  std::string workers() const { return prefix_ + "workers"; }
+  std::string quarantine() const { return prefix_ + "quarantine"; }
+  std::string cancels(std::string_view coordinator) const { return cat("cancels:", coordinator); }
+  std::string rejected() const { return prefix_ + "rejected"; }
+
+ private:
+  std::string cat(std::string_view kind, std::string_view id) const {
+    std::string s = prefix_;
+    s += kind;
+    s += id;
+    return s;
+  }
+  std::string prefix_;
+};
+
+// Job states stored in job:<id> "state".
+inline constexpr const char* kStateQueued = "queued";
+inline constexpr const char* kStateRunning = "running";
+inline constexpr const char* kStateDone = "done";
+inline constexpr const char* kStateFailed = "failed";
+inline constexpr const char* kStateCancelled = "cancelled";
+bool is_terminal_state(std::string_view state);
+
+}  // namespace zkfarm

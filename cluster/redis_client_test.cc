@@ -1,0 +1,139 @@
+// redis_client_test.cc -- the Redis wrapper and job store against a real,
+// private redis-server (started and killed by the test).
+#include "cluster/redis_client.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/job_store.h"
+#include "tests/cluster/harness.h"
+
+namespace zkfarm {
+namespace {
+
+using testing::RedisServer;
+using testing::TempDir;
+
+TEST(RedisUrl, Parses) {
+  RedisUrl u = RedisUrl::parse("redis://alice:p%40ss@10.0.0.1:7000/3");
+  EXPECT_EQ(u.user, "alice");
+  EXPECT_EQ(u.password, "p@ss");
+  EXPECT_EQ(u.host, "10.0.0.1");
+  EXPECT_EQ(u.port, 7000);
+  EXPECT_EQ(u.db, 3);
+  EXPECT_EQ(u.redacted(), "redis://alice:***@10.0.0.1:7000/3");
+  EXPECT_EQ(RedisUrl::parse("redis://h").port, 6379);
+  EXPECT_THROW(RedisUrl::parse("http://h"), std::invalid_argument);
+  EXPECT_THROW(RedisUrl::parse("redis://h:99999"), std::invalid_argument);
+  EXPECT_THROW(RedisUrl::parse("redis://:pw@"), std::invalid_argument);
+}
+
+TEST(RedisClient, CommandsErrorsAndReconnect) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  EXPECT_EQ(redis.command({"SET", "k", std::string("a\0b", 3)}).as_string(), "OK");
+  EXPECT_EQ(redis.command({"GET", "k"}).as_string(), std::string("a\0b", 3));
+  EXPECT_TRUE(redis.command({"GET", "missing"}).is_nil());
+  try {
+    redis.command({"LPUSH", "k", "x"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.kind(), RedisError::Kind::kReply);
+    EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos);
+  }
+  // Still usable after an error reply.
+  EXPECT_EQ(redis.command({"INCR", "n"}).as_integer(), 1);
+  EXPECT_EQ(redis.eval("return ARGV[1] .. KEYS[1]", {"k"}, {"v"}).as_string(), "vk");
+  // Kill the connection from the server side: the next command fails with
+  // kConnection, the one after reconnects.
+  redis.command({"CLIENT", "KILL", "TYPE", "normal"});
+  int connection_errors = 0;
+  for (int i = 0; i < 3; ++i) {
+    try {
+      redis.command({"PING"});
+    } catch (const RedisError& e) {
+      EXPECT_EQ(e.kind(), RedisError::Kind::kConnection);
+      ++connection_errors;
+    }
+  }
+  EXPECT_LE(connection_errors, 1);
+  EXPECT_EQ(redis.retry([&] { return redis.command({"GET", "n"}); }).as_string(), "1");
+}
+
+TEST(RedisClient, AuthErrorsAreTyped) {
+  TempDir dir;
+  RedisServer server(dir.path(), {.appendonly = false, .password = "s3cret"});
+  RedisClient good(server.url());
+  EXPECT_EQ(good.command({"PING"}).as_string(), "PONG");
+  RedisClient bad("redis://:wrong@127.0.0.1:" + std::to_string(server.port()));
+  try {
+    bad.command({"PING"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.kind(), RedisError::Kind::kAuth);
+    EXPECT_EQ(std::string(e.what()).find("wrong"), std::string::npos) << "password leaked: " << e.what();
+  }
+  RedisClient down("redis://127.0.0.1:" + std::to_string(testing::free_port()));
+  try {
+    down.command({"PING"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.kind(), RedisError::Kind::kConnection);
+  }
+}
+
+TEST(JobStore, SubmitTakeClaimFinish) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  JobStore store(redis, KeyLayout("t:"));
+  JobSpec low, crit;
+  low.id = "low1";
+  low.circuit = std::string(64, 'b');
+  low.priority = Priority::kLow;
+  low.partitions.push_back(parse_witness_url("redis://w", "w"));
+  crit = low;
+  crit.id = "crit1";
+  crit.priority = Priority::kCritical;
+  ASSERT_TRUE(store.submit(low));
+  ASSERT_FALSE(store.submit(low));  // duplicate id
+  ASSERT_TRUE(store.submit(crit));
+  // Critical first, then low.
+  auto first = store.take_next("c1");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(parse_job(*first).id, "crit1");
+  EXPECT_EQ(parse_job(*store.take_next("c1")).id, "low1");
+  EXPECT_FALSE(store.take_next("c1"));
+  EXPECT_EQ(store.processing("c1").size(), 2u);
+  std::string detail;
+  EXPECT_EQ(store.claim(crit, "c1", &detail), JobStore::Claim::kNew);
+  EXPECT_EQ(store.claim(crit, "c1", &detail), JobStore::Claim::kResume);
+  EXPECT_EQ(store.claim(crit, "c2", &detail), JobStore::Claim::kOwnedElsewhere);
+  EXPECT_EQ(detail, "c1");
+  store.store_proof("crit1", 0, "{\"p\":1}", event_json("crit1", "proved"));
+  EXPECT_EQ(store.proofs("crit1").at(0), "{\"p\":1}");
+  JobStore::Finish f;
+  f.state = kStateDone;
+  f.result_json = "{}";
+  f.raw = store.processing("c1").back();
+  f.owner = "c1";
+  f.ttl_seconds = 100;
+  EXPECT_TRUE(store.finish("crit1", f));
+  EXPECT_FALSE(store.finish("crit1", f));
+  EXPECT_EQ(redis.command({"LPOP", "t:done:crit1"}).as_string(), "done");
+  EXPECT_GT(redis.command({"TTL", "t:job:crit1"}).as_integer(), 0);
+  EXPECT_EQ(store.processing("c1").size(), 1u);
+  // Cancel: a queued job ends at once, a running one is flagged for its owner.
+  JobSpec q = low;
+  q.id = "q1";
+  ASSERT_TRUE(store.submit(q));
+  EXPECT_EQ(store.cancel("q1", 0), "cancelled");
+  EXPECT_EQ(store.claim(q, "c1", &detail), JobStore::Claim::kTerminal);
+  EXPECT_EQ(store.claim(low, "c1", &detail), JobStore::Claim::kNew);
+  EXPECT_EQ(store.cancel("low1", 0), "requested");
+  EXPECT_EQ(redis.command({"SPOP", "t:cancels:c1"}).as_string(), "low1");
+  EXPECT_EQ(store.cancel("nope", 0), "unknown");
+}
+
+}  // namespace
+}  // namespace zkfarm

@@ -1,0 +1,98 @@
+// main.cc -- zkfarm-coordinator: flags, signals, run.
+//
+// SIGTERM/SIGINT stop it cleanly: running jobs stay in its processing list
+// and resume (keeping verified partitions) when a coordinator with the same
+// --id starts again.
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "cluster/flags.h"
+#include "cluster/log.h"
+#include "coordinator/coordinator.h"
+
+namespace {
+
+std::string default_id() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return host[0] ? host : "coordinator";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace zkfarm;
+  Flags flags;
+  flags.value("redis", "redis://127.0.0.1:6379", "Redis URL redis://[user[:password]@]host[:port][/db]")
+      .value("prefix", "zkfarm:", "Redis key prefix")
+      .value("id", default_id(), "coordinator id, stable across restarts (names its processing list)")
+      .value("listen", "tcp://127.0.0.1:5555", "ZeroMQ endpoint for workers")
+      .value("artifacts", "", "artifact store root (required)")
+      .value("heartbeat-ms", "1000", "heartbeat interval")
+      .value("dead-after-ms", "5000", "silence after which a worker is dead")
+      .value("intake-poll-ms", "200", "poll interval of the non-critical queues")
+      .value("task-timeout-s", "0", "a task running longer is a fault (0: no limit)")
+      .value("max-attempts", "3", "failed attempts per partition before the job fails")
+      .value("quarantine-after", "3", "faults before a worker is quarantined")
+      .value("max-active-jobs", "64", "jobs held at once")
+      .value("ttl-s", "604800", "seconds terminal jobs stay in Redis")
+      .flag("help", "print this help");
+  CoordinatorConfig config;
+  try {
+    flags.parse(argc, argv);
+    if (flags.is_set("help")) {
+      std::printf("usage: zkfarm-coordinator [flags]\n%s", flags.help().c_str());
+      return 0;
+    }
+    config.redis_url = flags.get("redis");
+    config.key_prefix = flags.get("prefix");
+    config.coordinator_id = flags.get("id");
+    config.listen = flags.get("listen");
+    config.artifacts = flags.get("artifacts");
+    config.heartbeat_interval = std::chrono::milliseconds(flags.get_int("heartbeat-ms", 10, 60000));
+    config.dead_after = std::chrono::milliseconds(flags.get_int("dead-after-ms", 50, 600000));
+    config.intake_poll = std::chrono::milliseconds(flags.get_int("intake-poll-ms", 10, 10000));
+    config.task_timeout = std::chrono::seconds(flags.get_int("task-timeout-s", 0, 7 * 86400));
+    config.max_attempts = static_cast<std::uint32_t>(flags.get_int("max-attempts", 1, 100));
+    config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
+    config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));
+    config.terminal_ttl_seconds = flags.get_int("ttl-s", 0, 365L * 86400);
+    if (config.dead_after <= config.heartbeat_interval)
+      throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
+    return 2;
+  }
+  set_log_component("coordinator[" + config.coordinator_id + "]");
+  init_log_from_env();
+  // Signals go to one thread that turns them into stop().
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  try {
+    Coordinator coordinator(config);
+    std::thread signal_thread([&] {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      if (sig != 0) coordinator.stop();
+    });
+    try {
+      coordinator.run();
+    } catch (...) {
+      pthread_kill(signal_thread.native_handle(), SIGTERM);
+      signal_thread.join();
+      throw;
+    }
+    pthread_kill(signal_thread.native_handle(), SIGTERM);
+    signal_thread.join();
+  } catch (const std::exception& e) {
+    ZKLOG(kError) << e.what();
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,140 @@
+// router_link.cc -- see router_link.h.
+#include "coordinator/router_link.h"
+
+#include <map>
+
+#include "cluster/log.h"
+#include "schema/messages.h"
+
+namespace zkfarm {
+
+RouterLink::RouterLink(zmq::context_t& context, Options options, std::function<void(LinkEvent)> sink)
+    : context_(context), options_(std::move(options)), events_(std::move(sink)),
+      socket_(context_, zmq::socket_type::router) {}
+
+RouterLink::~RouterLink() { stop(); }
+
+void RouterLink::start() {
+  socket_.set(zmq::sockopt::router_handover, 1);
+  socket_.set(zmq::sockopt::router_mandatory, 1);
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxFrameBytes));
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::sndhwm, 10000);
+  socket_.bind(options_.endpoint);
+  thread_ = std::thread([this] { run(); });
+}
+
+void RouterLink::stop() {
+  if (!thread_.joinable()) return;
+  commands_.push(Command{Command::Kind::kStop, {}, {}});
+  thread_.join();
+}
+
+void RouterLink::send(const std::string& peer, std::string bytes) {
+  commands_.push(Command{Command::Kind::kSend, peer, std::move(bytes)});
+}
+void RouterLink::track(const std::string& peer) { commands_.push(Command{Command::Kind::kTrack, peer, {}}); }
+void RouterLink::forget(const std::string& peer) { commands_.push(Command{Command::Kind::kForget, peer, {}}); }
+
+namespace {
+
+std::string heartbeat_bytes(std::uint64_t sequence) {
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<wire::Envelope>();
+  envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
+  auto hb = envelope.getBody().initHeartbeat();
+  hb.setSequence(sequence);
+  hb.setSentAtUnixMs(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count()));
+  return wire::encode(message);
+}
+
+std::string printable(const std::string& peer) {
+  std::string out;
+  for (char c : peer) out += (c >= 32 && c < 127) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+void RouterLink::run() {
+  using Clock = std::chrono::steady_clock;
+  std::map<std::string, Clock::time_point> last_seen;  // tracked peers
+  std::uint64_t sequence = 0;
+  auto next_tick = Clock::now();
+  auto send_frame = [&](const std::string& peer, const std::string& bytes) {
+    try {
+      zmq::message_t id(peer.data(), peer.size()), body(bytes.data(), bytes.size());
+      if (!socket_.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
+      if (!socket_.send(body, zmq::send_flags::dontwait))
+        ZKLOG(kWarning) << "send queue to " << printable(peer) << " full, frame dropped";
+    } catch (const zmq::error_t& e) {
+      // EHOSTUNREACH: the peer disconnected (router_mandatory).
+      ZKLOG(kDebug) << "cannot send to " << printable(peer) << ": " << e.what();
+    }
+  };
+  for (;;) {
+    const auto now = Clock::now();
+    if (now >= next_tick) {
+      const std::string hb = heartbeat_bytes(++sequence);
+      for (auto it = last_seen.begin(); it != last_seen.end();) {
+        if (now - it->second > options_.dead_after) {
+          ZKLOG(kWarning) << "peer " << printable(it->first) << " silent for more than "
+                          << options_.dead_after.count() << " ms: dead";
+          events_(LinkEvent{LinkEvent::Kind::kDead, it->first, {}});
+          it = last_seen.erase(it);
+          continue;
+        }
+        send_frame(it->first, hb);
+        ++it;
+      }
+      next_tick = now + options_.heartbeat_interval;
+    }
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, commands_.fd(), ZMQ_POLLIN, 0}};
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
+    zmq::poll(items, 2, std::max(std::chrono::milliseconds(0), wait));
+    if (items[1].revents & ZMQ_POLLIN) {
+      for (auto& c : commands_.drain()) {
+        switch (c.kind) {
+          case Command::Kind::kStop: return;
+          case Command::Kind::kSend: send_frame(c.peer, c.bytes); break;
+          case Command::Kind::kTrack: last_seen[c.peer] = Clock::now(); break;
+          case Command::Kind::kForget: last_seen.erase(c.peer); break;
+        }
+      }
+    }
+    // Drain what arrived (bounded, so commands and heartbeats keep flowing).
+    for (int n = 0; n < 1000; ++n) {
+      std::vector<zmq::message_t> parts;
+      try {
+        zmq::message_t part;
+        if (!socket_.recv(part, zmq::recv_flags::dontwait)) break;
+        parts.push_back(std::move(part));
+        while (parts.back().more()) {
+          zmq::message_t more;
+          (void)socket_.recv(more, zmq::recv_flags::none);
+          parts.push_back(std::move(more));
+        }
+      } catch (const zmq::error_t& e) {
+        ZKLOG(kWarning) << "receive failed: " << e.what();
+        break;
+      }
+      if (parts.size() != 2) {
+        ZKLOG(kWarning) << "dropped a message of " << parts.size() << " frames (expected identity + envelope)";
+        continue;
+      }
+      std::string peer = parts[0].to_string();
+      std::string error;
+      auto bytes = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(parts[1].data()), parts[1].size());
+      if (!wire::decode(bytes, &error)) {
+        ZKLOG(kWarning) << "dropped a malformed message from " << printable(peer) << ": " << error;
+        continue;
+      }
+      if (auto it = last_seen.find(peer); it != last_seen.end()) it->second = Clock::now();
+      events_(LinkEvent{LinkEvent::Kind::kMessage, std::move(peer), parts[1].to_string()});
+    }
+  }
+}
+
+}  // namespace zkfarm

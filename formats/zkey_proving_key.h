@@ -1,0 +1,33 @@
+// zkey_proving_key.h -- the prover's view of a parsed snarkjs .zkey.
+//
+// The prover (kernels/groth16_prover.h) takes plain spans of points so that it
+// does not depend on any file format; this adapter points those spans into a
+// parsed Zkey (itself views into the memory-mapped file). The Zkey must
+// outlive the returned key.
+#pragma once
+
+#include "formats/zkey.h"
+#include "kernels/groth16_prover.h"
+
+namespace zkfarm {
+
+template <class Curve>
+Groth16ProvingKey<Curve> proving_key_from_zkey(const Zkey<Curve>& zkey) {
+  Groth16ProvingKey<Curve> key;
+  key.num_vars = zkey.num_vars;
+  key.num_public = zkey.num_public;
+  key.domain_size = zkey.domain_size;
+  key.alpha1 = zkey.alpha1;
+  key.beta1 = zkey.beta1;
+  key.delta1 = zkey.delta1;
+  key.beta2 = zkey.beta2;
+  key.delta2 = zkey.delta2;
+  key.a_points = zkey.a.span();
+  key.b1_points = zkey.b1.span();
+  key.b2_points = zkey.b2.span();
+  key.c_points = zkey.c.span();
+  key.h_points = zkey.h.span();
+  return key;
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,261 @@
+// msm.cuh -- msm_device<Curve, G>() (msm.h): the host driver that sequences
+// the kernels of msm_kernels.cuh on one stream. Included by one .cu file per
+// curve and group, which instantiates it with ZKFARM_INSTANTIATE_GPU_MSM.
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/msm.h"
+#include "kernels/cuda/msm_kernels.cuh"
+
+namespace zkfarm::cuda {
+
+namespace msm_detail {
+
+inline unsigned blocks_for(std::uint64_t threads, unsigned per_block) {
+  const std::uint64_t blocks = (threads + per_block - 1) / per_block;
+  if (blocks > std::uint64_t(std::numeric_limits<int>::max()))
+    throw std::invalid_argument("gpu msm: launch of " + std::to_string(threads) + " threads is too large");
+  return unsigned(blocks);
+}
+
+inline unsigned ceil_log2(std::uint64_t x) {
+  unsigned r = 0;
+  while ((std::uint64_t(1) << r) < x) ++r;
+  return r;
+}
+
+// Copies device bytes of a same-layout type into a host object.
+template <class Host, class Dev>
+void download_as(Host* host, const Dev* device, std::size_t count, cudaStream_t stream) {
+  static_assert(sizeof(Host) == sizeof(Dev), "layouts differ");
+  ZKFARM_CUDA_CHECK(cudaMemcpyAsync(static_cast<void*>(host), device, count * sizeof(Dev), cudaMemcpyDeviceToHost,
+                                    stream));
+}
+
+// Sums `count` XYZZ points in place of `values` down to one, by groups of
+// 16; returns the buffer holding the single sum.
+template <class Xyzz>
+DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cudaStream_t stream) {
+  namespace mk = msm_kernels;
+  while (count > 1) {
+    const std::uint64_t group = 16;
+    const std::uint64_t outputs = (count + group - 1) / group;
+    DeviceBuffer<Xyzz> next(outputs, stream);
+    ZKFARM_CUDA_LAUNCH(mk::reduce_group_kernel<Xyzz>
+                       <<<blocks_for(outputs, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+                           outputs, group, count, values.data(), next.data()));
+    values = std::move(next);
+    count = outputs;
+  }
+  return values;
+}
+
+}  // namespace msm_detail
+
+template <class Curve, class G>
+G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
+             const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
+             const GpuMsmConfig& config, GpuMsmStats* stats) {
+  namespace mk = msm_kernels;
+  using msm_detail::blocks_for;
+  using Cfg = typename G::Config;
+  using Pts = DevicePointsOf<Cfg>;
+  using Xyzz = typename Pts::Xyzz;
+  using DeviceAffine = typename Pts::Affine;
+  using FrDev = typename DeviceFieldOf<typename Curve::Fr>::type;
+  using HostXyzz = XyzzPoint<Cfg>;
+  static_assert(sizeof(DeviceAffine) == sizeof(typename G::Affine));
+
+  config.validate();
+  if (n >= mk::kIndexMask)
+    throw std::invalid_argument("gpu msm: at most 2^31 - 2 points per call, got " + std::to_string(n));
+  GpuMsmStats local;
+  local.points = n;
+  G result = G::identity();
+  if (n == 0) {
+    if (stats) *stats = local;
+    return result;
+  }
+  ctx.activate();
+  const auto* bases = reinterpret_cast<const DeviceAffine*>(device_bases);
+  const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
+  // Enough threads to fill every SM several times over with the 128-thread
+  // point kernels (register-bound at a few hundred resident threads per SM).
+  const std::uint64_t target_threads = std::uint64_t(ctx.info().multiprocessors) * 1024;
+
+  // 1. Classify and compact.
+  DeviceBuffer<std::uint32_t> dense_index(n, stream), ones_index(n, stream);
+  std::uint32_t counts[3] = {0, 0, 0};  // dense, ones, max scalar bits
+  {
+    DeviceBuffer<std::uint32_t> dense_flag(n + 1, stream), one_flag(n + 1, stream);
+    DeviceBuffer<std::uint32_t> dense_position(n + 1, stream), one_position(n + 1, stream), max_bits(1, stream);
+    // Entry n is a 0 flag, so position[n] is the count.
+    ZKFARM_CUDA_CHECK(cudaMemsetAsync(dense_flag.data() + n, 0, sizeof(std::uint32_t), stream));
+    ZKFARM_CUDA_CHECK(cudaMemsetAsync(one_flag.data() + n, 0, sizeof(std::uint32_t), stream));
+    max_bits.fill_zero(stream);
+    ZKFARM_CUDA_LAUNCH(mk::classify_kernel<FrDev, DeviceAffine>
+                       <<<blocks_for(n, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+                           n, bases, scalars, dense_flag.data(), one_flag.data(), max_bits.data()));
+    std::size_t scan_bytes = 0;
+    ZKFARM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, dense_flag.data(), dense_position.data(),
+                                                    int(n + 1), stream));
+    DeviceBuffer<std::uint8_t> scan_temp(scan_bytes, stream);
+    ZKFARM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, dense_flag.data(),
+                                                    dense_position.data(), int(n + 1), stream));
+    ZKFARM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, one_flag.data(),
+                                                    one_position.data(), int(n + 1), stream));
+    ZKFARM_CUDA_LAUNCH(mk::scatter_kernel<<<blocks_for(n, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+        n, dense_flag.data(), dense_position.data(), dense_index.data()));
+    ZKFARM_CUDA_LAUNCH(mk::scatter_kernel<<<blocks_for(n, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+        n, one_flag.data(), one_position.data(), ones_index.data()));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(&counts[0], dense_position.data() + n, sizeof(std::uint32_t),
+                                      cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(&counts[1], one_position.data() + n, sizeof(std::uint32_t),
+                                      cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(
+        cudaMemcpyAsync(&counts[2], max_bits.data(), sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  const std::uint64_t m = counts[0], ones = counts[1];
+  local.dense = m;
+  local.ones = ones;
+  local.scalar_bits = counts[2];
+
+  // 2. Ones: partial sums per thread, then groups of 16.
+  if (ones > 0) {
+    const std::uint64_t length = mk::segment_length(ones, target_threads, 16);
+    const std::uint64_t threads = (ones + length - 1) / length;
+    DeviceBuffer<Xyzz> partial(threads, stream);
+    ZKFARM_CUDA_LAUNCH(mk::sum_ones_kernel<Pts><<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0,
+                                                 stream>>>(threads, length, ones, ones_index.data(), bases,
+                                                           partial.data()));
+    DeviceBuffer<Xyzz> sum = msm_detail::reduce_all(std::move(partial), threads, stream);
+    HostXyzz host_sum;
+    msm_detail::download_as(&host_sum, sum.data(), 1, stream);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    result = host_sum.to_jacobian();
+  }
+  ones_index = DeviceBuffer<std::uint32_t>();
+
+  // 3-7. Pippenger over the dense points.
+  if (m > 0) {
+    using BaseFq = typename Curve::Fq;
+    constexpr bool kExtension = sizeof(typename Pts::Field) == 2 * sizeof(BaseFq);
+    constexpr double kLimbs = double(sizeof(BaseFq) / 4);
+    // Sort pass per element relative to one mixed addition; see choose_layout.
+    const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kExtension ? 3.0 : 1.0);
+    const mk::Layout layout = mk::choose_layout(m, counts[2], config.window_bits, sort_cost, sizeof(Xyzz),
+                                                ctx.memory().free / 4);
+    if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
+    local.window_bits = layout.window_bits;
+    local.windows = layout.windows;
+    const std::uint64_t total = std::uint64_t(layout.windows) * m;
+    const std::uint32_t buckets = layout.buckets;
+
+    // 3-4. Digits, sorted per window.
+    DeviceBuffer<std::uint32_t> keys_sorted(total, stream), values_sorted(total, stream);
+    {
+      DeviceBuffer<std::uint32_t> keys(total, stream), values(total, stream);
+      ZKFARM_CUDA_LAUNCH(mk::digits_kernel<FrDev><<<blocks_for(m, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+          m, dense_index.data(), scalars, layout, keys.data(), values.data()));
+      std::size_t sort_bytes = 0;
+      ZKFARM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(),
+                                                        values.data(), values_sorted.data(), int(m), 0,
+                                                        int(layout.window_bits), stream));
+      DeviceBuffer<std::uint8_t> sort_temp(sort_bytes, stream);
+      for (unsigned w = 0; w < layout.windows; ++w) {
+        const std::uint64_t offset = std::uint64_t(w) * m;
+        ZKFARM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+            sort_temp.data(), sort_bytes, keys.data() + offset, keys_sorted.data() + offset, values.data() + offset,
+            values_sorted.data() + offset, int(m), 0, int(layout.window_bits), stream));
+      }
+    }
+    dense_index = DeviceBuffer<std::uint32_t>();
+
+    // 5. Bucket accumulation (segmented, then record levels).
+    DeviceBuffer<Xyzz> bucket_sums(layout.bucket_slots(), stream);
+    bucket_sums.fill_zero(stream);  // all-zero bytes = identity (ZZ = 0)
+    {
+      const std::uint64_t length = mk::segment_length(total, target_threads, config.min_segment);
+      std::uint64_t threads = (total + length - 1) / length;
+      bool last = threads == 1;
+      DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);
+      DeviceBuffer<Xyzz> record_sums(last ? 0 : 2 * threads, stream);
+      const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, m, buckets};
+      ZKFARM_CUDA_LAUNCH(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>>
+                         <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+                             threads, length, total, points, buckets, last, bucket_sums.data(), record_ids.data(),
+                             record_sums.data()));
+      std::uint64_t records = 2 * threads;
+      while (!last) {
+        ++local.record_levels;
+        const std::uint64_t record_length = config.record_segment;
+        threads = (records + record_length - 1) / record_length;
+        last = threads == 1;
+        DeviceBuffer<std::uint32_t> next_ids(last ? 0 : 2 * threads, stream);
+        DeviceBuffer<Xyzz> next_sums(last ? 0 : 2 * threads, stream);
+        const mk::RecordSource<Pts> source{record_ids.data(), record_sums.data()};
+        ZKFARM_CUDA_LAUNCH(mk::segment_reduce_kernel<Pts, mk::RecordSource<Pts>>
+                           <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+                               threads, record_length, records, source, buckets, last, bucket_sums.data(),
+                               next_ids.data(), next_sums.data()));
+        record_ids = std::move(next_ids);
+        record_sums = std::move(next_sums);
+        records = 2 * threads;
+      }
+    }
+    keys_sorted = DeviceBuffer<std::uint32_t>();
+    values_sorted = DeviceBuffer<std::uint32_t>();
+
+    // 6. Per-window sums: segments of 2^segment_log buckets, then groups.
+    const std::uint64_t all_buckets = std::uint64_t(layout.windows) * buckets;
+    const unsigned segment_log =
+        std::min(msm_detail::ceil_log2((all_buckets + target_threads - 1) / target_threads), layout.window_bits - 1);
+    std::uint64_t per_window = buckets >> segment_log;
+    std::uint64_t threads = std::uint64_t(layout.windows) * per_window;
+    DeviceBuffer<Xyzz> shares(threads, stream);
+    ZKFARM_CUDA_LAUNCH(mk::bucket_segment_kernel<Pts>
+                       <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+                           threads, buckets, segment_log, bucket_sums.data(), shares.data()));
+    bucket_sums = DeviceBuffer<Xyzz>();
+    while (per_window > 1) {
+      const std::uint64_t group = std::min<std::uint64_t>(per_window, 16);
+      const std::uint64_t outputs = threads / group;
+      DeviceBuffer<Xyzz> next(outputs, stream);
+      ZKFARM_CUDA_LAUNCH(mk::reduce_group_kernel<Xyzz>
+                         <<<blocks_for(outputs, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+                             outputs, group, threads, shares.data(), next.data()));
+      shares = std::move(next);
+      threads = outputs;
+      per_window /= group;
+    }
+    std::vector<HostXyzz> window_sums(layout.windows);
+    msm_detail::download_as(window_sums.data(), shares.data(), layout.windows, stream);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+    // 7. Horner over windows, top first.
+    G acc = G::identity();
+    for (unsigned w = layout.windows; w-- > 0;) {
+      for (unsigned d = 0; d < layout.window_bits; ++d) acc = acc.dbl();
+      acc += window_sums[w].to_jacobian();
+    }
+    result += acc;
+  }
+  if (stats) *stats = local;
+  return result;
+}
+
+}  // namespace zkfarm::cuda
+
+// Explicit instantiation for one curve and group, e.g.
+//   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254, zkfarm::Bn254::G1)
+#define ZKFARM_INSTANTIATE_GPU_MSM(CURVE, GROUP)                                                         \
+  template GROUP zkfarm::cuda::msm_device<CURVE, GROUP>(                                                 \
+      const zkfarm::cuda::DeviceContext&, const GROUP::Affine*, const CURVE::Fr*, std::size_t, cudaStream_t, \
+      const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*);

@@ -1,0 +1,87 @@
+// msm.h -- multi-scalar multiplication on the GPU (Pippenger), the device
+// counterpart of kernels/msm.h's msm<Curve, G>() with the same result.
+//
+// msm_device<Curve, G>() works on bases and scalars already in device
+// memory (the prover keeps proving-key points resident); msm<Curve, G>()
+// uploads host spans first. G is Curve::G1 or Curve::G2; instantiated for
+// both curves' G1 (msm_bn254_g1.cu, msm_bls12_381_g1.cu) and G2
+// (msm_bn254_g2.cu, msm_bls12_381_g2.cu). Scalars are Fr in Montgomery
+// form exactly as in memory on the host (and in .wtns after conversion),
+// bases affine with (0, 0) = infinity (the .zkey layout).
+// Zero scalars and points at infinity are skipped, scalars equal to one are
+// summed without any scalar multiplication, and only the rest goes through
+// Pippenger (algorithm: msm_kernels.cuh).
+//
+// Returns in G (Jacobian, host type). Throws std::invalid_argument for
+// mismatched lengths, more than 2^31 - 1 points or a bad config;
+// DeviceOutOfMemory when the working set (about 16 bytes per point and
+// window plus the buckets) does not fit; CudaError on any runtime failure.
+// Synchronous: returns once the result is on the host.
+#ifndef ZKFARM_KERNELS_CUDA_MSM_H_
+#define ZKFARM_KERNELS_CUDA_MSM_H_
+
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/device_context.h"
+
+namespace zkfarm::cuda {
+
+// Tuning knobs; defaults come from the cost model in msm_kernels.cuh.
+struct GpuMsmConfig {
+  // Pippenger window bits c; 0 = chosen by the cost model. Forced values
+  // must lie in [2, 24].
+  unsigned window_bits = 0;
+  // Points (or records) per accumulation thread at least; smaller values
+  // only matter for tests that want many reduction levels.
+  std::size_t min_segment = 8;
+  std::size_t record_segment = 16;
+
+  // Throws std::invalid_argument for out-of-range values.
+  void validate() const {
+    if (window_bits != 0 && (window_bits < 2 || window_bits > 24))
+      throw std::invalid_argument("GpuMsmConfig::window_bits must be 0 or in [2, 24], got " +
+                                  std::to_string(window_bits));
+    if (min_segment == 0 || record_segment < 2)
+      throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 2");
+  }
+};
+
+// What one call did (for logs and benchmarks).
+struct GpuMsmStats {
+  std::size_t points = 0;
+  std::size_t dense = 0;    // through Pippenger
+  std::size_t ones = 0;     // summed directly
+  unsigned scalar_bits = 0; // largest dense scalar
+  unsigned window_bits = 0;
+  unsigned windows = 0;
+  unsigned record_levels = 0;
+};
+
+template <class Curve, class G>
+G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
+             const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
+             const GpuMsmConfig& config = {}, GpuMsmStats* stats = nullptr);
+
+// Uploads bases and scalars (on ctx.stream(0)) and runs msm_device.
+template <class Curve, class G>
+G msm(const DeviceContext& ctx, std::span<const typename G::Affine> bases,
+      std::span<const typename Curve::Fr> scalars, const GpuMsmConfig& config = {},
+      GpuMsmStats* stats = nullptr) {
+  if (bases.size() != scalars.size())
+    throw std::invalid_argument("gpu msm: " + std::to_string(bases.size()) + " bases but " +
+                                std::to_string(scalars.size()) + " scalars");
+  ctx.activate();
+  const cudaStream_t stream = ctx.stream(0);
+  DeviceBuffer<typename G::Affine> device_bases(bases.size(), stream);
+  DeviceBuffer<typename Curve::Fr> device_scalars(scalars.size(), stream);
+  device_bases.upload(bases.data(), bases.size(), stream);
+  device_scalars.upload(scalars.data(), scalars.size(), stream);
+  return msm_device<Curve, G>(ctx, device_bases.data(), device_scalars.data(), bases.size(), stream, config, stats);
+}
+
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_KERNELS_CUDA_MSM_H_

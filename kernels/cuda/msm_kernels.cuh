@@ -1,0 +1,370 @@
+// msm_kernels.cuh -- the per-thread bodies of the GPU MSM (driver: msm.cuh)
+// and the host-side planning they share.
+//
+// Pipeline for sum_i k_i P_i (n points, Montgomery-form scalars):
+//  1. classify (thread per point): k = 0 or P = infinity -> skipped;
+//     k = 1 -> "ones" list; else "dense" list; the dense scalars' largest
+//     bit length bounds the windows. Lists are compacted by a prefix sum.
+//  2. ones: each thread sums a run of ones points (mixed XYZZ additions),
+//     then groups of partial sums are added (no scalar multiplication).
+//  3. digits (thread per dense point): canonical scalar (one Montgomery
+//     multiplication by 1), signed c-bit digits d_w in [-2^(c-1), 2^(c-1))
+//     (top window [0, 2^(c-1)]), written per window as key |d| - 1 (or
+//     EMPTY = 2^(c-1) for d = 0) and value = point index | sign << 31.
+//  4. sort each window's (key, value) pairs by key (CUB radix sort, c bits).
+//  5. bucket accumulation, load-balanced whatever the digit distribution:
+//     the sorted pairs of all windows form one array of W*m entries whose
+//     bucket id w*(B+1) + key is non-decreasing. Thread t takes the fixed
+//     segment [t*L, (t+1)*L) and sums each run of equal ids with mixed
+//     additions. A run strictly inside the segment is a whole bucket: it is
+//     stored directly. The first and last runs may continue in the
+//     neighbouring segments: they become two records (id, partial sum) per
+//     thread (a one-run segment gives (id, sum) and (id, identity)), so the
+//     record array is again sorted by id and is reduced by the same code
+//     with full additions, level after level, until one thread holds all
+//     remaining records and stores every run. A bucket with a million
+//     points (all scalars equal) is thus summed by many threads in parallel.
+//  6. bucket reduction: per window sum_b (b+1) B_b, split into segments of
+//     G buckets: a running sum from the top gives sum (b - start + 1) B_b
+//     and sum B_b; adding start * (sum B_b) (double-and-add) makes the
+//     segment's share; segments are then added in groups.
+//  7. host: Horner over windows (c doublings each) plus the ones sum.
+//
+// Every body is __host__ __device__ with the thread index explicit:
+// msm_emulation_test.cc runs them on the CPU.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/cuda/curve.cuh"
+
+namespace zkfarm::cuda::msm_kernels {
+
+constexpr std::uint32_t kSignBit = 0x80000000u;
+constexpr std::uint32_t kIndexMask = 0x7fffffffu;
+
+template <class T>
+ZKFARM_HD T load(const T* p) {
+  return *p;
+}
+
+// ---------------------------------------------------------------------------
+// Host planning.
+
+struct Layout {
+  unsigned window_bits = 0;      // c
+  unsigned windows = 0;          // W = scalar_bits / c + 1
+  std::uint32_t buckets = 0;     // B = 2^(c-1) per window (+1 EMPTY slot in the bucket array)
+  std::uint64_t bucket_slots() const { return std::uint64_t(windows) * (buckets + 1); }
+};
+
+// Smallest and largest window sizes: c >= 2 so that B >= 2; c <= 24 keeps
+// digits within 32-bit keys with room to spare and bucket arrays bounded.
+constexpr unsigned kMinWindowBits = 2;
+constexpr unsigned kMaxWindowBits = 24;
+
+// Chooses c minimising the estimated work (unit: one mixed addition):
+//   W(c) * (m * (1 + sort_cost * ceil(c / 8)) + 2.8 * 2^(c-1))
+// = accumulation (one mixed addition per dense point and window), the radix
+// sort (8-bit passes, sort_cost per element and pass relative to an
+// addition), and the bucket reduction (two full additions, 1.4 mixed each,
+// per bucket). Bucket memory is capped at max_bucket_bytes.
+// Examples (sort_cost 0.05, 255-bit scalars): m = 2^24 -> c = 20 (13
+// windows); m = 2^20 -> c = 16; m = 2^10 -> c = 8.
+inline Layout choose_layout(std::uint64_t m, unsigned scalar_bits, unsigned forced_bits, double sort_cost,
+                            std::size_t bucket_bytes, std::uint64_t max_bucket_bytes) {
+  Layout best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const unsigned lo = forced_bits ? forced_bits : kMinWindowBits;
+  const unsigned hi = forced_bits ? forced_bits : kMaxWindowBits;
+  for (unsigned c = lo; c <= hi; ++c) {
+    Layout l;
+    l.window_bits = c;
+    l.windows = scalar_bits / c + 1;
+    l.buckets = 1u << (c - 1);
+    if (!forced_bits && l.bucket_slots() * bucket_bytes > max_bucket_bytes) continue;
+    const double cost = double(l.windows) * (double(m) * (1.0 + sort_cost * double((c + 7) / 8)) +
+                                             2.8 * double(l.buckets));
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = l;
+    }
+  }
+  return best;
+}
+
+// Entries per accumulation thread: enough threads to fill the device
+// (target_threads), never fewer than min_segment entries each.
+inline std::uint64_t segment_length(std::uint64_t total, std::uint64_t target_threads, std::uint64_t min_segment) {
+  return std::max<std::uint64_t>(min_segment, (total + target_threads - 1) / target_threads);
+}
+
+// ---------------------------------------------------------------------------
+// Bodies.
+
+ZKFARM_HD unsigned count_leading_zeros(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return unsigned(__clz(x));
+#else
+  return x ? unsigned(__builtin_clz(x)) : 32u;
+#endif
+}
+
+template <class FrDev>
+ZKFARM_HD unsigned bit_length(const FrDev& k) {
+  unsigned bits = 0;
+  ZKFARM_UNROLL
+  for (int j = 0; j < FrDev::kLimbs; ++j)
+    if (k.limb[j]) bits = 32u * unsigned(j) + 32u - count_leading_zeros(k.limb[j]);
+  return bits;
+}
+
+// Step 1 for point i: sets the flags; returns the canonical scalar's bit
+// length for dense points, 0 otherwise.
+template <class FrDev, class Affine>
+ZKFARM_HD unsigned classify(std::uint64_t i, const Affine* bases, const FrDev* scalars, std::uint32_t* dense_flag,
+                            std::uint32_t* one_flag) {
+  const FrDev s = load(scalars + i);
+  const bool skip = s.is_zero() || load(bases + i).is_identity();
+  const bool one = !skip && s.is_one();
+  const bool dense = !skip && !one;
+  dense_flag[i] = dense ? 1u : 0u;
+  one_flag[i] = one ? 1u : 0u;
+  return dense ? bit_length(s.from_montgomery()) : 0u;
+}
+
+// Compaction: flagged i goes to out[position[i]] (position = exclusive sum).
+ZKFARM_HD void scatter_flagged(std::uint64_t i, const std::uint32_t* flag, const std::uint32_t* position,
+                               std::uint32_t* out) {
+  if (flag[i]) out[position[i]] = std::uint32_t(i);
+}
+
+// Limb idx of an n-limb value held in registers (constant indices only).
+template <int n>
+ZKFARM_HD std::uint32_t limb_at(const std::uint32_t* limb, unsigned idx) {
+  std::uint32_t r = 0;
+  ZKFARM_UNROLL
+  for (int j = 0; j < n; ++j) r = (idx == unsigned(j)) ? limb[j] : r;
+  return r;
+}
+
+// Bits [pos, pos + c) of k (c < 32); bits past the top read as 0.
+template <class FrDev>
+ZKFARM_HD std::uint32_t window_value(const FrDev& k, unsigned pos, unsigned c) {
+  const unsigned lo = pos / 32, shift = pos % 32;
+  std::uint32_t v = limb_at<FrDev::kLimbs>(k.limb, lo) >> shift;
+  if (shift + c > 32) v |= limb_at<FrDev::kLimbs>(k.limb, lo + 1) << (32 - shift);
+  return v & ((1u << c) - 1);
+}
+
+// Step 3 for dense point j (of m).
+template <class FrDev>
+ZKFARM_HD void make_digits(std::uint64_t j, std::uint64_t m, const std::uint32_t* dense_index, const FrDev* scalars,
+                           Layout layout, std::uint32_t* keys, std::uint32_t* values) {
+  const std::uint32_t i = dense_index[j];
+  const FrDev k = load(scalars + i).from_montgomery();
+  const unsigned c = layout.window_bits;
+  const std::uint32_t half = 1u << (c - 1);
+  std::uint32_t carry = 0;
+  for (unsigned w = 0; w < layout.windows; ++w) {
+    const std::uint32_t d = window_value(k, w * c, c) + carry;
+    std::uint32_t magnitude = d, sign = 0;
+    carry = 0;
+    if (w + 1 < layout.windows && d >= half) {
+      magnitude = (1u << c) - d;  // digit d - 2^c < 0, carry 1 into the next window
+      sign = kSignBit;
+      carry = 1;
+    }
+    keys[w * m + j] = magnitude ? magnitude - 1 : layout.buckets;  // buckets == EMPTY key
+    values[w * m + j] = i | sign;
+  }
+}
+
+// Element sources for the segmented reduction.
+template <class Pts>
+struct PointSource {
+  const std::uint32_t* keys;    // sorted per window
+  const std::uint32_t* values;  // point index | sign
+  const typename Pts::Affine* bases;
+  std::uint64_t m;              // entries per window
+  std::uint32_t buckets;        // B (EMPTY key)
+
+  ZKFARM_HD std::uint32_t id(std::uint64_t pos) const {
+    return std::uint32_t(pos / m) * (buckets + 1) + keys[pos];
+  }
+  ZKFARM_HD void accumulate(typename Pts::Xyzz& acc, std::uint64_t pos) const {
+    if (keys[pos] == buckets) return;  // digit 0
+    const std::uint32_t v = values[pos];
+    const typename Pts::Affine p = load(bases + (v & kIndexMask));
+    acc.add_affine(p.x, p.y.cneg((v & kSignBit) != 0));
+  }
+};
+
+template <class Pts>
+struct RecordSource {
+  const std::uint32_t* ids;
+  const typename Pts::Xyzz* sums;
+
+  ZKFARM_HD std::uint32_t id(std::uint64_t pos) const { return ids[pos]; }
+  ZKFARM_HD void accumulate(typename Pts::Xyzz& acc, std::uint64_t pos) const { acc.add(load(sums + pos)); }
+};
+
+// Step 5, thread t over entries [t*L, min((t+1)*L, total)) of `source`.
+// Complete runs go to buckets[id] (ids of EMPTY slots, id % (B+1) == B, are
+// dropped); with last_level (a single thread) every run is complete,
+// otherwise the first and last runs go to records 2t and 2t+1.
+template <class Pts, class Source>
+ZKFARM_HD void segment_reduce(std::uint64_t t, std::uint64_t length, std::uint64_t total, const Source& source,
+                              std::uint32_t buckets, bool last_level, typename Pts::Xyzz* bucket_sums,
+                              std::uint32_t* record_ids, typename Pts::Xyzz* record_sums) {
+  using Xyzz = typename Pts::Xyzz;
+  const std::uint64_t begin = t * length;
+  const std::uint64_t end = begin + length < total ? begin + length : total;
+  auto store = [&](std::uint32_t id, const Xyzz& sum) {
+    if (id % (buckets + 1) != buckets) bucket_sums[id] = sum;
+  };
+  std::uint32_t current = source.id(begin);
+  Xyzz acc = Xyzz::identity();
+  bool first_run = true;
+  for (std::uint64_t pos = begin; pos < end; ++pos) {
+    const std::uint32_t id = source.id(pos);
+    if (id != current) {
+      if (first_run && !last_level) {
+        record_ids[2 * t] = current;
+        record_sums[2 * t] = acc;
+      } else {
+        store(current, acc);
+      }
+      first_run = false;
+      current = id;
+      acc = Xyzz::identity();
+    }
+    source.accumulate(acc, pos);
+  }
+  if (last_level) {
+    store(current, acc);
+  } else if (first_run) {
+    record_ids[2 * t] = current;
+    record_sums[2 * t] = acc;
+    record_ids[2 * t + 1] = current;
+    record_sums[2 * t + 1] = Xyzz::identity();
+  } else {
+    record_ids[2 * t + 1] = current;
+    record_sums[2 * t + 1] = acc;
+  }
+}
+
+// Step 6, thread t = (window, segment) with 2^segment_log buckets per
+// segment: that segment's share of sum_b (b+1) B_b.
+template <class Pts>
+ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned segment_log,
+                              const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
+  using Xyzz = typename Pts::Xyzz;
+  const std::uint32_t segments = buckets >> segment_log;
+  const std::uint64_t window = t / segments;
+  const std::uint32_t start = std::uint32_t(t % segments) << segment_log;
+  const Xyzz* window_buckets = bucket_sums + window * (buckets + 1);
+  Xyzz running = Xyzz::identity(), acc = Xyzz::identity();
+  for (std::uint32_t b = start + (1u << segment_log); b-- > start;) {
+    running.add(load(window_buckets + b));
+    acc.add(running);
+  }
+  if (start != 0) acc.add(running.mul_small(start));
+  out[t] = acc;
+}
+
+// out[i] = sum of in[i*group, min((i+1)*group, count)).
+template <class Xyzz>
+ZKFARM_HD void reduce_group(std::uint64_t i, std::uint64_t group, std::uint64_t count, const Xyzz* in, Xyzz* out) {
+  Xyzz acc = Xyzz::identity();
+  const std::uint64_t end = (i + 1) * group < count ? (i + 1) * group : count;
+  for (std::uint64_t j = i * group; j < end; ++j) acc.add(load(in + j));
+  out[i] = acc;
+}
+
+// Step 2: thread t sums the ones points [t*L, min((t+1)*L, count)).
+template <class Pts>
+ZKFARM_HD void sum_ones(std::uint64_t t, std::uint64_t length, std::uint64_t count, const std::uint32_t* ones_index,
+                        const typename Pts::Affine* bases, typename Pts::Xyzz* out) {
+  typename Pts::Xyzz acc = Pts::Xyzz::identity();
+  const std::uint64_t end = (t + 1) * length < count ? (t + 1) * length : count;
+  for (std::uint64_t j = t * length; j < end; ++j) {
+    const typename Pts::Affine p = load(bases + ones_index[j]);
+    acc.add_affine(p.x, p.y);
+  }
+  out[t] = acc;
+}
+
+// ---------------------------------------------------------------------------
+// Kernels: one thread per index, bodies above.
+
+#if defined(__CUDACC__)
+
+constexpr unsigned kLightThreads = 256;  // index and digit kernels
+constexpr unsigned kPointThreads = 128;  // kernels doing curve arithmetic
+
+template <class FrDev, class Affine>
+__global__ void __launch_bounds__(kLightThreads)
+    classify_kernel(std::uint64_t n, const Affine* bases, const FrDev* scalars, std::uint32_t* dense_flag,
+                    std::uint32_t* one_flag, std::uint32_t* max_bits) {
+  const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned bits = 0;
+  if (i < n) bits = classify(i, bases, scalars, dense_flag, one_flag);
+  // One atomic per warp: 2^24 atomics on one address would serialize.
+  bits = __reduce_max_sync(0xffffffffu, bits);
+  if ((threadIdx.x & 31) == 0 && bits) atomicMax(max_bits, bits);
+}
+
+__global__ void __launch_bounds__(kLightThreads)
+    scatter_kernel(std::uint64_t n, const std::uint32_t* flag, const std::uint32_t* position, std::uint32_t* out) {
+  const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) scatter_flagged(i, flag, position, out);
+}
+
+template <class FrDev>
+__global__ void __launch_bounds__(kLightThreads)
+    digits_kernel(std::uint64_t m, const std::uint32_t* dense_index, const FrDev* scalars, Layout layout,
+                  std::uint32_t* keys, std::uint32_t* values) {
+  const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < m) make_digits(j, m, dense_index, scalars, layout, keys, values);
+}
+
+template <class Pts, class Source>
+__global__ void __launch_bounds__(kPointThreads)
+    segment_reduce_kernel(std::uint64_t threads, std::uint64_t length, std::uint64_t total, Source source,
+                          std::uint32_t buckets, bool last_level, typename Pts::Xyzz* bucket_sums,
+                          std::uint32_t* record_ids, typename Pts::Xyzz* record_sums) {
+  const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < threads)
+    segment_reduce<Pts>(t, length, total, source, buckets, last_level, bucket_sums, record_ids, record_sums);
+}
+
+template <class Pts>
+__global__ void __launch_bounds__(kPointThreads)
+    bucket_segment_kernel(std::uint64_t threads, std::uint32_t buckets, unsigned segment_log,
+                          const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
+  const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < threads) bucket_segment<Pts>(t, buckets, segment_log, bucket_sums, out);
+}
+
+template <class Xyzz>
+__global__ void __launch_bounds__(kPointThreads)
+    reduce_group_kernel(std::uint64_t outputs, std::uint64_t group, std::uint64_t count, const Xyzz* in, Xyzz* out) {
+  const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < outputs) reduce_group(i, group, count, in, out);
+}
+
+template <class Pts>
+__global__ void __launch_bounds__(kPointThreads)
+    sum_ones_kernel(std::uint64_t threads, std::uint64_t length, std::uint64_t count, const std::uint32_t* ones_index,
+                    const typename Pts::Affine* bases, typename Pts::Xyzz* out) {
+  const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < threads) sum_ones<Pts>(t, length, count, ones_index, bases, out);
+}
+
+#endif
+
+}  // namespace zkfarm::cuda::msm_kernels

@@ -1,0 +1,161 @@
+// ntt.cuh -- GpuNtt<Fr>'s implementation (ntt.h); included by one .cu file
+// per field, which instantiates it. Kernels and the algorithm:
+// ntt_kernels.cuh.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/ntt.h"
+#include "kernels/cuda/ntt_kernels.cuh"
+#include "kernels/ntt.h"
+
+namespace zkfarm::cuda {
+
+namespace ntt_detail {
+
+template <class F>
+__global__ void scale_table_kernel(const F* in, F* out, F factor, std::uint32_t count) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) out[i] = ntt_kernels::load(in + i) * factor;
+}
+
+// Returns log2(n); throws std::invalid_argument unless n = 2^k, k <= 27.
+inline unsigned checked_log(std::size_t n, const char* what) {
+  if (n == 0 || (n & (n - 1)) != 0)
+    throw std::invalid_argument(std::string(what) + ": size must be a power of two, got " + std::to_string(n));
+  const unsigned k = unsigned(__builtin_ctzll(n));
+  if (k > ntt_kernels::kMaxLogN)
+    throw std::invalid_argument(std::string(what) + ": size 2^" + std::to_string(k) + " exceeds the GPU maximum 2^" +
+                                std::to_string(ntt_kernels::kMaxLogN));
+  return k;
+}
+
+}  // namespace ntt_detail
+
+template <class Fr>
+GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx) : ctx_(ctx) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  ctx_.activate();
+  const cudaStream_t stream = ctx_.stream(0);
+  const ntt_kernels::HostTables<Fr> host;
+  const std::size_t table = host.lo.size(), local = host.local_fwd.size();
+  lo_ = DeviceBuffer<Fr>(table, stream);
+  hi_ = DeviceBuffer<Fr>(table, stream);
+  local_fwd_ = DeviceBuffer<Fr>(local, stream);
+  local_inv_ = DeviceBuffer<Fr>(local, stream);
+  lo_.upload(host.lo.data(), table, stream);
+  hi_.upload(host.hi.data(), table, stream);
+  local_fwd_.upload(host.local_fwd.data(), local, stream);
+  local_inv_.upload(host.local_inv.data(), local, stream);
+  // Tiles of 2^11 elements need 64 KB of shared memory (opt-in above 48 KB).
+  ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_kernels::ntt_pass_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(sizeof(F) << ntt_kernels::kTileLog)));
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <class Fr>
+void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t stream) const {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace nk = ntt_kernels;
+  const unsigned log_n = ntt_detail::checked_log(n, "GpuNtt");
+  if (log_n == 0) return;
+  ctx_.activate();
+  F* data = reinterpret_cast<F*>(device_values);
+  nk::Tables<F> tables;
+  tables.lo = reinterpret_cast<const F*>(lo_.data());
+  tables.hi = reinterpret_cast<const F*>(hi_.data());
+  tables.local_fwd = reinterpret_cast<const F*>(local_fwd_.data());
+  tables.local_inv = reinterpret_cast<const F*>(local_inv_.data());
+  const nk::Plan plan = nk::make_plan(log_n);
+
+  auto passes = [&](bool inverse) {
+    for (unsigned p = 0; p < plan.count; ++p) {
+      nk::PassArgs<F> args;
+      args.data = data;
+      args.log_n = log_n;
+      args.pass = plan.passes[p];
+      args.inverse = inverse;
+      args.tables = tables;
+      const std::uint32_t tile_size = args.tile_size();
+      const unsigned threads = std::min<unsigned>(nk::kThreads, std::max<unsigned>(32, tile_size / 2));
+      ZKFARM_CUDA_LAUNCH(nk::ntt_pass_kernel<F><<<unsigned(args.tiles()), threads, tile_size * sizeof(F), stream>>>(args));
+    }
+  };
+  auto bit_reverse = [&](nk::Scale scale, const F& constant, const F* coset_hi) {
+    nk::BitReverseArgs<F> args;
+    args.data = data;
+    args.log_n = log_n;
+    args.scale = scale;
+    args.constant = constant;
+    args.tables = tables;
+    args.tables.coset_hi = coset_hi;
+    const unsigned blocks = unsigned((n + nk::kThreads - 1) / nk::kThreads);
+    ZKFARM_CUDA_LAUNCH(nk::bit_reverse_kernel<F><<<blocks, nk::kThreads, 0, stream>>>(args));
+  };
+  const Fr n_inv = Fr::from_u64(n).inverse();
+  const F n_inv_dev = F::from_host(n_inv);
+
+  switch (op) {
+    case Op::kForward:
+      passes(false);
+      bit_reverse(nk::Scale::kNone, F::one(), nullptr);
+      break;
+    case Op::kInverse:
+      passes(true);
+      bit_reverse(nk::Scale::kConstant, n_inv_dev, nullptr);
+      break;
+    case Op::kCoset: {
+      // iNTT, coefficient i times g^i / n (g = w_{2n}), NTT.
+      const std::uint32_t table = 1u << nk::kTableLog;
+      DeviceBuffer<Fr> coset_hi(table, stream);
+      F* coset_hi_dev = reinterpret_cast<F*>(coset_hi.data());
+      ZKFARM_CUDA_LAUNCH(ntt_detail::scale_table_kernel<F><<<table / 256, 256, 0, stream>>>(tables.hi, coset_hi_dev,
+                                                                                           n_inv_dev, table));
+      passes(true);
+      bit_reverse(nk::Scale::kCoset, F::one(), coset_hi_dev);
+      passes(false);
+      bit_reverse(nk::Scale::kNone, F::one(), nullptr);
+      break;  // coset_hi is freed stream-ordered, after the kernels that read it
+    }
+  }
+}
+
+template <class Fr>
+void GpuNtt<Fr>::run_host(Op op, std::span<Fr> values) const {
+  if (values.empty()) throw std::invalid_argument("GpuNtt: size must be a power of two, got 0");
+  ctx_.activate();
+  const cudaStream_t stream = ctx_.stream(0);
+  DeviceBuffer<Fr> buffer(values.size(), stream);
+  buffer.upload(values.data(), values.size(), stream);
+  run(op, buffer.data(), values.size(), stream);
+  buffer.download(values.data(), values.size(), stream);
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <class Fr>
+void GpuNtt<Fr>::forward(Fr* d, std::size_t n, cudaStream_t s) const {
+  run(Op::kForward, d, n, s);
+}
+template <class Fr>
+void GpuNtt<Fr>::inverse(Fr* d, std::size_t n, cudaStream_t s) const {
+  run(Op::kInverse, d, n, s);
+}
+template <class Fr>
+void GpuNtt<Fr>::evaluations_to_odd_coset(Fr* d, std::size_t n, cudaStream_t s) const {
+  run(Op::kCoset, d, n, s);
+}
+template <class Fr>
+void GpuNtt<Fr>::forward(std::span<Fr> v) const {
+  run_host(Op::kForward, v);
+}
+template <class Fr>
+void GpuNtt<Fr>::inverse(std::span<Fr> v) const {
+  run_host(Op::kInverse, v);
+}
+template <class Fr>
+void GpuNtt<Fr>::evaluations_to_odd_coset(std::span<Fr> v) const {
+  run_host(Op::kCoset, v);
+}
+
+}  // namespace zkfarm::cuda

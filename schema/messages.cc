@@ -1,0 +1,110 @@
+// messages.cc -- see messages.h.
+#include "schema/messages.h"
+
+#include <kj/exception.h>
+
+#include <cstring>
+
+namespace zkfarm::wire {
+
+std::string encode(capnp::MessageBuilder& message) {
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+namespace {
+
+bool known_body(Envelope::Body::Which which) {
+  switch (which) {
+    case Envelope::Body::HELLO:
+    case Envelope::Body::WELCOME:
+    case Envelope::Body::REJECT:
+    case Envelope::Body::HEARTBEAT:
+    case Envelope::Body::CREDIT:
+    case Envelope::Body::TASK:
+    case Envelope::Body::RESULT:
+    case Envelope::Body::ERROR:
+    case Envelope::Body::CANCEL:
+    case Envelope::Body::SHUTDOWN:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<DecodedEnvelope> decode(std::span<const std::uint8_t> bytes, std::string* error) {
+  auto fail = [&](std::string message) -> std::optional<DecodedEnvelope> {
+    if (error) *error = std::move(message);
+    return std::nullopt;
+  };
+  if (bytes.empty()) return fail("empty frame");
+  if (bytes.size() > kMaxFrameBytes)
+    return fail("frame of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
+                std::to_string(kMaxFrameBytes));
+  if (bytes.size() % sizeof(capnp::word) != 0)
+    return fail("frame of " + std::to_string(bytes.size()) +
+                " bytes is not a whole number of 8-byte words");
+  DecodedEnvelope out;
+  // Copy into word-aligned storage: ZeroMQ gives no alignment guarantee.
+  out.words_ = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(out.words_.begin(), bytes.data(), bytes.size());
+  capnp::ReaderOptions options;
+  // A message can reference each word at most a few times legitimately; the
+  // limit stops "amplification" messages whose pointers overlap.
+  options.traversalLimitInWords = out.words_.size() * 4 + 1024;
+  options.nestingLimit = 16;
+  try {
+    out.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(out.words_.asPtr(), options);
+    out.root_ = out.reader_->getRoot<Envelope>();
+    // Walks every pointer once: malformed pointers throw here, not later.
+    (void)out.root_.totalSize();
+    if (!known_body(out.root_.getBody().which()))
+      return fail("unknown message kind " +
+                  std::to_string(static_cast<unsigned>(out.root_.getBody().which())));
+  } catch (const kj::Exception& e) {
+    return fail(std::string("malformed message: ") + e.getDescription().cStr());
+  }
+  return out;
+}
+
+const char* body_name(Envelope::Body::Which which) {
+  switch (which) {
+    case Envelope::Body::HELLO: return "hello";
+    case Envelope::Body::WELCOME: return "welcome";
+    case Envelope::Body::REJECT: return "reject";
+    case Envelope::Body::HEARTBEAT: return "heartbeat";
+    case Envelope::Body::CREDIT: return "credit";
+    case Envelope::Body::TASK: return "task";
+    case Envelope::Body::RESULT: return "result";
+    case Envelope::Body::ERROR: return "error";
+    case Envelope::Body::CANCEL: return "cancel";
+    case Envelope::Body::SHUTDOWN: return "shutdown";
+  }
+  return "unknown";
+}
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::UNKNOWN: return "unknown";
+    case ErrorCode::BAD_WITNESS: return "badWitness";
+    case ErrorCode::WITNESS_LENGTH: return "witnessLength";
+    case ErrorCode::UNSATISFIED: return "unsatisfied";
+    case ErrorCode::WRONG_CURVE: return "wrongCurve";
+    case ErrorCode::UNKNOWN_CIRCUIT: return "unknownCircuit";
+    case ErrorCode::WITNESS_UNAVAILABLE: return "witnessUnavailable";
+    case ErrorCode::ARTIFACT_CHECKSUM: return "artifactChecksum";
+    case ErrorCode::OUT_OF_MEMORY: return "outOfMemory";
+    case ErrorCode::DEVICE_FAULT: return "deviceFault";
+    case ErrorCode::INTERNAL: return "internal";
+    case ErrorCode::CANCELLED: return "cancelled";
+    case ErrorCode::PROTOCOL_VERSION: return "protocolVersion";
+    case ErrorCode::MALFORMED_MESSAGE: return "malformedMessage";
+    case ErrorCode::UNKNOWN_SESSION: return "unknownSession";
+    case ErrorCode::SHUTTING_DOWN: return "shuttingDown";
+  }
+  return "unknown";
+}
+
+}  // namespace zkfarm::wire

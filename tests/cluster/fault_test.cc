@@ -1,0 +1,98 @@
+// fault_test.cc -- failures with real parts: kill -9 a worker mid-job,
+// garbage on the wire, a worker returning corrupt proofs, a coordinator
+// killed and restarted mid-job.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <zmq.hpp>
+
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+#include "tests/cluster/farm_fixture.h"
+
+namespace zkfarm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool log_contains(const Process& p, const std::string& text) { return p.log().find(text) != std::string::npos; }
+
+TEST_F(FarmTest, WorkerKilledMidJobJobStillCompletes) {
+  start_coordinator();
+  // The doomed worker stalls in every proof, so it is surely mid-task when killed.
+  const std::size_t doomed = start_worker("doomed", {"--prove-delay-ms", "60000"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("k-3", bn254_.id, {w, w, w}));
+  ASSERT_TRUE(eventually([&] { return log_contains(*workers_[doomed], "task 1 received"); }, 20s)) << logs();
+  start_worker("healthy");
+  workers_[doomed]->signal(SIGKILL);
+  farm::JobStatus s = wait_job("k-3");
+  EXPECT_EQ(s.state, "done") << s.error;
+  EXPECT_EQ(s.attempts, 0u) << "a dead worker's task must not count as an attempt";
+  expect_result_verifies("k-3", 3);
+  EXPECT_TRUE(log_contains(*coordinator_, "goes back to the queue")) << logs();
+}
+
+TEST_F(FarmTest, GarbageOnTheWireIsDroppedAndTheFarmKeepsServing) {
+  start_coordinator();
+  start_worker("w1");
+  {
+    zmq::context_t context;
+    zmq::socket_t rogue(context, zmq::socket_type::dealer);
+    rogue.set(zmq::sockopt::linger, 1000);
+    rogue.connect("tcp://127.0.0.1:" + std::to_string(coordinator_port_));
+    const std::string junk[] = {"", "x", std::string(8, '\xff'), std::string(64, '\x01'),
+                                std::string("\x00\x00\x00\x00\x10\x00\x00\x00", 8) + std::string(16, 'A')};
+    for (const auto& j : junk) rogue.send(zmq::buffer(j), zmq::send_flags::none);
+    // A multi-frame message and a valid message from a peer that never said hello.
+    rogue.send(zmq::str_buffer("a"), zmq::send_flags::sndmore);
+    rogue.send(zmq::str_buffer("b"), zmq::send_flags::none);
+    std::this_thread::sleep_for(300ms);
+  }
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("after-junk", bn254_.id, {w, w}));
+  farm::JobStatus s = wait_job("after-junk");
+  EXPECT_EQ(s.state, "done") << s.error;
+  EXPECT_TRUE(coordinator_->running());
+  EXPECT_TRUE(log_contains(*coordinator_, "malformed")) << logs();
+}
+
+TEST_F(FarmTest, CorruptProofsAreRejectedRetriedAndTheWorkerQuarantined) {
+  start_coordinator({"--quarantine-after", "2"});
+  const std::size_t bad = start_worker("bad", {"--inject-fault", "corrupt-proof"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("q-2", bn254_.id, {w, w}));
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "is invalid"); }, 20s)) << logs();
+  start_worker("good");
+  farm::JobStatus s = wait_job("q-2");
+  EXPECT_EQ(s.state, "done") << s.error;
+  expect_result_verifies("q-2", 2);  // no invalid proof delivered
+  RedisClient redis(options_.redis_url);
+  EXPECT_TRUE(eventually([&] { return redis.command({"SISMEMBER", "zkfarm:quarantine", "bad"}).as_integer() == 1; }, 10s))
+      << logs();
+  (void)bad;
+}
+
+TEST_F(FarmTest, CoordinatorKilledMidJobResumesKeepingProvedPartitions) {
+  start_coordinator();
+  start_worker("fast");
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  // One partition proves quickly; the stalled worker holds the other.
+  farm::submit(options_, job_json("r-1", bn254_.id, {w}));
+  ASSERT_EQ(wait_job("r-1").state, "done");
+  workers_[0].reset();  // SIGKILL the fast worker
+  start_worker("slow", {"--prove-delay-ms", "1500"});
+  farm::submit(options_, job_json("r-2", bn254_.id, {w, w}));
+  ASSERT_TRUE(eventually([&] { return farm::status(options_, "r-2")->proved >= 1; }, 20s)) << logs();
+  kill_coordinator();
+  EXPECT_EQ(farm::status(options_, "r-2")->state, "running");
+  start_coordinator();
+  farm::JobStatus s = wait_job("r-2");
+  EXPECT_EQ(s.state, "done") << s.error;
+  expect_result_verifies("r-2", 2);
+  EXPECT_TRUE(log_contains(*coordinator_, "1 already proved")) << logs();
+}
+
+}  // namespace
+}  // namespace zkfarm::testing

@@ -1,0 +1,194 @@
+// harness.cc -- see harness.h.
+#include "tests/cluster/harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <hiredis/hiredis.h>
+
+extern char** environ;
+
+namespace zkfarm::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string templ = std::string(base ? base : "/tmp") + "/zkfarm-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("bind to a free port failed");
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string runfile(const std::string& rel) {
+  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
+    if (const char* d = std::getenv(var)) {
+      std::string p = std::string(d) + "/zkfarm/" + rel;
+      if (std::filesystem::exists(p)) return p;
+    }
+  }
+  if (std::filesystem::exists(rel)) return rel;
+  throw std::runtime_error("runfile not found: " + rel);
+}
+
+Process::Process(std::vector<std::string> argv, std::string log_path,
+                 std::map<std::string, std::string> extra_env)
+    : log_path_(std::move(log_path)) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos && extra_env.count(entry.substr(0, eq))) continue;
+    env_strings.push_back(entry);
+  }
+  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : argv) args.push_back(s.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+}
+
+Process::~Process() {
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    wait_for(std::chrono::seconds(10));
+  }
+}
+
+void Process::signal(int sig) {
+  if (running()) ::kill(pid_, sig);
+}
+
+std::optional<int> Process::wait_for(std::chrono::milliseconds timeout) {
+  if (status_) return status_;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      status_ = status;
+      return status_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool Process::running() { return !wait_for(std::chrono::milliseconds(0)).has_value(); }
+
+std::string Process::log() const { return read_file(log_path_); }
+
+RedisServer::RedisServer(const std::string& dir, Options options) : dir_(dir), options_(std::move(options)) {
+  port_ = free_port();
+  start();
+}
+
+void RedisServer::start() {
+  std::vector<std::string> argv = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
+                                   "--dir", dir_, "--save", "", "--daemonize", "no",
+                                   "--appendonly", options_.appendonly ? "yes" : "no",
+                                   "--appendfsync", "always", "--maxmemory-policy", "noeviction"};
+  if (!options_.password.empty()) {
+    argv.push_back("--requirepass");
+    argv.push_back(options_.password);
+  }
+  process_ = std::make_unique<Process>(argv, dir_ + "/redis.log");
+  bool up = eventually(
+      [&] {
+        timeval tv{0, 200000};
+        redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+        if (!c) return false;
+        bool ok = c->err == 0;
+        if (ok) {
+          auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
+          // NOAUTH errors also mean the server is up.
+          ok = r != nullptr;
+          if (r) freeReplyObject(r);
+        }
+        redisFree(c);
+        return ok;
+      },
+      std::chrono::seconds(10));
+  if (!up) throw std::runtime_error("redis-server did not start: " + process_->log());
+}
+
+RedisServer::~RedisServer() { process_.reset(); }
+
+std::string RedisServer::url() const {
+  std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
+  return "redis://" + auth + "127.0.0.1:" + std::to_string(port_);
+}
+
+void RedisServer::crash_and_restart() {
+  process_->signal(SIGKILL);
+  process_->wait_for(std::chrono::seconds(10));
+  process_.reset();
+  start();
+}
+
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+}  // namespace zkfarm::testing

@@ -1,0 +1,96 @@
+// harness.h -- real parts for cluster tests: temp dirs, free loopback ports,
+// child processes, and a private redis-server.
+//
+// Everything a test starts it also stops: Process kills its child (SIGKILL)
+// in the destructor if it is still running, RedisServer shuts its server
+// down, TempDir removes its tree. Tests only talk to 127.0.0.1.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zkfarm::testing {
+
+class TempDir {
+ public:
+  TempDir();   // under $TEST_TMPDIR (or /tmp)
+  ~TempDir();  // rm -r
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+int free_port();
+
+// Path of a file in the test's runfiles ("coordinator/zkfarm-coordinator").
+std::string runfile(const std::string& workspace_relative);
+
+class Process {
+ public:
+  // Starts argv[0] with argv; stdout and stderr go to log_path. extra_env
+  // entries override the inherited environment.
+  Process(std::vector<std::string> argv, std::string log_path,
+          std::map<std::string, std::string> extra_env = {});
+  ~Process();  // SIGKILL + reap if still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig);
+  // Waits up to timeout for exit. Returns the wait status, or nullopt.
+  std::optional<int> wait_for(std::chrono::milliseconds timeout);
+  bool running();
+  const std::string& log_path() const { return log_path_; }
+  std::string log() const;  // the log file's contents
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::string log_path_;
+};
+
+class RedisServer {
+ public:
+  struct Options {
+    bool appendonly = false;
+    std::string password;  // requirepass when non-empty
+  };
+  // Starts redis-server on a free port in dir and waits until it answers.
+  // Throws std::runtime_error (with the server log) if it does not come up.
+  RedisServer(const std::string& dir, Options options);
+  explicit RedisServer(const std::string& dir) : RedisServer(dir, Options{}) {}
+  ~RedisServer();
+  int port() const { return port_; }
+  std::string url() const;
+  // SIGKILL the server (simulates a crash), then start it again on the same
+  // port and dir (with AOF it recovers its data).
+  void crash_and_restart();
+
+ private:
+  void start();
+  std::string dir_;
+  Options options_;
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+// Polls pred every 20 ms until it returns true or timeout passes.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
+// Reads a whole file (empty if missing).
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+}  // namespace zkfarm::testing

@@ -1,0 +1,94 @@
+#!/bin/bash
+# test.sh -- the whole test run without a GPU; what CI (.ci/run) executes.
+#
+#   sudo tools/test.sh
+#
+# First tools/install_deps.sh (root only needed when a Debian package is
+# missing), then the suites, in order; a failing suite does not stop the next:
+#   bazel       bazel test //... --keep_going (unit tests; .bazelrc filters tag gpu)
+#   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device")
+#   interop     tests/interop/run_interop.sh (circom2/snarkjs against the zkfarm CLI)
+#   fuzz        tests/fuzz/run_fuzz.sh, when that script exists
+# The last line is "N passed, M failed" (suites); the exit status is 0 only when
+# no suite failed.
+#
+# Environment:
+#   ZKFARM_SKIP_DEPS=1     do not run install_deps.sh
+#   ZKFARM_BAZEL_FLAGS     extra flags for bazel build/test (word-split)
+#   ZKFARM_FUZZ_TIMEOUT    seconds the fuzz suite may take (default 900)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 2
+read -r -a BAZEL_FLAGS <<<"${ZKFARM_BAZEL_FLAGS:-}"
+FUZZ_SCRIPT=tests/fuzz/run_fuzz.sh
+
+passed=0
+failed=0
+summary=()
+run_started=$SECONDS
+
+# suite NAME CMD...: runs one suite, records PASS/FAIL and its duration.
+suite() {
+  local name=$1
+  shift
+  local started=$SECONDS
+  echo
+  echo "==== $name: $*"
+  "$@"
+  local status=$?
+  local took=$((SECONDS - started))
+  if ((status == 0)); then
+    passed=$((passed + 1))
+    summary+=("PASS $name (${took} s)")
+  else
+    failed=$((failed + 1))
+    summary+=("FAIL $name (exit $status, ${took} s)")
+  fi
+  echo "==== $name: $([[ $status == 0 ]] && echo PASS || echo "FAIL (exit $status)") in ${took} s"
+}
+
+bazel_tests() {
+  bazel test "${BAZEL_FLAGS[@]}" --keep_going //...
+}
+
+cuda_probe() {
+  bazel build "${BAZEL_FLAGS[@]}" //kernels/cuda:device_probe && bazel-bin/kernels/cuda/device_probe
+}
+
+fuzz() {
+  timeout "${ZKFARM_FUZZ_TIMEOUT:-900}" bash "$FUZZ_SCRIPT"
+}
+
+finish() {
+  echo
+  echo "==== summary (total $((SECONDS - run_started)) s)"
+  printf '%s\n' "${summary[@]}"
+  echo "$passed passed, $failed failed"
+  ((failed == 0))
+  exit
+}
+
+if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
+  echo "==== deps: tools/install_deps.sh"
+  deps_started=$SECONDS
+  if ! tools/install_deps.sh; then
+    # Nothing below can be trusted without the dependencies: every suite fails.
+    for name in bazel cuda-probe interop fuzz; do
+      failed=$((failed + 1))
+      summary+=("FAIL $name (not run: tools/install_deps.sh failed)")
+    done
+    finish
+  fi
+  summary+=("deps: $((SECONDS - deps_started)) s")
+fi
+
+suite bazel bazel_tests
+suite cuda-probe cuda_probe
+suite interop tests/interop/run_interop.sh
+if [[ -f $FUZZ_SCRIPT ]]; then
+  suite fuzz fuzz
+else
+  summary+=("SKIP fuzz ($FUZZ_SCRIPT not present)")
+fi
+finish

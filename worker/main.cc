@@ -1,0 +1,83 @@
+// main.cc -- zkfarm-worker: flags, backend selection, run.
+//
+//   zkfarm-worker --cpu --artifacts /shared/zkfarm --coordinator tcp://coord:5555
+//   zkfarm-worker --device 3 ...        (CUDA backend: not built yet)
+//
+// SIGTERM drains: the worker tells the coordinator, finishes the tasks it
+// holds and exits 0.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cluster/flags.h"
+#include "cluster/log.h"
+#include "worker/cpu_backend.h"
+#include "worker/worker.h"
+
+int main(int argc, char** argv) {
+  using namespace zkfarm;
+  // Block the termination signals before any thread starts: the link thread
+  // reads them from a signalfd.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  Flags flags;
+  flags.flag("cpu", "prove on the CPU backend")
+      .value("device", "", "CUDA device ordinal to pin to (CUDA backend)")
+      .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
+      .value("coordinator", "tcp://127.0.0.1:5555", "coordinator endpoint")
+      .value("redis", "", "Redis URL for redis:// witnesses")
+      .value("artifacts", "", "artifact store root (required)")
+      .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
+      .value("slots", "1", "tasks held at once (credits)")
+      .value("max-resident", "4", "circuits kept loaded")
+      .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
+      .value("inject-fault", "", "TEST ONLY: corrupt-proof")
+      .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
+      .flag("help", "print this help");
+  WorkerConfig config;
+  try {
+    flags.parse(argc, argv);
+    if (flags.is_set("help")) {
+      std::printf("usage: zkfarm-worker (--cpu | --device N) [flags]\n%s", flags.help().c_str());
+      return 0;
+    }
+    if (flags.is_set("cpu") == !flags.get("device").empty())
+      throw FlagError("give exactly one of --cpu and --device N");
+    if (!flags.get("device").empty())
+      throw FlagError("--device: the CUDA backend is not built into this binary yet; use --cpu");
+    config.worker_id = flags.get("id").empty() ? std::string(host) + "/cpu" : flags.get("id");
+    config.coordinator = flags.get("coordinator");
+    config.redis_url = flags.get("redis");
+    config.artifacts = flags.get("artifacts");
+    if (config.artifacts.empty()) throw FlagError("--artifacts is required");
+    config.cache_dir = flags.get("cache-dir");
+    config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
+    config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
+    config.drain_timeout = std::chrono::seconds(flags.get_int("drain-timeout-s", 0, 86400));
+    config.inject_fault = flags.get("inject-fault");
+    if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")
+      throw FlagError("--inject-fault: unknown fault '" + config.inject_fault + "'");
+    config.prove_delay = std::chrono::milliseconds(flags.get_int("prove-delay-ms", 0, 3600000));
+    if (!config.redis_url.empty()) RedisUrl::parse(config.redis_url);  // fail fast on a bad URL
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
+    return 2;
+  }
+  set_log_component("worker[" + config.worker_id + "]");
+  init_log_from_env();
+  try {
+    Worker worker(config, std::make_unique<CpuBackend>());
+    return worker.run();
+  } catch (const std::exception& e) {
+    ZKLOG(kError) << e.what();
+    return 1;
+  }
+}

@@ -1,0 +1,103 @@
+// worker.h -- zkfarm-worker: one process per device, pinned at launch.
+//
+// Threads:
+//   * the link thread (run()): owns the DEALER socket; sends Hello until
+//     Welcome, heartbeats every interval (it never proves, so a long proof
+//     never silences a healthy worker), turns Tasks into queue entries and
+//     finished tasks into Result/TaskError + Credit, re-sends Hello when the
+//     coordinator goes silent or says it does not know us (coordinator
+//     restart), and handles SIGTERM (signalfd): Shutdown(drain) to the
+//     coordinator, finish what it holds, exit;
+//   * `slots` prover threads: take a task, make sure the circuit is resident
+//     (CircuitCache), fetch the witness by reference, prove on the backend,
+//     report per-stage timings.
+// Credits: the worker grants exactly `slots` tasks at a time (Hello's
+// credits = free slots, one Credit per finished task).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "cluster/job.h"
+#include "cluster/mailbox.h"
+#include "worker/circuit_cache.h"
+#include "worker/prover_backend.h"
+
+namespace zkfarm {
+
+struct WorkerConfig {
+  std::string worker_id;
+  std::string coordinator = "tcp://127.0.0.1:5555";
+  std::string redis_url;  // for redis:// witnesses; empty: none
+  std::string artifacts;
+  std::string cache_dir;  // empty: use the store in place
+  std::uint32_t slots = 1;
+  std::size_t max_resident = 4;
+  std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
+  std::chrono::milliseconds coordinator_dead_after{5000};
+  std::chrono::milliseconds drain_timeout{60000};
+  // Test-only fault injection: "" | "corrupt-proof" (return a wrong proof).
+  std::string inject_fault;
+  std::chrono::milliseconds prove_delay{0};  // test-only: sleep before proving
+};
+
+class Worker {
+ public:
+  Worker(WorkerConfig config, std::unique_ptr<ProverBackend> backend);
+  ~Worker();
+  // Runs until SIGTERM/SIGINT (drains) or a fatal error. Returns the exit code.
+  int run();
+
+ private:
+  struct QueuedTask {
+    std::uint64_t task_id = 0;
+    std::string job_id, circuit_id;
+    std::uint32_t partition = 0;
+    WitnessRef witness;
+    std::chrono::steady_clock::time_point received;
+    std::shared_ptr<std::atomic<bool>> cancelled;
+  };
+  struct Finished {
+    std::string bytes;  // Result or TaskError envelope
+    std::uint64_t task_id = 0;
+  };
+
+  void prover_main();
+  Finished execute(const QueuedTask& task, RedisClient* redis);
+  std::string hello_bytes();
+  std::string heartbeat_bytes();
+  void handle_frame(const zmq::message_t& frame);
+
+  WorkerConfig config_;
+  std::unique_ptr<ProverBackend> backend_;
+  CircuitCache cache_;
+  std::uint64_t session_id_;
+  zmq::context_t context_;
+  std::unique_ptr<zmq::socket_t> socket_;
+  Mailbox<Finished> finished_;
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<QueuedTask> queue_;
+  std::map<std::uint64_t, std::shared_ptr<std::atomic<bool>>> in_flight_;  // queued or running
+  bool stopping_provers_ = false;
+  std::vector<std::thread> provers_;
+
+  // Link-thread state.
+  bool welcomed_ = false, draining_ = false;
+  std::chrono::steady_clock::time_point last_from_coordinator_;
+  std::chrono::steady_clock::time_point next_hello_;
+  std::uint64_t heartbeat_sequence_ = 0;
+};
+
+}  // namespace zkfarm
