@@ -78,19 +78,24 @@ void record_min(std::atomic<std::size_t>& target, std::size_t value) {
 
 std::uint64_t bitmap_words(std::uint32_t num_cols) { return (std::uint64_t(num_cols) + 63) / 64; }
 
-// Sets the column bitmap from cols (all cores; words shared across threads
-// are updated with atomic ORs, skipped when the bit is already set).
-template <class Fr>
-void compute_bitmap(Csr<Fr>& m) {
-  m.column_bitmap.assign(bitmap_words(m.num_cols), 0);
-  parallel_for(m.cols.size(), [&](std::size_t begin, std::size_t end) {
+// The column bitmap of cols (all cores; words shared across threads are
+// updated with atomic ORs, skipped when the bit is already set).
+std::vector<std::uint64_t> bitmap_of(std::span<const std::uint32_t> cols, std::uint32_t num_cols) {
+  std::vector<std::uint64_t> bitmap(bitmap_words(num_cols), 0);
+  parallel_for(cols.size(), [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const std::uint32_t c = m.cols[i];
+      const std::uint32_t c = cols[i];
       const std::uint64_t bit = std::uint64_t(1) << (c % 64);
-      std::atomic_ref<std::uint64_t> word(m.column_bitmap[c / 64]);
+      std::atomic_ref<std::uint64_t> word(bitmap[c / 64]);
       if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_relaxed);
     }
   });
+  return bitmap;
+}
+
+template <class Fr>
+void compute_bitmap(Csr<Fr>& m) {
+  m.column_bitmap = bitmap_of(m.cols, m.num_cols);
 }
 
 // Per-row counts -> offsets. unit_count/general_count are reset to zero so
@@ -632,11 +637,7 @@ Pce<Fr> load_from(const Source& src, const std::string& name, bool verify_checks
     });
     if (bad_value.load() != kNone)
       fail(mname + ": value " + std::to_string(bad_value.load()) + " is not below the prime");
-    Csr<Fr> check;
-    check.num_cols = num_cols;
-    check.cols = m.cols;
-    compute_bitmap(check);
-    if (check.column_bitmap != m.column_bitmap)
+    if (bitmap_of(m.cols, num_cols) != m.column_bitmap)
       fail(mname + ": column bitmap does not match the columns");
   }
   return assemble(num_rows, num_cols, num_public, domain_size, has_c, ms);

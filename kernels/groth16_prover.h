@@ -32,6 +32,7 @@
 #include "kernels/ntt.h"
 #include "kernels/parallel.h"
 #include "kernels/random.h"
+#include "kernels/stopwatch.h"
 
 namespace zkfarm {
 
@@ -75,23 +76,6 @@ struct ProveTimings {
   double total = 0;
 };
 
-namespace groth16_detail {
-
-class StageClock {
- public:
-  double lap() {
-    auto now = std::chrono::steady_clock::now();
-    double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
-}  // namespace groth16_detail
-
 // Proves that witness satisfies the circuit described by key and pce.
 // Returns the proof; throws ProveError on a witness of the wrong length, with
 // w[0] != 1, or that fails a constraint (when pce has C and the check is on),
@@ -105,7 +89,7 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
   using Fr = typename Curve::Fr;
   using G1 = typename Curve::G1;
   using G2 = typename Curve::G2;
-  groth16_detail::StageClock clock, total_clock;
+  Stopwatch clock, total_clock;
   ProveTimings local;
 
   // 1. Witness checks.

@@ -63,6 +63,7 @@
 #include "kernels/ntt.h"
 #include "kernels/parallel.h"
 #include "kernels/random.h"
+#include "kernels/stopwatch.h"
 #include "kernels/synthetic_circuit.h"
 
 namespace zkfarm {
@@ -177,19 +178,6 @@ struct Groth16SetupKey {
 
 namespace groth16_setup_detail {
 
-class Stopwatch {
- public:
-  double lap() {
-    auto now = std::chrono::steady_clock::now();
-    double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
 // out[i] = scale * x_i / (tau - x_i) with x_i = g * w^i, i < out.size(), in
 // parallel (one inversion per chunk). The caller guarantees tau != x_i.
 template <class Fr>
@@ -278,7 +266,7 @@ Groth16SetupKey<Curve> groth16_setup_from(const R1csShape& shape, ForEachNonzero
   using Fr = typename Curve::Fr;
   using G1 = typename Curve::G1;
   using G2 = typename Curve::G2;
-  groth16_setup_detail::Stopwatch clock, total_clock;
+  Stopwatch clock, total_clock;
   Groth16SetupTimings local;
 
   if (std::uint64_t(shape.num_public) + 1 > shape.num_wires)

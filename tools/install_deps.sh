@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libhiredis-dev prometheus-cpp-dev
   redis-server prometheus
+  ca-certificates  # npm's https to the registry; only a Recommends of nodejs
 )
 NODE_APT_PACKAGES=(nodejs npm)
 MIN_NODE_MAJOR=18  # snarkjs 0.7 and circom2 need a modern node

@@ -43,7 +43,7 @@ TEST_F(FarmTest, BadJobsFailClearlyAndTheFarmKeepsServing) {
   expect_failed("malformed", "invalidJob", "64 lowercase hex");
   expect_failed("unknown-circuit", "unknownCircuit", "unknown circuit ffff");
   expect_failed("short", "witnessLength", "partition 1");
-  expect_failed("short", "witnessLength", "has 3 values but the circuit has 4 signals");
+  expect_failed("short", "witnessLength", "has 6 values but the circuit has 7 signals");
   expect_failed("wrong-curve", "wrongCurve", "BLS12-381");
   expect_failed("missing", "witnessUnavailable", "/nonexistent/p.wtns");
   EXPECT_EQ(wait_job("good").state, "done");
@@ -54,6 +54,33 @@ TEST_F(FarmTest, BadJobsFailClearlyAndTheFarmKeepsServing) {
   EXPECT_NE(rejected.as_array()[0].as_string().find("not valid JSON"), std::string::npos);
   EXPECT_EQ(redis.command({"LLEN", "zkfarm:processing:c1"}).as_integer(), 0);
   EXPECT_TRUE(coordinator_->running());
+}
+
+TEST_F(FarmTest, UnsatisfiedWitnessFailsWithoutBlamingWorkers) {
+  // Registered with its .r1cs, the circuit's PCE has C: the worker checks
+  // every constraint and names the first that fails.
+  farm::circuit_add(options_, runfile("formats/testdata/bn128_mul.zkey"),
+                    runfile("formats/testdata/bn128_mul.r1cs"));
+  start_coordinator();
+  start_worker("w1");
+  start_worker("w2");
+  auto values = read_wtns<Bn254Fr>(witness_file("bn128_mul.wtns"));
+  values.back() += Bn254Fr::one();
+  const std::string bad_path = dir_->file("unsatisfied.wtns");
+  write_wtns<Bn254Fr>(bad_path, std::span<const Bn254Fr>(values));
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("unsat", bn254_.id, {good, "file://" + bad_path}));
+  farm::JobStatus s = wait_job("unsat");
+  EXPECT_EQ(s.state, "failed");
+  EXPECT_EQ(s.error_code, "unsatisfied") << s.error;
+  EXPECT_NE(s.error.find("partition 1"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("constraint"), std::string::npos) << s.error;
+  // Nobody was blamed, and the farm still proves.
+  RedisClient redis(options_.redis_url);
+  EXPECT_EQ(redis.command({"SCARD", "zkfarm:quarantine"}).as_integer(), 0);
+  farm::submit(options_, job_json("still-fine", bn254_.id, {good}));
+  EXPECT_EQ(wait_job("still-fine").state, "done");
+  expect_result_verifies("still-fine", 1);
 }
 
 }  // namespace

@@ -88,6 +88,8 @@ std::string FarmTest::job_json(const std::string& id, const std::string& circuit
 }
 
 farm::JobStatus FarmTest::wait_job(const std::string& id, std::chrono::milliseconds timeout) {
+  // Raw LPUSHed jobs have no record until a coordinator takes them.
+  eventually([&] { return farm::status(options_, id).has_value(); }, timeout);
   auto s = farm::wait(options_, id, timeout);
   EXPECT_TRUE(s) << "job " << id << " does not exist";
   if (!s) return {};
