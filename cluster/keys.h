@@ -1,4 +1,4 @@
-// keys.h -- the Redis key layout of the farm (see docs/CLUSTER.md).
+// keys.h -- the Redis key layout of the farm (see cluster/README.md).
 //
 // Every key starts with a configurable prefix (default "zkfarm:") so several
 // farms, or tests, can share one Redis. All names are built here and nowhere

@@ -98,7 +98,9 @@ void Coordinator::stop() {
 
 void Coordinator::run() {
   link_ = std::make_unique<RouterLink>(
-      context_, RouterLink::Options{config_.listen, config_.heartbeat_interval, config_.dead_after},
+      context_,
+      RouterLink::Options{config_.listen, config_.heartbeat_interval, config_.dead_after, config_.curve_secret_key,
+                          config_.curve_allowlist},
       [this](LinkEvent e) { events_.push(std::move(e)); });
   try {
     link_->start();
@@ -106,7 +108,10 @@ void Coordinator::run() {
     throw std::runtime_error("cannot listen on " + config_.listen + ": " + e.what());
   }
   ZKLOG(kInfo) << "coordinator " << config_.coordinator_id << " listening on " << config_.listen << ", Redis "
-               << RedisUrl::parse(config_.redis_url).redacted() << ", prefix " << keys_.prefix();
+               << RedisUrl::parse(config_.redis_url).redacted() << ", prefix " << keys_.prefix()
+               << (config_.curve_secret_key.empty()
+                       ? ", no CURVE (plaintext)"
+                       : ", CURVE with " + std::to_string(config_.curve_allowlist.size()) + " allowed worker keys");
   intake_thread_ = std::thread([this] { intake_main(); });
   verifier_thread_ = std::thread([this] { verifier_main(); });
   auto next_tick = Clock::now();

@@ -67,6 +67,9 @@ struct CoordinatorConfig {
   std::uint32_t quarantine_after = 3;          // faults before a worker is quarantined
   std::uint32_t max_active_jobs = 64;          // jobs held at once (the rest wait in Redis)
   long terminal_ttl_seconds = 7 * 24 * 3600;
+  // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
+  std::string curve_secret_key;          // Z85
+  std::set<std::string> curve_allowlist;  // worker public keys, Z85
 };
 
 class Coordinator {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "coordinator/coordinator.h"
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
       .value("quarantine-after", "3", "faults before a worker is quarantined")
       .value("max-active-jobs", "64", "jobs held at once")
       .value("ttl-s", "604800", "seconds terminal jobs stay in Redis")
+      .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
+      .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
       .flag("help", "print this help");
   CoordinatorConfig config;
   try {
@@ -59,6 +62,14 @@ int main(int argc, char** argv) {
     config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
     config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));
     config.terminal_ttl_seconds = flags.get_int("ttl-s", 0, 365L * 86400);
+    if (!flags.get("curve-secret-key-file").empty()) {
+      config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));
+      if (flags.get("curve-allowlist").empty())
+        throw FlagError("--curve-secret-key-file needs --curve-allowlist (the worker keys to admit)");
+      config.curve_allowlist = read_curve_allowlist(flags.get("curve-allowlist"));
+    } else if (!flags.get("curve-allowlist").empty()) {
+      throw FlagError("--curve-allowlist needs --curve-secret-key-file");
+    }
     if (config.dead_after <= config.heartbeat_interval)
       throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
   } catch (const std::exception& e) {

@@ -15,6 +15,15 @@ RouterLink::RouterLink(zmq::context_t& context, Options options, std::function<v
 RouterLink::~RouterLink() { stop(); }
 
 void RouterLink::start() {
+  if (!options_.curve_secret_key.empty()) {
+    // The ZAP handler must exist before the first connection arrives.
+    zap_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::rep);
+    zap_->set(zmq::sockopt::linger, 0);
+    zap_->bind("inproc://zeromq.zap.01");
+    socket_.set(zmq::sockopt::curve_server, 1);
+    socket_.set(zmq::sockopt::curve_secretkey, options_.curve_secret_key);
+    socket_.set(zmq::sockopt::zap_domain, "zkfarm");
+  }
   socket_.set(zmq::sockopt::router_handover, 1);
   socket_.set(zmq::sockopt::router_mandatory, 1);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxFrameBytes));
@@ -58,6 +67,38 @@ std::string printable(const std::string& peer) {
 
 }  // namespace
 
+// One ZAP exchange (RFC 27): version, request id, domain, address, identity,
+// mechanism, credentials -> version, request id, status, text, user, metadata.
+void RouterLink::answer_zap() {
+  std::vector<zmq::message_t> request;
+  for (;;) {
+    zmq::message_t part;
+    if (!zap_->recv(part, zmq::recv_flags::dontwait)) return;
+    const bool more = part.more();
+    request.push_back(std::move(part));
+    if (!more) break;
+  }
+  std::string status = "400", text = "malformed ZAP request", user;
+  if (request.size() >= 7 && request[0].to_string() == "1.0" && request[5].to_string() == "CURVE" &&
+      request[6].size() == 32) {
+    char z85[41];
+    zmq_z85_encode(z85, static_cast<const std::uint8_t*>(request[6].data()), 32);
+    if (options_.curve_allowlist.count(z85)) {
+      status = "200";
+      text = "OK";
+      user = z85;
+    } else {
+      text = "key not in the allowlist";
+      ZKLOG(kWarning) << "ZAP denied a worker with CURVE public key " << z85 << " from "
+                      << request[3].to_string();
+    }
+  }
+  const std::string request_id = request.size() > 1 ? request[1].to_string() : "";
+  const std::string reply[] = {"1.0", request_id, status, text, user, ""};
+  for (int i = 0; i < 6; ++i)
+    zap_->send(zmq::buffer(reply[i]), i < 5 ? zmq::send_flags::sndmore : zmq::send_flags::none);
+}
+
 void RouterLink::run() {
   using Clock = std::chrono::steady_clock;
   std::map<std::string, Clock::time_point> last_seen;  // tracked peers
@@ -91,9 +132,12 @@ void RouterLink::run() {
       }
       next_tick = now + options_.heartbeat_interval;
     }
-    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, commands_.fd(), ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, commands_.fd(), ZMQ_POLLIN, 0},
+                               {zap_ ? zap_->handle() : nullptr, zap_ ? 0 : -1, static_cast<short>(zap_ ? ZMQ_POLLIN : 0), 0}};
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
-    zmq::poll(items, 2, std::max(std::chrono::milliseconds(0), wait));
+    zmq::poll(items, zap_ ? 3 : 2, std::max(std::chrono::milliseconds(0), wait));
+    if (zap_ && (items[2].revents & ZMQ_POLLIN)) answer_zap();
     if (items[1].revents & ZMQ_POLLIN) {
       for (auto& c : commands_.drain()) {
         switch (c.kind) {

@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
@@ -35,6 +37,11 @@ class RouterLink {
     std::string endpoint;  // e.g. tcp://127.0.0.1:5555
     std::chrono::milliseconds heartbeat_interval{1000};
     std::chrono::milliseconds dead_after{5000};
+    // CURVE: when curve_secret_key (Z85) is set, the socket is a CURVE
+    // server and a ZAP handler on this thread admits only the worker public
+    // keys in curve_allowlist (an empty allowlist admits none).
+    std::string curve_secret_key;
+    std::set<std::string> curve_allowlist;
   };
 
   // sink receives every event, on the network thread: it must only enqueue.
@@ -60,12 +67,14 @@ class RouterLink {
     std::string peer, bytes;
   };
   void run();
+  void answer_zap();
 
   zmq::context_t& context_;
   Options options_;
   std::function<void(LinkEvent)> events_;
   Mailbox<Command> commands_;
   zmq::socket_t socket_;
+  std::unique_ptr<zmq::socket_t> zap_;
   std::thread thread_;
 };
 

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 
+#include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "worker/cpu_backend.h"
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
       .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
       .value("inject-fault", "", "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
+      .value("curve-server-key", "", "CURVE: the coordinator's Z85 public key")
+      .value("curve-server-key-file", "", "CURVE: file with the coordinator's Z85 public key")
+      .value("curve-secret-key-file", "", "CURVE: file with this worker's Z85 secret key")
       .flag("help", "print this help");
   WorkerConfig config;
   try {
@@ -66,6 +70,19 @@ int main(int argc, char** argv) {
     if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")
       throw FlagError("--inject-fault: unknown fault '" + config.inject_fault + "'");
     config.prove_delay = std::chrono::milliseconds(flags.get_int("prove-delay-ms", 0, 3600000));
+    if (!flags.get("curve-server-key").empty() && !flags.get("curve-server-key-file").empty())
+      throw FlagError("give one of --curve-server-key and --curve-server-key-file");
+    if (!flags.get("curve-server-key-file").empty())
+      config.curve_server_key = read_curve_key_file(flags.get("curve-server-key-file"));
+    else
+      config.curve_server_key = flags.get("curve-server-key");
+    if (!config.curve_server_key.empty()) {
+      if (!is_curve_key(config.curve_server_key))
+        throw FlagError("--curve-server-key: not a 40-character Z85 CURVE public key");
+      if (flags.get("curve-secret-key-file").empty())
+        throw FlagError("--curve-server-key needs --curve-secret-key-file");
+      config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));
+    }
     if (!config.redis_url.empty()) RedisUrl::parse(config.redis_url);  // fail fast on a bad URL
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());

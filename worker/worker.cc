@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cluster/artifacts.h"
+#include "cluster/curve_keys.h"
 #include "cluster/log.h"
 #include "cluster/redis_client.h"
 #include "schema/messages.h"
@@ -284,6 +285,11 @@ int Worker::run() {
   socket_->set(zmq::sockopt::linger, 1000);
   socket_->set(zmq::sockopt::reconnect_ivl, 100);
   socket_->set(zmq::sockopt::reconnect_ivl_max, 2000);
+  if (!config_.curve_server_key.empty()) {
+    socket_->set(zmq::sockopt::curve_serverkey, config_.curve_server_key);
+    socket_->set(zmq::sockopt::curve_publickey, curve_public_key(config_.curve_secret_key));
+    socket_->set(zmq::sockopt::curve_secretkey, config_.curve_secret_key);
+  }
   socket_->connect(config_.coordinator);
   for (std::uint32_t i = 0; i < config_.slots; ++i) provers_.emplace_back([this] { prover_main(); });
 

@@ -46,6 +46,9 @@ struct WorkerConfig {
   std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
   std::chrono::milliseconds coordinator_dead_after{5000};
   std::chrono::milliseconds drain_timeout{60000};
+  // ZeroMQ CURVE: the coordinator's public key and our secret key (Z85);
+  // both empty: plaintext.
+  std::string curve_server_key, curve_secret_key;
   // Test-only fault injection: "" | "corrupt-proof" (return a wrong proof).
   std::string inject_fault;
   std::chrono::milliseconds prove_delay{0};  // test-only: sleep before proving

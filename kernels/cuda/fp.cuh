@@ -54,9 +54,9 @@
 // Unrolled on the device (register arrays must be indexed by constants);
 // the host compiler unrolls as it sees fit.
 #if defined(__CUDA_ARCH__)
-#define ZKFARM_UNROLL _Pragma("unroll")
+#define ZKFARM_DEVICE_UNROLL _Pragma("unroll")
 #else
-#define ZKFARM_UNROLL
+#define ZKFARM_DEVICE_UNROLL
 #endif
 
 namespace zkfarm::cuda {
@@ -223,7 +223,7 @@ namespace limbs {
 template <int n>
 ZKFARM_HD void add(std::uint32_t* r, const std::uint32_t* a, const std::uint32_t* b) {
   r[0] = ptx::add_cc(a[0], b[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int j = 1; j < n - 1; ++j) r[j] = ptx::addc_cc(a[j], b[j]);
   r[n - 1] = ptx::addc(a[n - 1], b[n - 1]);
 }
@@ -233,10 +233,10 @@ template <int n>
 ZKFARM_HD void reduce_once(std::uint32_t* r, const std::uint32_t* a, const std::uint32_t* p) {
   std::uint32_t s[n];
   s[0] = ptx::sub_cc(a[0], p[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int j = 1; j < n; ++j) s[j] = ptx::subc_cc(a[j], p[j]);
   const std::uint32_t borrow = ptx::subc(0, 0);  // 0xffffffff if a < p, else 0
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int j = 0; j < n; ++j) r[j] = (a[j] & borrow) | (s[j] & ~borrow);
 }
 
@@ -245,13 +245,13 @@ ZKFARM_UNROLL
 template <int n>
 ZKFARM_HD void reduce_row(std::uint32_t* x, std::uint32_t* y, const std::uint32_t* p, std::uint32_t m) {
   y[0] = ptx::mad_lo_cc(m, p[1], y[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int j = 1; j < n - 1; ++j)
     y[j] = (j % 2 == 0) ? ptx::madc_lo_cc(m, p[j + 1], y[j]) : ptx::madc_hi_cc(m, p[j], y[j]);
   y[n - 1] = ptx::madc_hi(m, p[n - 1], y[n - 1]);
 
   x[0] = ptx::mad_lo_cc(m, p[0], x[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int j = 1; j < n; ++j)
     x[j] = (j % 2 == 0) ? ptx::madc_lo_cc(m, p[j], x[j]) : ptx::madc_hi_cc(m, p[j - 1], x[j]);
   x[n] = ptx::addc(x[n], 0);
@@ -279,7 +279,7 @@ ZKFARM_HD void mont_mul(std::uint32_t* out, const std::uint32_t* a, const std::u
   // are plain concatenations of products.
   {
     const std::uint32_t bi = b[0];
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < n; j += 2) {
       x[j] = a[j] * bi;
       x[j + 1] = ptx::mul_hi(a[j], bi);
@@ -288,30 +288,30 @@ ZKFARM_UNROLL
     }
     x[n] = 0;
     reduce_row<n>(x, y, p, x[0] * inv);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < n; ++j) {
       u[j] = x[j + 1];
       v[j] = y[j];
     }
   }
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
   for (int i = 1; i < n; ++i) {
     const std::uint32_t bi = b[i];
     // Column 0 of T is U_0 + V_0; its carry starts Y's chain at column 1.
     x[0] = ptx::add_cc(v[0], u[0]);
     y[0] = ptx::madc_lo_cc(a[1], bi, u[1]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 1; j < n - 1; ++j)
       y[j] = (j % 2 == 0) ? ptx::madc_lo_cc(a[j + 1], bi, u[j + 1]) : ptx::madc_hi_cc(a[j], bi, u[j + 1]);
     y[n - 1] = ptx::madc_hi(a[n - 1], bi, 0);
     // X chain over V (column 0 already holds U_0 + V_0).
     x[0] = ptx::mad_lo_cc(a[0], bi, x[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 1; j < n; ++j)
       x[j] = (j % 2 == 0) ? ptx::madc_lo_cc(a[j], bi, v[j]) : ptx::madc_hi_cc(a[j - 1], bi, v[j]);
     x[n] = ptx::addc(0, 0);
     reduce_row<n>(x, y, p, x[0] * inv);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < n; ++j) {
       u[j] = x[j + 1];
       v[j] = y[j];
@@ -336,34 +336,34 @@ struct alignas(16) DevFp {
 
   static ZKFARM_HD DevFp zero() {
     DevFp r;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) r.limb[j] = 0;
     return r;
   }
   static ZKFARM_HD DevFp one() {
     const auto& c = field_constants<Params>();
     DevFp r;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) r.limb[j] = c.one[j];
     return r;
   }
 
   ZKFARM_HD bool is_zero() const {
     std::uint32_t acc = 0;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) acc |= limb[j];
     return acc == 0;
   }
   ZKFARM_HD bool is_one() const {
     const auto& c = field_constants<Params>();
     std::uint32_t acc = 0;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) acc |= limb[j] ^ c.one[j];
     return acc == 0;
   }
   ZKFARM_HD bool operator==(const DevFp& o) const {
     std::uint32_t acc = 0;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) acc |= limb[j] ^ o.limb[j];
     return acc == 0;
   }
@@ -384,12 +384,12 @@ ZKFARM_UNROLL
     const auto& c = field_constants<Params>();
     std::uint32_t t[kLimbs];
     t[0] = ptx::sub_cc(limb[0], o.limb[0]);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 1; j < kLimbs; ++j) t[j] = ptx::subc_cc(limb[j], o.limb[j]);
     const std::uint32_t borrow = ptx::subc(0, 0);
     DevFp r;
     r.limb[0] = ptx::add_cc(t[0], c.modulus[0] & borrow);
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 1; j < kLimbs - 1; ++j) r.limb[j] = ptx::addc_cc(t[j], c.modulus[j] & borrow);
     r.limb[kLimbs - 1] = ptx::addc(t[kLimbs - 1], c.modulus[kLimbs - 1] & borrow);
     return r;
@@ -402,7 +402,7 @@ ZKFARM_UNROLL
     DevFp n = -*this;
     const std::uint32_t mask = negate ? 0xffffffffu : 0u;
     DevFp r;
-ZKFARM_UNROLL
+ZKFARM_DEVICE_UNROLL
     for (int j = 0; j < kLimbs; ++j) r.limb[j] = (n.limb[j] & mask) | (limb[j] & ~mask);
     return r;
   }

@@ -34,7 +34,9 @@ struct GpuMsmConfig {
   // Pippenger window bits c; 0 = chosen by the cost model. Forced values
   // must lie in [2, 24].
   unsigned window_bits = 0;
-  // Points (or records) per accumulation thread at least; smaller values
+  // Points per accumulation thread at least, and records per thread in the
+  // record levels (>= 4: each level then shrinks the records from R to at
+  // most 2 * ceil(R / record_segment), so the levels end). Small values
   // only matter for tests that want many reduction levels.
   std::size_t min_segment = 8;
   std::size_t record_segment = 16;
@@ -44,8 +46,8 @@ struct GpuMsmConfig {
     if (window_bits != 0 && (window_bits < 2 || window_bits > 24))
       throw std::invalid_argument("GpuMsmConfig::window_bits must be 0 or in [2, 24], got " +
                                   std::to_string(window_bits));
-    if (min_segment == 0 || record_segment < 2)
-      throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 2");
+    if (min_segment == 0 || record_segment < 4)
+      throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
   }
 };
 

@@ -116,7 +116,7 @@ ZKFARM_HD unsigned count_leading_zeros(std::uint32_t x) {
 template <class FrDev>
 ZKFARM_HD unsigned bit_length(const FrDev& k) {
   unsigned bits = 0;
-  ZKFARM_UNROLL
+  ZKFARM_DEVICE_UNROLL
   for (int j = 0; j < FrDev::kLimbs; ++j)
     if (k.limb[j]) bits = 32u * unsigned(j) + 32u - count_leading_zeros(k.limb[j]);
   return bits;
@@ -146,7 +146,7 @@ ZKFARM_HD void scatter_flagged(std::uint64_t i, const std::uint32_t* flag, const
 template <int n>
 ZKFARM_HD std::uint32_t limb_at(const std::uint32_t* limb, unsigned idx) {
   std::uint32_t r = 0;
-  ZKFARM_UNROLL
+  ZKFARM_DEVICE_UNROLL
   for (int j = 0; j < n; ++j) r = (idx == unsigned(j)) ? limb[j] : r;
   return r;
 }

@@ -152,13 +152,13 @@ ZKFARM_HD std::uint32_t reverse_bits(std::uint32_t x, unsigned bits) {
 template <class F>
 ZKFARM_HD F tile_get(const std::uint32_t* smem, std::uint32_t tile_size, std::uint32_t i) {
   F r;
-  ZKFARM_UNROLL
+  ZKFARM_DEVICE_UNROLL
   for (int j = 0; j < F::kLimbs; ++j) r.limb[j] = smem[std::uint32_t(j) * tile_size + i];
   return r;
 }
 template <class F>
 ZKFARM_HD void tile_put(std::uint32_t* smem, std::uint32_t tile_size, std::uint32_t i, const F& v) {
-  ZKFARM_UNROLL
+  ZKFARM_DEVICE_UNROLL
   for (int j = 0; j < F::kLimbs; ++j) smem[std::uint32_t(j) * tile_size + i] = v.limb[j];
 }
 

@@ -71,5 +71,21 @@ TEST_F(FarmTest, CancelQueuedAndSubmitValidation) {
   EXPECT_EQ(farm::status(options_, "c-1")->state, "cancelled");
 }
 
+TEST_F(FarmTest, CriticalJobsJumpTheQueue) {
+  start_coordinator();
+  const std::size_t w = start_worker("slow", {"--prove-delay-ms", "300"});
+  const std::string wtns = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("bulk", bn254_.id, {wtns, wtns, wtns, wtns}, "low"));
+  ASSERT_TRUE(eventually([&] { return workers_[w]->log().find("task 1 received") != std::string::npos; },
+                         std::chrono::seconds(10)));
+  farm::submit(options_, job_json("winning-post", bn254_.id, {wtns}, "critical"));
+  farm::JobStatus critical = wait_job("winning-post");
+  farm::JobStatus bulk = wait_job("bulk");
+  ASSERT_EQ(critical.state, "done");
+  ASSERT_EQ(bulk.state, "done");
+  // The critical job overtook the three low partitions still pending.
+  EXPECT_LT(critical.finished_at, bulk.finished_at);
+}
+
 }  // namespace
 }  // namespace zkfarm::testing

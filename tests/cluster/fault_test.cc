@@ -2,11 +2,13 @@
 // garbage on the wire, a worker returning corrupt proofs, a coordinator
 // killed and restarted mid-job.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <zmq.hpp>
 
+#include "cluster/curve_keys.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "tests/cluster/farm_fixture.h"
@@ -92,6 +94,75 @@ TEST_F(FarmTest, CoordinatorKilledMidJobResumesKeepingProvedPartitions) {
   EXPECT_EQ(s.state, "done") << s.error;
   expect_result_verifies("r-2", 2);
   EXPECT_TRUE(log_contains(*coordinator_, "1 already proved")) << logs();
+}
+
+TEST_F(FarmTest, RedisCrashAndAofRestartLosesNothing) {
+  start_coordinator();
+  start_worker("w1", {"--prove-delay-ms", "300"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("before", bn254_.id, {w}));
+  ASSERT_EQ(wait_job("before").state, "done");
+  // A job in flight when Redis dies (appendfsync always: acknowledged
+  // writes survive the SIGKILL).
+  farm::submit(options_, job_json("during", bn254_.id, {w, w, w}));
+  ASSERT_TRUE(eventually([&] { return farm::status(options_, "during")->state == "running"; }, 10s));
+  redis_->crash_and_restart();
+  farm::submit(options_, job_json("after", bn254_.id, {w}));
+  farm::JobStatus during = wait_job("during");
+  EXPECT_EQ(during.state, "done") << during.error;
+  expect_result_verifies("during", 3);
+  EXPECT_EQ(wait_job("after").state, "done");
+  expect_result_verifies("before", 1);  // survived the restart
+  EXPECT_TRUE(coordinator_->running());
+  EXPECT_TRUE(workers_[0]->running());
+}
+
+TEST_F(FarmTest, SigtermDrainsAWorkerAndStopsTheCoordinatorCleanly) {
+  start_coordinator();
+  const std::size_t w1 = start_worker("w1", {"--prove-delay-ms", "1000"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("drain", bn254_.id, {w}));
+  ASSERT_TRUE(eventually([&] { return log_contains(*workers_[w1], "task 1 received"); }, 10s)) << logs();
+  workers_[w1]->signal(SIGTERM);
+  // The held task is finished and delivered before the worker exits 0.
+  auto status = workers_[w1]->wait_for(20s);
+  ASSERT_TRUE(status) << logs();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << logs();
+  farm::JobStatus s = wait_job("drain");
+  EXPECT_EQ(s.state, "done") << s.error;
+  coordinator_->signal(SIGTERM);
+  auto cstatus = coordinator_->wait_for(10s);
+  ASSERT_TRUE(cstatus) << logs();
+  EXPECT_TRUE(WIFEXITED(*cstatus) && WEXITSTATUS(*cstatus) == 0) << logs();
+}
+
+TEST_F(FarmTest, CurveAuthAdmitsOnlyAllowlistedWorkers) {
+  const CurveKeyPair server = generate_curve_keypair();
+  const CurveKeyPair allowed = generate_curve_keypair();
+  const CurveKeyPair intruder = generate_curve_keypair();
+  write_curve_key_file(dir_->file("server.key"), server.secret_key);
+  write_curve_key_file(dir_->file("allowed.key"), allowed.secret_key);
+  write_curve_key_file(dir_->file("intruder.key"), intruder.secret_key);
+  write_curve_key_file(dir_->file("server.key.pub"), server.public_key);
+  write_file(dir_->file("allowlist"), "# workers\n" + allowed.public_key + "  # w-allowed\n");
+  start_coordinator({"--curve-secret-key-file", dir_->file("server.key"), "--curve-allowlist", dir_->file("allowlist")});
+  const std::size_t bad = start_worker("w-intruder", {"--curve-server-key", server.public_key,
+                                                      "--curve-secret-key-file", dir_->file("intruder.key")});
+  const std::size_t plain = start_worker("w-plaintext");
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "ZAP denied"); }, 10s)) << logs();
+  const std::size_t good = start_worker("w-allowed", {"--curve-server-key-file", dir_->file("server.key.pub"),
+                                                      "--curve-secret-key-file", dir_->file("allowed.key")});
+  (void)good;
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("curve", bn254_.id, {w, w}));
+  farm::JobStatus s = wait_job("curve");
+  EXPECT_EQ(s.state, "done") << s.error;
+  EXPECT_FALSE(log_contains(*workers_[bad], "welcomed")) << logs();
+  EXPECT_FALSE(log_contains(*workers_[plain], "welcomed")) << logs();
+  for (const auto& p : farm::workers(options_)) EXPECT_EQ(p.id, "w-allowed");
+  // Secrets never reach the logs.
+  EXPECT_EQ(logs().find(server.secret_key), std::string::npos);
+  EXPECT_EQ(logs().find(allowed.secret_key), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,291 @@
+// metrics.h -- the Prometheus metrics of zkfarm's daemons, as catalogued in
+// docs/METRICS.md (that file is the contract; this is its only implementation).
+//
+// CoordinatorMetrics and WorkerMetrics each register exactly their families
+// (plus the two shared ones) in a private prometheus::Registry and hand out
+// typed accessors; callers never build metric names or label sets. Label
+// values are normalized here (priority, circuit, code, worker, curve) so a bad
+// or hostile value can never create unbounded series. MetricsEndpoint serves
+// one of them over HTTP at /metrics.
+//
+//   auto metrics = std::make_shared<zkfarm::metrics::CoordinatorMetrics>("0.3.0");
+//   zkfarm::metrics::MetricsEndpoint endpoint("0.0.0.0:9460", metrics);
+//   metrics->jobs_submitted(circuit_id, "critical").Increment();
+//
+// Thread-safety: every accessor and every returned metric may be used from any
+// thread (prometheus-cpp's metrics are atomic; families lock on lookup). The
+// references returned stay valid for the life of the metrics object. Hot paths
+// may keep the reference instead of looking it up again.
+//
+// Depends only on prometheus-cpp (Debian's prometheus-cpp-dev), not on the
+// cluster code, so tools and tests can use it alone.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace prometheus {
+class Exposer;
+}
+
+namespace zkfarm::metrics {
+
+// ---- label values -------------------------------------------------------
+
+// The prover stages timed per partition (label `stage`).
+enum class Stage { kFetchWitness, kParseWitness, kWitnessCheck, kSpmv, kNtt, kMsm };
+inline constexpr std::array<Stage, 6> kAllStages = {Stage::kFetchWitness, Stage::kParseWitness,
+                                                    Stage::kWitnessCheck, Stage::kSpmv,
+                                                    Stage::kNtt,          Stage::kMsm};
+// "fetch_witness", "parse_witness", "witness_check", "spmv", "ntt", "msm".
+std::string_view stage_label(Stage stage);
+
+// The four job priorities, in scheduling order.
+inline constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "normal", "low"};
+
+// "critical" | "high" | "normal" | "low" (case as given must match), else "unknown".
+std::string priority_label(std::string_view priority);
+// First 16 hex digits of a circuit id (sha256 hex, 16..64 lowercase hex
+// digits accepted), else "none".
+std::string circuit_label(std::string_view circuit_id);
+// An error code or reason: an identifier ([A-Za-z][A-Za-z0-9_]*, at most 64
+// characters) as given, else "unknown".
+std::string code_label(std::string_view code);
+// A worker id: printable ASCII without quotes or backslashes, 1..128
+// characters, as given; else "invalid".
+std::string worker_label(std::string_view worker_id);
+// "bn254" | "bls12381" (also snarkjs's "bn128"), else "unknown".
+std::string curve_label(std::string_view curve);
+
+// Bucket boundaries (docs/METRICS.md, "Histogram buckets").
+const std::vector<double>& work_duration_buckets();  // 1 ms .. 1000 s
+const std::vector<double>& job_latency_buckets();    // 50 ms .. 7200 s
+
+// ---- the metric sets ------------------------------------------------------
+
+// What both daemons export; the base of CoordinatorMetrics and WorkerMetrics.
+// A Collectable, so MetricsEndpoint (or a test) can collect it directly.
+class FarmMetrics : public prometheus::Collectable {
+ public:
+  FarmMetrics(const FarmMetrics&) = delete;
+  FarmMetrics& operator=(const FarmMetrics&) = delete;
+  ~FarmMetrics() override;
+
+  // zkfarm_redis_errors_total
+  prometheus::Counter& redis_errors() { return *redis_errors_; }
+
+  // The families, serialized by prometheus-cpp's text format.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  // Collect() in the Prometheus text exposition format (what /metrics serves).
+  std::string scrape_text() const;
+
+ protected:
+  // component: "coordinator" or "worker"; constant_labels go on every family.
+  FarmMetrics(std::string_view component, std::string_view version, prometheus::Labels constant_labels);
+
+  // Called at the start of every Collect(), before the registry is read.
+  virtual void before_collect() const {}
+
+  prometheus::Family<prometheus::Counter>& counter(const std::string& name, const std::string& help);
+  prometheus::Family<prometheus::Gauge>& gauge(const std::string& name, const std::string& help);
+  prometheus::Family<prometheus::Histogram>& histogram(const std::string& name, const std::string& help);
+
+  // Histogram children created on demand: Family::Add would build a throwaway
+  // Histogram (and copy the boundaries) on every lookup; this looks up first.
+  prometheus::Histogram& histogram_child(prometheus::Family<prometheus::Histogram>& family,
+                                         const prometheus::Labels& labels, const std::vector<double>& buckets);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Labels constant_labels_;
+
+ private:
+  prometheus::Counter* redis_errors_ = nullptr;
+  std::mutex histogram_mutex_;
+  std::map<std::pair<const void*, prometheus::Labels>, prometheus::Histogram*> histogram_children_;
+};
+
+// The coordinator's families (docs/METRICS.md: jobs and queues, partitions
+// and verification, its view of the workers).
+class CoordinatorMetrics final : public FarmMetrics {
+ public:
+  explicit CoordinatorMetrics(std::string_view version);
+
+  // Jobs and queues. `circuit` is the full circuit id (normalized by
+  // circuit_label); `priority` a priority name (priority_label).
+  prometheus::Counter& jobs_submitted(std::string_view circuit, std::string_view priority);
+  prometheus::Counter& jobs_completed(std::string_view circuit, std::string_view priority);
+  prometheus::Counter& jobs_failed(std::string_view circuit, std::string_view priority, std::string_view code);
+  prometheus::Gauge& jobs_active(std::string_view priority);
+  prometheus::Gauge& queue_depth(std::string_view priority);
+  prometheus::Histogram& job_queue_wait(std::string_view priority);
+  prometheus::Histogram& job_latency(std::string_view circuit, std::string_view priority);
+
+  // Partitions and verification.
+  prometheus::Counter& partitions_proved(std::string_view circuit);
+  prometheus::Counter& partitions_verified(std::string_view circuit);
+  prometheus::Counter& partitions_invalid(std::string_view circuit, std::string_view worker);
+  prometheus::Counter& partitions_retried(std::string_view circuit, std::string_view reason);
+  prometheus::Counter& partitions_requeued(std::string_view reason);
+  prometheus::Gauge& partitions_pending(std::string_view priority);
+  prometheus::Gauge& partitions_in_flight() { return *partitions_in_flight_; }
+  prometheus::Histogram& partition_dispatch_wait(std::string_view priority);
+  prometheus::Histogram& verify_duration(std::string_view curve);
+
+  // Per worker, as the coordinator sees it.
+  prometheus::Gauge& worker_connected(std::string_view worker);
+  prometheus::Gauge& worker_quarantined(std::string_view worker);
+  prometheus::Counter& worker_faults(std::string_view worker);
+  prometheus::Counter& worker_heartbeat_misses(std::string_view worker);
+  prometheus::Counter& worker_deaths(std::string_view worker);
+
+ private:
+  // Index into kPriorities, or -1 for "unknown".
+  static int priority_index(std::string_view priority);
+
+  prometheus::Family<prometheus::Counter>* jobs_submitted_;
+  prometheus::Family<prometheus::Counter>* jobs_completed_;
+  prometheus::Family<prometheus::Counter>* jobs_failed_;
+  prometheus::Family<prometheus::Gauge>* jobs_active_;
+  prometheus::Family<prometheus::Gauge>* queue_depth_;
+  prometheus::Family<prometheus::Histogram>* job_queue_wait_;
+  prometheus::Family<prometheus::Histogram>* job_latency_;
+  prometheus::Family<prometheus::Counter>* partitions_proved_;
+  prometheus::Family<prometheus::Counter>* partitions_verified_;
+  prometheus::Family<prometheus::Counter>* partitions_invalid_;
+  prometheus::Family<prometheus::Counter>* partitions_retried_;
+  prometheus::Family<prometheus::Counter>* partitions_requeued_;
+  prometheus::Family<prometheus::Gauge>* partitions_pending_;
+  prometheus::Gauge* partitions_in_flight_;
+  prometheus::Family<prometheus::Histogram>* partition_dispatch_wait_;
+  prometheus::Family<prometheus::Histogram>* verify_duration_;
+  prometheus::Family<prometheus::Gauge>* worker_connected_;
+  prometheus::Family<prometheus::Gauge>* worker_quarantined_;
+  prometheus::Family<prometheus::Counter>* worker_faults_;
+  prometheus::Family<prometheus::Counter>* worker_heartbeat_misses_;
+  prometheus::Family<prometheus::Counter>* worker_deaths_;
+
+  // Children of the priority-labelled families, created at start (index by
+  // priority_index).
+  std::array<prometheus::Gauge*, 4> jobs_active_by_priority_{};
+  std::array<prometheus::Gauge*, 4> queue_depth_by_priority_{};
+  std::array<prometheus::Gauge*, 4> partitions_pending_by_priority_{};
+  std::array<prometheus::Histogram*, 4> job_queue_wait_by_priority_{};
+  std::array<prometheus::Histogram*, 4> dispatch_wait_by_priority_{};
+};
+
+// One worker process = one device. Every family carries the constant labels
+// worker=<worker id> and device=<ordinal or "cpu">.
+class WorkerMetrics final : public FarmMetrics {
+ public:
+  // device: the CUDA ordinal as text ("0", "3") or "cpu".
+  WorkerMetrics(std::string_view worker_id, std::string_view device, std::string_view version);
+
+  // zkfarm_device_info: sets the one info series (replacing an earlier one).
+  void set_device_info(std::string_view name, std::string_view uuid, std::string_view backend);
+
+  // Busy time: call task_started() when a task begins proving and
+  // task_finished() when it ends (success or error). They keep
+  // zkfarm_device_tasks_in_progress and accumulate zkfarm_device_busy_seconds_total
+  // for the time at least one task is in progress; a scrape adds the time of
+  // the tasks still running, so long partitions show as busy while they run.
+  void task_started();
+  void task_finished();
+
+  prometheus::Counter& busy_seconds() { return *busy_seconds_; }
+  prometheus::Gauge& slots() { return *slots_; }
+  prometheus::Gauge& tasks_in_progress() { return *tasks_in_progress_; }
+  prometheus::Counter& proofs(std::string_view circuit);
+  prometheus::Counter& task_errors(std::string_view code);
+  prometheus::Gauge& memory_used_bytes() { return *memory_used_bytes_; }
+  prometheus::Gauge& memory_total_bytes() { return *memory_total_bytes_; }
+  prometheus::Histogram& prove_stage_duration(Stage stage);
+  prometheus::Histogram& prove_duration(std::string_view circuit);
+  prometheus::Counter& coordinator_heartbeat_misses() { return *coordinator_heartbeat_misses_; }
+
+  // Circuit cache.
+  prometheus::Counter& circuit_cache_hits(std::string_view circuit);
+  prometheus::Counter& circuit_cache_misses(std::string_view circuit);
+  prometheus::Counter& circuit_loads(std::string_view circuit, bool ok);
+  prometheus::Histogram& circuit_load_duration(std::string_view circuit);
+  prometheus::Counter& circuit_cache_evictions() { return *circuit_cache_evictions_; }
+  prometheus::Gauge& circuit_cache_resident() { return *circuit_cache_resident_; }
+
+ private:
+  void before_collect() const override;
+  // Moves the busy time since busy_since_ into the counter. Needs busy_mutex_.
+  void flush_busy_locked(std::chrono::steady_clock::time_point now) const;
+
+  prometheus::Family<prometheus::Gauge>* device_info_;
+  prometheus::Gauge* device_info_child_ = nullptr;
+  prometheus::Counter* busy_seconds_;
+  prometheus::Gauge* slots_;
+  prometheus::Gauge* tasks_in_progress_;
+  prometheus::Family<prometheus::Counter>* proofs_;
+  prometheus::Family<prometheus::Counter>* task_errors_;
+  prometheus::Gauge* memory_used_bytes_;
+  prometheus::Gauge* memory_total_bytes_;
+  prometheus::Family<prometheus::Histogram>* prove_stage_duration_;
+  std::array<prometheus::Histogram*, kAllStages.size()> prove_stage_by_stage_{};
+  prometheus::Family<prometheus::Histogram>* prove_duration_;
+  prometheus::Counter* coordinator_heartbeat_misses_;
+  prometheus::Family<prometheus::Counter>* circuit_cache_hits_;
+  prometheus::Family<prometheus::Counter>* circuit_cache_misses_;
+  prometheus::Family<prometheus::Counter>* circuit_loads_;
+  prometheus::Family<prometheus::Histogram>* circuit_load_duration_;
+  prometheus::Counter* circuit_cache_evictions_;
+  prometheus::Gauge* circuit_cache_resident_;
+
+  mutable std::mutex busy_mutex_;
+  std::mutex info_mutex_;
+  std::uint32_t running_tasks_ = 0;                       // guarded by busy_mutex_
+  mutable std::chrono::steady_clock::time_point busy_since_;  // guarded by busy_mutex_
+};
+
+// ---- the HTTP endpoint ------------------------------------------------------
+
+// Serves `metrics` at http://<bind_address>/metrics on prometheus-cpp's own
+// threads until destroyed. bind_address is "HOST:PORT", "[IPv6]:PORT" or
+// ":PORT" (all interfaces); port 0 takes a free port (see port()).
+// Throws std::runtime_error naming the address when it is malformed or
+// cannot be bound. Keeps `metrics` alive.
+class MetricsEndpoint {
+ public:
+  MetricsEndpoint(const std::string& bind_address, std::shared_ptr<FarmMetrics> metrics);
+  ~MetricsEndpoint();
+  MetricsEndpoint(const MetricsEndpoint&) = delete;
+  MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+
+ private:
+  std::shared_ptr<FarmMetrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+};
+
+// Checks a bind address as MetricsEndpoint takes it, without binding.
+// Returns an empty string when valid, else what is wrong.
+std::string check_bind_address(std::string_view bind_address);
+
+// The default worker endpoint: "0.0.0.0:<9470 + ordinal>", or "0.0.0.0:9469"
+// when device_ordinal < 0 (CPU backend). Ordinals past 29 would reach other
+// services' ports: give those workers --metrics-listen explicitly.
+std::string default_worker_bind_address(int device_ordinal);
+inline constexpr std::string_view kDefaultCoordinatorBindAddress = "0.0.0.0:9460";
+
+}  // namespace zkfarm::metrics

@@ -1,0 +1,399 @@
+// metrics_test.cc -- the metrics library against its contract (docs/METRICS.md)
+// and against Prometheus's own linter.
+//
+// Starts a coordinator and a worker metric set on free loopback ports, uses
+// every accessor, scrapes /metrics over a plain HTTP/1.0 socket and checks:
+// the families and their types and label names are exactly the catalogue's;
+// values show up; `promtool check metrics` accepts the scrape.
+#include "monitoring/metrics/metrics.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace zkfarm::metrics {
+namespace {
+
+const char kCircuit[] = "3f2a9c0d1e4b5a6978877665544332211ffeeddccbbaa0099887766554433221";
+const char kCircuitLabel[] = "3f2a9c0d1e4b5a69";
+
+// prometheus-cpp's exposer adds these to every endpoint (it cannot be told
+// not to); docs/METRICS.md lists them under "Added by prometheus-cpp".
+const std::set<std::string> kExposerFamilies = {"exposer_transferred_bytes_total", "exposer_scrapes_total",
+                                                "exposer_request_latencies"};
+
+// One catalogue row of docs/METRICS.md.
+struct CatalogueEntry {
+  std::string type;
+  std::set<std::string> labels;
+  bool coordinator = false, worker = false;
+};
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+std::string strip_backticks(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), '`'), s.end());
+  return trim(s);
+}
+
+// Rows "| `zkfarm_name` | type | unit | labels | exported by | meaning |".
+std::map<std::string, CatalogueEntry> read_catalogue() {
+  std::ifstream in("docs/METRICS.md");
+  EXPECT_TRUE(in.good()) << "docs/METRICS.md not in the runfiles";
+  std::map<std::string, CatalogueEntry> catalogue;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| `zkfarm_", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    std::string cell;
+    while (std::getline(row, cell, '|')) cells.push_back(trim(cell));
+    EXPECT_GE(cells.size(), 6u) << line;
+    if (cells.size() < 6) continue;
+    CatalogueEntry entry;
+    entry.type = cells[1];
+    if (cells[3] != "(none)") {
+      std::stringstream labels(cells[3]);
+      std::string label;
+      while (std::getline(labels, label, ',')) entry.labels.insert(strip_backticks(label));
+    }
+    entry.coordinator = cells[4].find("coordinator") != std::string::npos;
+    entry.worker = cells[4].find("worker") != std::string::npos;
+    const std::string name = strip_backticks(cells[0]);
+    EXPECT_EQ(catalogue.count(name), 0u) << "listed twice: " << name;
+    catalogue[name] = entry;
+  }
+  return catalogue;
+}
+
+bool catalogue_mentions(const std::string& name) {
+  std::ifstream in("docs/METRICS.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str().find("`" + name + "`") != std::string::npos;
+}
+
+// GET /metrics from 127.0.0.1:port over HTTP/1.0; returns the body. Fails the
+// test on a connection error or a status other than 200.
+std::string scrape(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    ADD_FAILURE() << "cannot connect to 127.0.0.1:" << port;
+    return "";
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  EXPECT_EQ(write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+  EXPECT_EQ(response.rfind("HTTP/1.1 200", 0) == 0 || response.rfind("HTTP/1.0 200", 0) == 0, true)
+      << response.substr(0, 200);
+  const std::size_t body = response.find("\r\n\r\n");
+  EXPECT_NE(body, std::string::npos);
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+struct ScrapedFamily {
+  std::string type;
+  std::set<std::string> label_names;  // over all samples, without "le"
+};
+
+// The families of a text-format scrape: "# TYPE name type" lines and the
+// label names of their samples.
+std::map<std::string, ScrapedFamily> parse_scrape(const std::string& text) {
+  std::map<std::string, ScrapedFamily> families;
+  std::stringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::stringstream fields(line.substr(7));
+      std::string name, type;
+      fields >> name >> type;
+      families[name].type = type;
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      const std::string s = suffix;
+      if (!families.count(name) && name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+        name = name.substr(0, name.size() - s.size());
+    }
+    EXPECT_TRUE(families.count(name)) << "sample without # TYPE: " << line;
+    const std::size_t open = line.find('{');
+    if (open == std::string::npos) continue;
+    const std::string labels = line.substr(open + 1, line.find('}') - open - 1);
+    // name="value" pairs; values produced by this library hold no '"' or ','.
+    std::stringstream pairs(labels);
+    std::string pair;
+    while (std::getline(pairs, pair, ',')) {
+      const std::string label = pair.substr(0, pair.find('='));
+      if (label != "le") families[name].label_names.insert(label);
+    }
+  }
+  return families;
+}
+
+// Runs promtool check metrics on the text; returns its exit status and output.
+std::pair<int, std::string> promtool_check(const std::string& text) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/zkfarm_metrics_scrape.txt";
+  std::ofstream(path) << text;
+  const char* override_path = std::getenv("ZKFARM_PROMTOOL");
+  const std::string promtool = override_path ? override_path : "/usr/bin/promtool";
+  if (access(promtool.c_str(), X_OK) != 0)
+    return {-1, promtool + " not found: install Debian's `prometheus` (tools/install_deps.sh)"};
+  FILE* pipe = popen((promtool + " check metrics < '" + path + "' 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Compares a scrape with the catalogue rows of one process.
+void expect_matches_catalogue(const std::string& text, bool worker_process) {
+  const auto catalogue = read_catalogue();
+  ASSERT_GT(catalogue.size(), 30u);
+  for (const std::string& name : kExposerFamilies)
+    EXPECT_TRUE(catalogue_mentions(name)) << name << " is not documented in docs/METRICS.md";
+  const auto scraped = parse_scrape(text);
+  for (const auto& [name, entry] : catalogue) {
+    if (!(worker_process ? entry.worker : entry.coordinator)) {
+      EXPECT_EQ(scraped.count(name), 0u) << name << " is not the " << (worker_process ? "worker" : "coordinator")
+                                         << "'s per docs/METRICS.md";
+      continue;
+    }
+    auto it = scraped.find(name);
+    if (it == scraped.end()) {
+      ADD_FAILURE() << "missing from the scrape: " << name;
+      continue;
+    }
+    EXPECT_EQ(it->second.type, entry.type) << name;
+    std::set<std::string> expected = entry.labels;
+    if (worker_process) expected.insert({"worker", "device"});
+    EXPECT_EQ(it->second.label_names, expected) << "label names of " << name;
+  }
+  for (const auto& [name, family] : scraped) {
+    if (name.rfind("zkfarm_", 0) == 0)
+      EXPECT_TRUE(catalogue.count(name)) << "exported but not in docs/METRICS.md: " << name;
+    else
+      EXPECT_TRUE(kExposerFamilies.count(name)) << "unexpected family: " << name;
+  }
+}
+
+TEST(Labels, Normalization) {
+  EXPECT_EQ(priority_label("critical"), "critical");
+  EXPECT_EQ(priority_label("low"), "low");
+  EXPECT_EQ(priority_label("urgent"), "unknown");
+  EXPECT_EQ(priority_label(""), "unknown");
+  EXPECT_EQ(circuit_label(kCircuit), kCircuitLabel);
+  EXPECT_EQ(circuit_label("3F2A9C0D1E4B5A69"), "none");  // upper case is not a circuit id
+  EXPECT_EQ(circuit_label("abc"), "none");
+  EXPECT_EQ(circuit_label(std::string(65, 'a')), "none");
+  EXPECT_EQ(code_label("invalidProof"), "invalidProof");
+  EXPECT_EQ(code_label("worker_dead"), "worker_dead");
+  EXPECT_EQ(code_label("no spaces"), "unknown");
+  EXPECT_EQ(code_label("9lives"), "unknown");
+  EXPECT_EQ(code_label(std::string(65, 'a')), "unknown");
+  EXPECT_EQ(worker_label("host-a/gpu3"), "host-a/gpu3");
+  EXPECT_EQ(worker_label("bad\"quote"), "invalid");
+  EXPECT_EQ(worker_label(""), "invalid");
+  EXPECT_EQ(curve_label("bn128"), "bn254");
+  EXPECT_EQ(curve_label("bls12381"), "bls12381");
+  EXPECT_EQ(curve_label("secp256k1"), "unknown");
+  EXPECT_EQ(stage_label(Stage::kMsm), "msm");
+}
+
+TEST(Endpoint, BindAddresses) {
+  EXPECT_EQ(check_bind_address("127.0.0.1:9460"), "");
+  EXPECT_EQ(check_bind_address(":9460"), "");
+  EXPECT_EQ(check_bind_address("[::1]:0"), "");
+  EXPECT_NE(check_bind_address("9460"), "");
+  EXPECT_NE(check_bind_address("127.0.0.1:70000"), "");
+  EXPECT_NE(check_bind_address("127.0.0.1:9460,9461"), "");
+  EXPECT_NE(check_bind_address("example.com:80"), "");
+  EXPECT_EQ(default_worker_bind_address(3), "0.0.0.0:9473");
+  EXPECT_EQ(default_worker_bind_address(-1), "0.0.0.0:9469");
+  auto metrics = std::make_shared<CoordinatorMetrics>("test");
+  EXPECT_THROW(MetricsEndpoint("localhost:0", metrics), std::runtime_error);
+  MetricsEndpoint first("127.0.0.1:0", metrics);
+  ASSERT_GT(first.port(), 0);
+  // The same port twice: the second cannot bind and says which address.
+  try {
+    MetricsEndpoint second("127.0.0.1:" + std::to_string(first.port()), metrics);
+    ADD_FAILURE() << "bound a port already in use";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
+  auto metrics = std::make_shared<CoordinatorMetrics>("0.1.0-test");
+  MetricsEndpoint endpoint("127.0.0.1:0", metrics);
+  // Every accessor once, so every family has a child to show.
+  metrics->jobs_submitted(kCircuit, "critical").Increment();
+  metrics->jobs_submitted(kCircuit, "critical").Increment();
+  metrics->jobs_completed(kCircuit, "critical").Increment();
+  metrics->jobs_failed("", "bogus", "invalidJob").Increment();
+  metrics->jobs_active("normal").Set(3);
+  metrics->queue_depth("high").Set(7);
+  metrics->job_queue_wait("critical").Observe(0.3);
+  metrics->job_latency(kCircuit, "critical").Observe(12.5);
+  metrics->partitions_proved(kCircuit).Increment(10);
+  metrics->partitions_verified(kCircuit).Increment(9);
+  metrics->partitions_invalid(kCircuit, "host-a/gpu1").Increment();
+  metrics->partitions_retried(kCircuit, "invalidProof").Increment();
+  metrics->partitions_requeued("workerDead").Increment(2);
+  metrics->partitions_pending("low").Set(4);
+  metrics->partitions_in_flight().Set(2);
+  metrics->partition_dispatch_wait("normal").Observe(0.02);
+  metrics->verify_duration("bls12381").Observe(0.8);
+  metrics->worker_connected("host-a/gpu1").Set(1);
+  metrics->worker_quarantined("host-a/gpu1").Set(0);
+  metrics->worker_faults("host-a/gpu1").Increment();
+  metrics->worker_heartbeat_misses("host-a/gpu1").Increment(3);
+  metrics->worker_deaths("host-a/gpu1").Increment();
+  metrics->redis_errors().Increment();
+
+  const std::string text = scrape(endpoint.port());
+  ASSERT_FALSE(text.empty());
+  expect_matches_catalogue(text, /*worker_process=*/false);
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",priority=\"critical\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"none\",code=\"invalidJob\",priority=\"unknown\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"high\"} 7"), std::string::npos);
+  // Priority series exist at 0 before any use; alert thresholds are buckets.
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"low\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_job_latency_seconds_bucket{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",priority=\"critical\",le=\"20\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_job_latency_seconds_bucket{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",priority=\"critical\",le=\"1800\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_build_info{component=\"coordinator\",version=\"0.1.0-test\"} 1"), std::string::npos);
+
+  const auto [status, output] = promtool_check(text);
+  EXPECT_EQ(status, 0) << "promtool check metrics:\n" << output << "\nscrape:\n" << text;
+}
+
+TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {
+  auto metrics = std::make_shared<WorkerMetrics>("host-a/gpu3", "3", "0.1.0-test");
+  MetricsEndpoint endpoint("127.0.0.1:0", metrics);
+  metrics->set_device_info("NVIDIA H200", "GPU-0f0e0d0c", "cuda");
+  metrics->set_device_info("NVIDIA H200", "GPU-0f0e0d0c-b", "cuda");  // replaces the first
+  metrics->slots().Set(2);
+  metrics->proofs(kCircuit).Increment();
+  metrics->task_errors("deviceFault").Increment();
+  metrics->memory_used_bytes().Set(73.5e9);
+  metrics->memory_total_bytes().Set(150e9);
+  for (Stage stage : kAllStages) metrics->prove_stage_duration(stage).Observe(0.5);
+  metrics->prove_duration(kCircuit).Observe(3.0);
+  metrics->coordinator_heartbeat_misses().Increment();
+  metrics->circuit_cache_hits(kCircuit).Increment(5);
+  metrics->circuit_cache_misses(kCircuit).Increment();
+  metrics->circuit_loads(kCircuit, true).Increment();
+  metrics->circuit_loads(kCircuit, false).Increment();
+  metrics->circuit_load_duration(kCircuit).Observe(42);
+  metrics->circuit_cache_evictions().Increment();
+  metrics->circuit_cache_resident().Set(1);
+  metrics->redis_errors().Increment();
+
+  // Busy time counts while a task runs, before it finishes (flushed at scrape).
+  metrics->task_started();
+  metrics->task_started();  // overlapping tasks do not count twice
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  const std::string text = scrape(endpoint.port());
+  ASSERT_FALSE(text.empty());
+  const double busy_while_running = metrics->busy_seconds().Value();
+  EXPECT_GE(busy_while_running, 0.1);
+  EXPECT_LT(busy_while_running, 5.0);
+  EXPECT_EQ(metrics->tasks_in_progress().Value(), 2);
+  metrics->task_finished();
+  metrics->task_finished();
+  metrics->task_finished();  // unbalanced: ignored
+  EXPECT_EQ(metrics->tasks_in_progress().Value(), 0);
+  const double busy_after = metrics->busy_seconds().Value();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  scrape(endpoint.port());
+  EXPECT_EQ(metrics->busy_seconds().Value(), busy_after) << "idle time must not count as busy";
+
+  expect_matches_catalogue(text, /*worker_process=*/true);
+  // Constant labels come first in prometheus-cpp's output.
+  EXPECT_NE(text.find("zkfarm_device_proofs_total{device=\"3\",worker=\"host-a/gpu3\",circuit=\"" +
+                      std::string(kCircuitLabel) + "\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("uuid=\"GPU-0f0e0d0c-b\""), std::string::npos);
+  EXPECT_EQ(text.find("uuid=\"GPU-0f0e0d0c\""), std::string::npos) << "old device_info series kept";
+  EXPECT_NE(text.find("zkfarm_device_tasks_in_progress{device=\"3\",worker=\"host-a/gpu3\"} 2"), std::string::npos);
+
+  const auto [status, output] = promtool_check(text);
+  EXPECT_EQ(status, 0) << "promtool check metrics:\n" << output << "\nscrape:\n" << text;
+}
+
+// A fresh process's scrape (nothing observed yet) is also clean.
+TEST(Worker, FreshScrapePassesPromtool) {
+  auto metrics = std::make_shared<WorkerMetrics>("host-b/cpu", "cpu", "0.1.0-test");
+  MetricsEndpoint endpoint("127.0.0.1:0", metrics);
+  const std::string text = scrape(endpoint.port());
+  EXPECT_NE(text.find("zkfarm_device_busy_seconds_total{device=\"cpu\",worker=\"host-b/cpu\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("zkfarm_prove_stage_duration_seconds_count{device=\"cpu\",worker=\"host-b/cpu\",stage=\"spmv\"} 0"),
+            std::string::npos);
+  const auto [status, output] = promtool_check(text);
+  EXPECT_EQ(status, 0) << output;
+}
+
+// Accessors from many threads at once (run under TSan to check the locking).
+TEST(Coordinator, ConcurrentUpdates) {
+  auto metrics = std::make_shared<CoordinatorMetrics>("test");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&metrics, t] {
+      for (int i = 0; i < 1000; ++i) {
+        metrics->partitions_verified(kCircuit).Increment();
+        metrics->job_latency(kCircuit, kPriorities[static_cast<std::size_t>(t)]).Observe(i * 0.01);
+        metrics->worker_faults("w" + std::to_string(i % 8)).Increment();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(metrics->partitions_verified(kCircuit).Value(), 4000);
+  EXPECT_NE(metrics->scrape_text().find("zkfarm_worker_faults_total{worker=\"w7\"} 500"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zkfarm::metrics
