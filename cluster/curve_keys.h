@@ -4,8 +4,8 @@
 // Keys are Z85 text (40 characters), as zmq_curve_keypair makes them. A key
 // file holds one key on its first non-comment line; an allowlist file holds
 // one worker public key per line, optionally followed by whitespace and a
-// note. Lines starting with '#' that are not keys are comments (Z85 itself
-// uses '#', so a key may start with it). The coordinator
+// note. Lines starting with '#' are comments (Z85 uses '#' inside keys, so
+// "everything after #" would cut keys; a key never starts with '#'). The coordinator
 // runs a ZAP handler that admits exactly the allowlisted worker keys; a
 // worker must know the coordinator's public key. Secret keys are never
 // logged.

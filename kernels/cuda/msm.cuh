@@ -1,5 +1,5 @@
-// msm.cuh -- msm_device<Curve, G>() (msm.h): the host driver that sequences
-// the kernels of msm_kernels.cuh on one stream. Included by one .cu file per
+// msm.cuh -- msm_device_raw() (msm.h): the host driver that sequences the
+// kernels of msm_kernels.cuh on one stream. Included by one .cu file per
 // curve and group, which instantiates it with ZKFARM_INSTANTIATE_GPU_MSM.
 #pragma once
 
@@ -30,14 +30,6 @@ inline unsigned ceil_log2(std::uint64_t x) {
   return r;
 }
 
-// Copies device bytes of a same-layout type into a host object.
-template <class Host, class Dev>
-void download_as(Host* host, const Dev* device, std::size_t count, cudaStream_t stream) {
-  static_assert(sizeof(Host) == sizeof(Dev), "layouts differ");
-  ZKFARM_CUDA_CHECK(cudaMemcpyAsync(static_cast<void*>(host), device, count * sizeof(Dev), cudaMemcpyDeviceToHost,
-                                    stream));
-}
-
 // Sums `count` XYZZ points in place of `values` down to one, by groups of
 // 16; returns the buffer holding the single sum.
 template <class Xyzz>
@@ -58,29 +50,28 @@ DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cu
 
 }  // namespace msm_detail
 
-template <class Curve, class G>
-G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
-             const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
-             const GpuMsmConfig& config, GpuMsmStats* stats) {
+template <class FqParams, int kDegree, class FrParams>
+void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
+                    cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out) {
   namespace mk = msm_kernels;
   using msm_detail::blocks_for;
-  using Cfg = typename G::Config;
-  using Pts = DevicePointsOf<Cfg>;
+  static_assert(kDegree == 1 || kDegree == 2, "G1 over Fq or G2 over Fq2");
+  using Fq = DevFp<FqParams>;
+  using Field = std::conditional_t<kDegree == 1, Fq, DevFq2<Fq>>;
+  using Pts = PointTypes<Field>;
   using Xyzz = typename Pts::Xyzz;
   using DeviceAffine = typename Pts::Affine;
-  using FrDev = typename DeviceFieldOf<typename Curve::Fr>::type;
-  using HostXyzz = XyzzPoint<Cfg>;
-  static_assert(sizeof(DeviceAffine) == sizeof(typename G::Affine));
+  using FrDev = DevFp<FrParams>;
 
   config.validate();
   if (n >= mk::kIndexMask)
     throw std::invalid_argument("gpu msm: at most 2^31 - 2 points per call, got " + std::to_string(n));
   GpuMsmStats local;
   local.points = n;
-  G result = G::identity();
+  *out = MsmRawResult();
   if (n == 0) {
     if (stats) *stats = local;
-    return result;
+    return;
   }
   ctx.activate();
   const auto* bases = reinterpret_cast<const DeviceAffine*>(device_bases);
@@ -136,20 +127,20 @@ G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
                                                  stream>>>(threads, length, ones, ones_index.data(), bases,
                                                            partial.data()));
     DeviceBuffer<Xyzz> sum = msm_detail::reduce_all(std::move(partial), threads, stream);
-    HostXyzz host_sum;
-    msm_detail::download_as(&host_sum, sum.data(), 1, stream);
+    out->ones_sum.resize(sizeof(Xyzz));
+    ZKFARM_CUDA_CHECK(
+        cudaMemcpyAsync(out->ones_sum.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    result = host_sum.to_jacobian();
   }
   ones_index = DeviceBuffer<std::uint32_t>();
 
   // 3-7. Pippenger over the dense points.
   if (m > 0) {
-    using BaseFq = typename Curve::Fq;
-    constexpr bool kExtension = sizeof(typename Pts::Field) == 2 * sizeof(BaseFq);
-    constexpr double kLimbs = double(sizeof(BaseFq) / 4);
-    // Sort pass per element relative to one mixed addition; see choose_layout.
-    const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kExtension ? 3.0 : 1.0);
+    constexpr double kLimbs = double(Fq::kLimbs);
+    // Sort pass per element relative to one mixed addition (~1/20 for
+    // BLS12-381 G1, scaling with the cost of a multiplication: k^2 limbs,
+    // three base multiplications per Fq2 one); see choose_layout.
+    const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kDegree == 2 ? 3.0 : 1.0);
     const mk::Layout layout = mk::choose_layout(m, counts[2], config.window_bits, sort_cost, sizeof(Xyzz),
                                                 ctx.memory().free / 4);
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
@@ -235,27 +226,21 @@ G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
       threads = outputs;
       per_window /= group;
     }
-    std::vector<HostXyzz> window_sums(layout.windows);
-    msm_detail::download_as(window_sums.data(), shares.data(), layout.windows, stream);
+    out->window_bits = layout.window_bits;
+    out->window_sums.resize(std::size_t(layout.windows) * sizeof(Xyzz));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), shares.data(), out->window_sums.size(),
+                                      cudaMemcpyDeviceToHost, stream));
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-
-    // 7. Horner over windows, top first.
-    G acc = G::identity();
-    for (unsigned w = layout.windows; w-- > 0;) {
-      for (unsigned d = 0; d < layout.window_bits; ++d) acc = acc.dbl();
-      acc += window_sums[w].to_jacobian();
-    }
-    result += acc;
+    // 7. (Horner over the windows) is msm_device() in msm.h, on the host.
   }
   if (stats) *stats = local;
-  return result;
 }
 
 }  // namespace zkfarm::cuda
 
-// Explicit instantiation for one curve and group, e.g.
-//   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254, zkfarm::Bn254::G1)
-#define ZKFARM_INSTANTIATE_GPU_MSM(CURVE, GROUP)                                                         \
-  template GROUP zkfarm::cuda::msm_device<CURVE, GROUP>(                                                 \
-      const zkfarm::cuda::DeviceContext&, const GROUP::Affine*, const CURVE::Fr*, std::size_t, cudaStream_t, \
-      const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*);
+// Explicit instantiation for one base field, degree and scalar field, e.g.
+//   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)
+#define ZKFARM_INSTANTIATE_GPU_MSM(FQ_PARAMS, DEGREE, FR_PARAMS)                                               \
+  template void zkfarm::cuda::msm_device_raw<FQ_PARAMS, DEGREE, FR_PARAMS>(                                   \
+      const zkfarm::cuda::DeviceContext&, const void*, const void*, std::size_t, cudaStream_t,                 \
+      const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*, zkfarm::cuda::MsmRawResult*);

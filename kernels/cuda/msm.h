@@ -4,8 +4,8 @@
 // msm_device<Curve, G>() works on bases and scalars already in device
 // memory (the prover keeps proving-key points resident); msm<Curve, G>()
 // uploads host spans first. G is Curve::G1 or Curve::G2; instantiated for
-// both curves' G1 (msm_bn254_g1.cu, msm_bls12_381_g1.cu) and G2
-// (msm_bn254_g2.cu, msm_bls12_381_g2.cu). Scalars are Fr in Montgomery
+// both curves' G1 and G2 (msm_bn254_g1.cu ... msm_bls12_381_g2.cu hold the
+// device part, msm_device_raw). Scalars are Fr in Montgomery
 // form exactly as in memory on the host (and in .wtns after conversion),
 // bases affine with (0, 0) = infinity (the .zkey layout).
 // Zero scalars and points at infinity are skipped, scalars equal to one are
@@ -21,11 +21,17 @@
 #define ZKFARM_KERNELS_CUDA_MSM_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/device_context.h"
+#include "kernels/curve.h"
+#include "kernels/field.h"
+#include "kernels/tower.h"
 
 namespace zkfarm::cuda {
 
@@ -62,10 +68,63 @@ struct GpuMsmStats {
   unsigned record_levels = 0;
 };
 
+// The device part, instantiated per base field, extension degree (1: G1,
+// 2: G2 over Fq2) and scalar field in msm_*.cu, which include no curve
+// headers: it returns the per-window sums and the ones sum as bytes of host
+// XyzzPoint values (same layout), and msm_device() below combines them.
+struct MsmRawResult {
+  unsigned window_bits = 0;
+  std::vector<std::uint8_t> window_sums;  // one XYZZ point per window, window 0 first
+  std::vector<std::uint8_t> ones_sum;     // one XYZZ point, or empty
+};
+
+template <class FqParams, int kDegree, class FrParams>
+void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
+                    cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out);
+
+namespace msm_detail {
+
+template <class F>
+struct FieldShape;
+template <class P>
+struct FieldShape<Fp<P>> {
+  using Params = P;
+  static constexpr int kDegree = 1;
+};
+template <class Cfg>
+struct FieldShape<Fq2<Cfg>> {
+  using Params = typename FieldShape<typename Cfg::Fq>::Params;
+  static constexpr int kDegree = 2;
+};
+
+}  // namespace msm_detail
+
 template <class Curve, class G>
 G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
              const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
-             const GpuMsmConfig& config = {}, GpuMsmStats* stats = nullptr);
+             const GpuMsmConfig& config = {}, GpuMsmStats* stats = nullptr) {
+  using Cfg = typename G::Config;
+  using Shape = msm_detail::FieldShape<typename Cfg::Field>;
+  using FrParams = typename msm_detail::FieldShape<typename Curve::Fr>::Params;
+  using HostXyzz = XyzzPoint<Cfg>;
+  MsmRawResult raw;
+  msm_device_raw<typename Shape::Params, Shape::kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream,
+                                                                    config, stats, &raw);
+  auto point = [](const std::uint8_t* bytes) {
+    HostXyzz p;
+    std::memcpy(static_cast<void*>(&p), bytes, sizeof(p));
+    return p.to_jacobian();
+  };
+  // Horner over windows, top first: c doublings each.
+  G result = G::identity();
+  const std::size_t windows = raw.window_sums.size() / sizeof(HostXyzz);
+  for (std::size_t w = windows; w-- > 0;) {
+    for (unsigned d = 0; d < raw.window_bits; ++d) result = result.dbl();
+    result += point(raw.window_sums.data() + w * sizeof(HostXyzz));
+  }
+  if (!raw.ones_sum.empty()) result += point(raw.ones_sum.data());
+  return result;
+}
 
 // Uploads bases and scalars (on ctx.stream(0)) and runs msm_device.
 template <class Curve, class G>

@@ -1,6 +1,7 @@
-// msm_bls12_381_g1.cu -- msm_device<Bls12381, Bls12381::G1> (msm.cuh): one curve and group
-// per translation unit keeps nvcc's time and memory per file bounded.
-#include "kernels/bls12_381.h"
+// msm_bls12_381_g1.cu -- the device part of the Bls12381 G1 MSM (msm.cuh). One
+// curve and group per translation unit keeps nvcc's time per file bounded;
+// no curve header is included (only the field parameters).
 #include "kernels/cuda/msm.cuh"
+#include "kernels/field.h"
 
-ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bls12381, zkfarm::Bls12381::G1)
+ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bls12381FqParams, 1, zkfarm::Bls12381FrParams)

@@ -136,6 +136,20 @@ TEST_F(FarmTest, SigtermDrainsAWorkerAndStopsTheCoordinatorCleanly) {
   EXPECT_TRUE(WIFEXITED(*cstatus) && WEXITSTATUS(*cstatus) == 0) << logs();
 }
 
+TEST_F(FarmTest, StalledWorkerTimesOutAndThePartitionMovesOn) {
+  start_coordinator({"--task-timeout-s", "1"});
+  const std::size_t stalled = start_worker("stalled", {"--prove-delay-ms", "60000"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("stall", bn254_.id, {w}));
+  ASSERT_TRUE(eventually([&] { return log_contains(*workers_[stalled], "task 1 received"); }, 10s)) << logs();
+  start_worker("healthy");
+  farm::JobStatus s = wait_job("stall");
+  EXPECT_EQ(s.state, "done") << s.error;
+  EXPECT_EQ(s.attempts, 1u);  // a stall is the worker's fault: it counts
+  expect_result_verifies("stall", 1);
+  EXPECT_TRUE(workers_[stalled]->running());  // heartbeats kept it alive: only the task moved
+}
+
 TEST_F(FarmTest, CurveAuthAdmitsOnlyAllowlistedWorkers) {
   const CurveKeyPair server = generate_curve_keypair();
   const CurveKeyPair allowed = generate_curve_keypair();

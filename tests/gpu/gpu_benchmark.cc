@@ -1,0 +1,259 @@
+// gpu_benchmark -- timings of the CUDA kernels on one device, every result
+// checked.
+//
+//   gpu_benchmark [--device=N] [--ntt-max-log=27] [--msm-max-log=26]
+//                 [--repeats=5] [--quick]
+//
+// Method (/work/.library/device/METHOD.md): inputs random (never zeros), one
+// warm-up, then the median of --repeats runs timed with CUDA events on the
+// stream; data resident on the device unless a row says "+upload". Every
+// configuration's output is verified once (NTT: a round trip on the device
+// at every size and the CPU reference in the tests; MSM: the exact grid
+// reference of test_inputs.h). Prints one line per measurement and a summary
+// table at the end; exits 1 if any check failed.
+#include <cstdio>
+
+#ifndef ZKFARM_HAS_CUDA
+
+int main() {
+  std::printf("SKIPPED: no CUDA device (built without CUDA)\n");
+  return 0;
+}
+
+#else
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/msm.h"
+#include "kernels/cuda/ntt.h"
+#include "kernels/curves.h"
+#include "tests/gpu/field_kernels.h"
+#include "tests/gpu/test_inputs.h"
+
+namespace zkfarm::cuda {
+namespace {
+
+struct Options {
+  int device = 0;
+  unsigned ntt_max_log = 27;
+  unsigned msm_max_log = 26;
+  int repeats = 5;
+  bool quick = false;
+};
+
+struct Row {
+  std::string what;
+  double ms;
+  std::string note;
+};
+
+std::vector<Row> g_rows;
+int g_failures = 0;
+
+void report(const std::string& what, double ms, const std::string& note = "") {
+  std::printf("%-44s %10.3f ms  %s\n", what.c_str(), ms, note.c_str());
+  std::fflush(stdout);
+  g_rows.push_back({what, ms, note});
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    ++g_failures;
+    std::printf("CHECK FAILED: %s\n", what.c_str());
+  }
+}
+
+// Median of `repeats` timed runs after one warm-up; body(stream) enqueues
+// the work on the stream (it may also block).
+template <class Body>
+double time_ms(const DeviceContext& ctx, int repeats, Body&& body) {
+  const cudaStream_t s = ctx.stream(0);
+  Event start, stop;
+  body(s);
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<double> ms;
+  for (int r = 0; r < repeats; ++r) {
+    start.record(s);
+    body(s);
+    stop.record(s);
+    stop.synchronize();
+    ms.push_back(Event::elapsed_ms(start, stop));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+template <class Params>
+void bench_field(const DeviceContext& ctx, const char* name) {
+  const double rate32 = testing::field_mul_rate<Params>(ctx, false);
+  const double rate64 = testing::field_mul_rate<Params>(ctx, true);
+  const double k = double(2 * Params::kLimbs);  // 32-bit limbs
+  char note[160];
+  std::snprintf(note, sizeof note, "32-bit limbs %.3g mul/s (%.3g 32x32 products/s); 64-bit limbs %.3g mul/s",
+                rate32, rate32 * 2 * k * k, rate64);
+  report(std::string("field mul ") + name + " (ns per mul, device)", 1e9 / rate32, note);
+}
+
+template <class Fr>
+void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
+  const GpuNtt<Fr> gpu(ctx);
+  const cudaStream_t s = ctx.stream(0);
+  const unsigned lo = o.quick ? 16 : 20;
+  for (unsigned log_n = lo; log_n <= o.ntt_max_log; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::vector<Fr> input = testing::random_elements<Fr>(n, 1000 + log_n);
+    DeviceBuffer<Fr> d(n, s);
+    d.upload(input.data(), n, s);
+    // Round trip first (verification), then timings on the same buffer.
+    gpu.forward(d.data(), n, s);
+    gpu.inverse(d.data(), n, s);
+    std::vector<Fr> back(n);
+    d.download(back.data(), n, s);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+    const bool ok = back == input;
+    check(ok, std::string("ntt round trip ") + name + " 2^" + std::to_string(log_n));
+    const double fwd = time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.forward(d.data(), n, st); });
+    const double inv = time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.inverse(d.data(), n, st); });
+    const double coset =
+        time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.evaluations_to_odd_coset(d.data(), n, st); });
+    char note[128];
+    std::snprintf(note, sizeof note, "inverse %.3f ms, odd coset %.3f ms, %s", inv, coset, ok ? "verified" : "WRONG");
+    report(std::string("ntt ") + name + " 2^" + std::to_string(log_n), fwd, note);
+  }
+}
+
+template <class Curve, class G>
+void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, const typename G::Affine& generator,
+               unsigned min_log, unsigned max_log, bool extras) {
+  using Fr = typename Curve::Fr;
+  using Affine = typename G::Affine;
+  const cudaStream_t s = ctx.stream(0);
+  for (unsigned log_n = min_log; log_n <= max_log; log_n += 2) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const testing::GridPoints<Affine> grid(n, generator, 77 + log_n);
+    const std::vector<Fr> scalars = testing::random_elements<Fr>(n, 88 + log_n);
+    DeviceBuffer<Affine> bases(n, s);
+    DeviceBuffer<Fr> device_scalars(n, s);
+    bases.upload(grid.points.data(), n, s);
+    device_scalars.upload(scalars.data(), n, s);
+    const G expected = grid.template reference_msm<Curve, G>(scalars);
+
+    auto run = [&](const GpuMsmConfig& config, const DeviceBuffer<Fr>& sc, const G& want, const std::string& label) {
+      GpuMsmStats stats;
+      G got = msm_device<Curve, G>(ctx, bases.data(), sc.data(), n, s, config, &stats);
+      const bool ok = got == want;
+      check(ok, label);
+      const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
+        got = msm_device<Curve, G>(ctx, bases.data(), sc.data(), n, st, config, &stats);
+      });
+      char note[160];
+      std::snprintf(note, sizeof note, "c=%u W=%u dense=%zu ones=%zu levels=%u %s", stats.window_bits, stats.windows,
+                    stats.dense, stats.ones, stats.record_levels, ok ? "verified" : "WRONG");
+      report(label, ms, note);
+    };
+    const std::string base = std::string("msm ") + name + " 2^" + std::to_string(log_n);
+    run(GpuMsmConfig{}, device_scalars, expected, base);
+
+    // Same, with the scalars uploaded from pinned memory inside the timing
+    // (the prover's case: bases resident, witness new each partition).
+    {
+      PinnedBuffer<Fr> pinned(n);
+      std::memcpy(static_cast<void*>(pinned.data()), scalars.data(), n * sizeof(Fr));
+      const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
+        device_scalars.upload(pinned.data(), n, st);
+        (void)msm_device<Curve, G>(ctx, bases.data(), device_scalars.data(), n, st);
+      });
+      report(base + " +upload", ms, "scalars from pinned host memory");
+    }
+    if (extras && log_n == 24) {
+      for (unsigned c : {14u, 16u, 18u, 19u, 21u, 22u}) {
+        GpuMsmConfig config;
+        config.window_bits = c;
+        run(config, device_scalars, expected, base + " c=" + std::to_string(c));
+      }
+      // Witness-like: 45% zeros, 45% ones, 10% random.
+      std::vector<Fr> witness = scalars;
+      for (auto& x : witness) {
+        const std::uint64_t r = x.mont.limbs[1] % 20;
+        if (r < 9) x = Fr::zero();
+        else if (r < 18) x = Fr::one();
+      }
+      DeviceBuffer<Fr> device_witness(n, s);
+      device_witness.upload(witness.data(), n, s);
+      run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
+          base + " witness 45%0 45%1");
+    }
+  }
+}
+
+void bench_upload(const DeviceContext& ctx, const Options& o) {
+  const std::size_t bytes = std::size_t(1) << 30;
+  PinnedBuffer<std::uint8_t> pinned(bytes);
+  std::memset(pinned.data(), 0x5a, bytes);
+  DeviceBuffer<std::uint8_t> d(bytes, ctx.stream(0));
+  const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) { d.upload(pinned.data(), bytes, st); });
+  char note[64];
+  std::snprintf(note, sizeof note, "%.1f GB/s", double(bytes) / (ms * 1e-3) / 1e9);
+  report("upload 1 GiB pinned -> device", ms, note);
+}
+
+int run(const Options& o) {
+  if (DeviceContext::visible_device_count() == 0) {
+    std::printf("SKIPPED: no CUDA device\n");
+    return 0;
+  }
+  DeviceContext ctx(o.device);
+  std::printf("%s\n", ctx.info().summary().c_str());
+  bench_upload(ctx, o);
+  bench_field<Bn254FqParams>(ctx, "BN254 Fq");
+  bench_field<Bls12381FqParams>(ctx, "BLS12-381 Fq");
+  bench_field<Bn254FrParams>(ctx, "BN254 Fr");
+  bench_ntt<Bn254Fr>(ctx, o, "BN254");
+  bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
+  const unsigned msm_lo = o.quick ? 16 : 20;
+  bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
+  bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
+  bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo, std::min(o.msm_max_log, 22u),
+                              false);
+  bench_msm<Bls12381, Bls12381::G2>(ctx, o, "G2 BLS12-381", Bls12381::g2_generator(), msm_lo,
+                                    std::min(o.msm_max_log, 22u), false);
+
+  std::printf("\n==== summary (median ms; %s) ====\n", ctx.info().name.c_str());
+  for (const Row& r : g_rows) std::printf("%-44s %10.3f  %s\n", r.what.c_str(), r.ms, r.note.c_str());
+  std::printf("checks failed: %d\n", g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace zkfarm::cuda
+
+int main(int argc, char** argv) {
+  zkfarm::cuda::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* prefix) { return std::strtol(a.c_str() + std::strlen(prefix), nullptr, 10); };
+    if (a.rfind("--device=", 0) == 0) o.device = int(value("--device="));
+    else if (a.rfind("--ntt-max-log=", 0) == 0) o.ntt_max_log = unsigned(value("--ntt-max-log="));
+    else if (a.rfind("--msm-max-log=", 0) == 0) o.msm_max_log = unsigned(value("--msm-max-log="));
+    else if (a.rfind("--repeats=", 0) == 0) o.repeats = int(value("--repeats="));
+    else if (a == "--quick") o.quick = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-max-log=27] [--msm-max-log=26] [--repeats=5] [--quick]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  try {
+    return zkfarm::cuda::run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_benchmark: %s\n", e.what());
+    return 1;
+  }
+}
+
+#endif  // ZKFARM_HAS_CUDA
