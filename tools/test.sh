@@ -19,6 +19,12 @@
 #   ZKFARM_FUZZ_TIMEOUT    seconds the fuzz suite may take (default 900)
 set -uo pipefail
 
+case ${1:-} in
+  "") ;;
+  -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: takes no arguments (try --help)" >&2; exit 2 ;;
+esac
+
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
 read -r -a BAZEL_FLAGS <<<"${ZKFARM_BAZEL_FLAGS:-}"

@@ -74,6 +74,12 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     return;
   }
   ctx.activate();
+  // Stage boundaries, for GpuMsmStats::stage_ms (only when asked for).
+  std::vector<Event> marks(stats ? 6 : 0);
+  auto mark = [&](int i) {
+    if (stats) marks[i].record(stream);
+  };
+  mark(0);
   const auto* bases = reinterpret_cast<const DeviceAffine*>(device_bases);
   const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
   // Enough threads to fill every SM several times over with the 128-thread
@@ -111,6 +117,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
                                       cudaMemcpyDeviceToHost, stream));
     ZKFARM_CUDA_CHECK(
         cudaMemcpyAsync(&counts[2], max_bits.data(), sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
+    mark(1);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   const std::uint64_t m = counts[0], ones = counts[1];
@@ -132,6 +139,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
         cudaMemcpyAsync(out->ones_sum.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
+  mark(2);
   ones_index = DeviceBuffer<std::uint32_t>();
 
   // 3-7. Pippenger over the dense points.
@@ -168,6 +176,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       }
     }
     dense_index = DeviceBuffer<std::uint32_t>();
+    mark(3);
 
     // 5. Bucket accumulation (segmented, then record levels).
     DeviceBuffer<Xyzz> bucket_sums(layout.bucket_slots(), stream);
@@ -203,6 +212,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     }
     keys_sorted = DeviceBuffer<std::uint32_t>();
     values_sorted = DeviceBuffer<std::uint32_t>();
+    mark(4);
 
     // 6. Per-window sums: segments of 2^segment_log buckets, then groups.
     const std::uint64_t all_buckets = std::uint64_t(layout.windows) * buckets;
@@ -230,8 +240,11 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     out->window_sums.resize(std::size_t(layout.windows) * sizeof(Xyzz));
     ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), shares.data(), out->window_sums.size(),
                                       cudaMemcpyDeviceToHost, stream));
+    mark(5);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     // 7. (Horner over the windows) is msm_device() in msm.h, on the host.
+    if (stats)
+      for (int i = 0; i < 5; ++i) local.stage_ms[i] = Event::elapsed_ms(marks[i], marks[i + 1]);
   }
   if (stats) *stats = local;
 }

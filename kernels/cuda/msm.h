@@ -66,6 +66,10 @@ struct GpuMsmStats {
   unsigned window_bits = 0;
   unsigned windows = 0;
   unsigned record_levels = 0;
+  // Device time per stage (CUDA events, recorded only when stats are
+  // requested): classify + compaction, ones, digits + sort, bucket
+  // accumulation, bucket reduction.
+  float stage_ms[5] = {0, 0, 0, 0, 0};
 };
 
 // The device part, instantiated per base field, extension degree (1: G1,

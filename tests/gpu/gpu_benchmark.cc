@@ -151,9 +151,13 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
         got = msm_device<Curve, G>(ctx, bases.data(), sc.data(), n, st, config, &stats);
       });
-      char note[160];
-      std::snprintf(note, sizeof note, "c=%u W=%u dense=%zu ones=%zu levels=%u %s", stats.window_bits, stats.windows,
-                    stats.dense, stats.ones, stats.record_levels, ok ? "verified" : "WRONG");
+      char note[256];
+      std::snprintf(note, sizeof note,
+                    "c=%u W=%u dense=%zu ones=%zu levels=%u stages classify/ones/sort/accumulate/reduce "
+                    "%.1f/%.1f/%.1f/%.1f/%.1f ms %s",
+                    stats.window_bits, stats.windows, stats.dense, stats.ones, stats.record_levels, stats.stage_ms[0],
+                    stats.stage_ms[1], stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
+                    ok ? "verified" : "WRONG");
       report(label, ms, note);
     };
     const std::string base = std::string("msm ") + name + " 2^" + std::to_string(log_n);
