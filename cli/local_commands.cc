@@ -196,14 +196,21 @@ int run_verify(const std::vector<std::string>& argv) {
       if (snarkjs_json_curve(proof_text, pos[2]) != id)
         throw std::invalid_argument(pos[2] + ": proof is not on the key's curve " +
                                     curve_display_name(id));
-      auto proof = proof_from_json<Curve>(proof_text, pos[2]);
+      Groth16Proof<Curve> proof;
+      try {
+        proof = proof_from_json<Curve>(proof_text, pos[2]);
+      } catch (const PointNotInGroupError& e) {
+        std::printf("INVALID: %s\n", e.what());
+        return false;
+      }
       if (pub.size() != vk.num_public())
         throw std::invalid_argument(pos[1] + ": " + std::to_string(pub.size()) +
                                     " public signals, the key expects " +
                                     std::to_string(vk.num_public()));
       return groth16_verify<Curve>(vk, std::span<const typename Curve::Fr>(pub), proof);
     });
-    std::printf("%s\n", ok ? "OK: proof is valid" : "INVALID: proof does not verify");
+    if (ok) std::printf("OK: proof is valid\n");
+    else std::printf("INVALID: proof does not verify\n");
     return ok ? 0 : 1;
   });
 }
@@ -233,7 +240,12 @@ int run_verify_batch(const std::vector<std::string>& argv) {
       std::vector<Groth16Proof<Curve>> proofs;
       for (std::size_t i = 1; i < pos.size(); i += 2) {
         publics.push_back(read_public_signals<Fr>(pos[i]));
-        proofs.push_back(read_proof<Curve>(pos[i + 1]));
+        try {
+          proofs.push_back(read_proof<Curve>(pos[i + 1]));
+        } catch (const PointNotInGroupError& e) {
+          std::printf("INVALID: %s\n", e.what());
+          return false;
+        }
       }
       return groth16_verify_batch<Curve>(vk, std::span<const std::vector<Fr>>(publics),
                                          std::span<const Groth16Proof<Curve>>(proofs));

@@ -35,6 +35,10 @@ class JsonReader {
     throw FormatError(name_ + ": " + (key.empty() ? std::string() : key + ": ") + what);
   }
 
+  [[noreturn]] void fail_point(const std::string& key, const std::string& what) const {
+    throw PointNotInGroupError(name_ + ": " + key + ": " + what);
+  }
+
   const Json& member(const Json& obj, const char* key) const {
     if (!obj.is_object()) fail("", "expected a JSON object at the top level");
     auto it = obj.find(key);
@@ -89,8 +93,8 @@ class JsonReader {
     if (!z.is_one()) fail(key, "expected an affine point (last coordinate 1 or 0)");
     Affine p{x, y};
     if (p.is_identity() || !p.is_on_curve())
-      fail(key, std::string("point is not on the ") + curve + " curve");
-    if (!p.is_in_subgroup()) fail(key, std::string("point is not in the ") + curve + " prime-order subgroup");
+      fail_point(key, std::string("point is not on the ") + curve + " curve");
+    if (!p.is_in_subgroup()) fail_point(key, std::string("point is not in the ") + curve + " prime-order subgroup");
     return p;
   }
 

@@ -36,6 +36,15 @@
 
 namespace zkfarm {
 
+// A well-formed coordinate pair that is not a point of the expected group
+// (off the curve, or outside the prime-order subgroup). For a proof this
+// means "invalid proof" rather than "malformed file": `zkfarm verify` exits 1
+// on it, as snarkjs rejects such a proof.
+class PointNotInGroupError : public FormatError {
+ public:
+  using FormatError::FormatError;
+};
+
 // The "curve" of a vk or proof JSON ("bn128" -> kBn254, "bls12381" ->
 // kBls12381). Throws FormatError if the text is not a JSON object, has no
 // "curve" string, or names another curve.

@@ -151,7 +151,8 @@ def cuda_library(
       deps: cc_library targets the .cu files include or the library calls.
       copts: extra nvcc flags, after ZKFARM_NVCC_COPTS.
       alwayslink: keep every object even if nothing references it.
-      visibility, testonly, tags: as for cc_library.
+      visibility, testonly, tags: as for cc_library; with CUDA the target
+        also gets the tag "cuda".
     """
     if not HAS_CUDA:
         native.cc_library(
@@ -175,5 +176,7 @@ def cuda_library(
         alwayslink = alwayslink,
         visibility = visibility,
         testonly = testonly,
-        tags = tags,
+        # "cuda" lets CPU-only runs skip nvcc work: --build_tag_filters=-cuda
+        # (a tagged target is still built when something built depends on it).
+        tags = tags + ["cuda"],
     )

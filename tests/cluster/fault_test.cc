@@ -11,6 +11,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
+#include "schema/messages.h"
 #include "tests/cluster/farm_fixture.h"
 
 namespace zkfarm::testing {
@@ -47,10 +48,40 @@ TEST_F(FarmTest, GarbageOnTheWireIsDroppedAndTheFarmKeepsServing) {
     const std::string junk[] = {"", "x", std::string(8, '\xff'), std::string(64, '\x01'),
                                 std::string("\x00\x00\x00\x00\x10\x00\x00\x00", 8) + std::string(16, 'A')};
     for (const auto& j : junk) rogue.send(zmq::buffer(j), zmq::send_flags::none);
-    // A multi-frame message and a valid message from a peer that never said hello.
+    // A multi-frame message.
     rogue.send(zmq::str_buffer("a"), zmq::send_flags::sndmore);
     rogue.send(zmq::str_buffer("b"), zmq::send_flags::none);
-    std::this_thread::sleep_for(300ms);
+    // A credit from a peer that never said hello: Reject(unknownSession).
+    auto envelope = [](std::uint32_t version, bool hello) {
+      capnp::MallocMessageBuilder message;
+      auto e = message.initRoot<wire::Envelope>();
+      e.setProtocolVersion(version);
+      if (hello) {
+        auto h = e.getBody().initHello();
+        h.setProtocolVersion(version);
+        h.setWorkerId("from-the-future");
+      } else {
+        e.getBody().initCredit().setCredits(5);
+      }
+      return wire::encode(message);
+    };
+    auto expect_reject = [&](const std::string& bytes, wire::ErrorCode code) {
+      rogue.send(zmq::buffer(bytes), zmq::send_flags::none);
+      rogue.set(zmq::sockopt::rcvtimeo, 5000);
+      for (;;) {
+        zmq::message_t reply;
+        ASSERT_TRUE(rogue.recv(reply, zmq::recv_flags::none)) << "no reply";
+        auto decoded = wire::decode(
+            std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(reply.data()), reply.size()), nullptr);
+        ASSERT_TRUE(decoded);
+        if (decoded->which() != wire::Envelope::Body::REJECT) continue;
+        EXPECT_EQ(decoded->envelope().getBody().getReject().getCode(), code);
+        return;
+      }
+    };
+    expect_reject(envelope(wire::PROTOCOL_VERSION, false), wire::ErrorCode::UNKNOWN_SESSION);
+    // A hello of another protocol version: Reject(protocolVersion), never a session.
+    expect_reject(envelope(wire::PROTOCOL_VERSION + 1, true), wire::ErrorCode::PROTOCOL_VERSION);
   }
   const std::string w = "file://" + witness_file("bn128_mul.wtns");
   farm::submit(options_, job_json("after-junk", bn254_.id, {w, w}));
