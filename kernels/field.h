@@ -43,12 +43,14 @@
 #define ZKFARM_FIELD_MULX_ASM 1
 #endif
 
-// Multiplication and squaring are forced inline: GCC otherwise declines to
-// inline them once they contain the assembly, and a call that returns the
-// 32/48-byte result through memory costs more than it saves (pairing
-// benchmark, BN254: ~770 us with calls, ~680 us inlined).
+// Multiplication and squaring are NOT forced inline. Forcing it
+// ([[gnu::always_inline]]) made the pairing ~12% faster (BN254 pairing
+// benchmark: ~770 us with calls, ~680 us inlined) but made GCC 12 take over
+// 8 minutes of CPU per translation unit that instantiates the pairing for
+// both curves (formats/zkey.cc: 15 s without), which CI on 2 cores cannot
+// afford. Left to the compiler's own inlining heuristics.
 #if defined(__GNUC__) && !defined(__CUDACC__)
-#define ZKFARM_FIELD_INLINE [[gnu::always_inline]]
+#define ZKFARM_FIELD_INLINE inline
 #define ZKFARM_FIELD_NOINLINE [[gnu::noinline]]
 #else
 #define ZKFARM_FIELD_INLINE
@@ -467,7 +469,7 @@ class Fp {
   // fixed RDX:RAX output costs. The division by 2^64 is free: the register
   // names rotate (row i's t_1 is row i+1's t_0). Only the final conditional
   // subtraction is left to C++ (reduce_once).
-  [[gnu::always_inline]] static Int mul_mulx_adx(const Int& x, const Int& y) {
+  static inline Int mul_mulx_adx(const Int& x, const Int& y) {
     Limb t0, t1, t2, t3, t4, lo, hi, rdx;
     const auto& p = kModulus.limbs;
     if constexpr (N == 4) {
@@ -534,7 +536,7 @@ class Fp {
   // VM), ~9% higher throughput with 8 independent squarings in flight. (No
   // 6-limb version: its 12-word square plus scratch does not fit in the
   // registers left with a frame pointer.)
-  [[gnu::always_inline]] static Int square_mulx_adx4(const Int& x) {
+  static inline Int square_mulx_adx4(const Int& x) {
     static_assert(N == 4);
     Limb t0, t1, t2, t3, t4, t5, t6, t7, u, lo, hi, rdx;
     const auto& p = kModulus.limbs;

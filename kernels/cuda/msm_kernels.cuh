@@ -318,7 +318,10 @@ __global__ void __launch_bounds__(kLightThreads)
   if ((threadIdx.x & 31) == 0 && bits) atomicMax(max_bits, bits);
 }
 
-__global__ void __launch_bounds__(kLightThreads)
+// static: one private copy per translation unit (each msm_*.cu registers
+// its own kernels; a non-template __global__ in a header would otherwise be
+// defined in every object).
+static __global__ void __launch_bounds__(kLightThreads)
     scatter_kernel(std::uint64_t n, const std::uint32_t* flag, const std::uint32_t* position, std::uint32_t* out) {
   const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) scatter_flagged(i, flag, position, out);

@@ -38,8 +38,8 @@ objs=()
 for src in "${cuda_sources[@]}"; do objs+=("$out/obj/$(basename "${src%.*}").o"); done
 link=(-static-libstdc++ -static-libgcc -L"$cuda/lib64" -lcudart_static -ldl -lpthread -lrt)
 mkdir -p "$out/bin"
-g++ -o "$out/bin/gpu_kernels_test" "$out/obj/gpu_kernels_test.o" "${objs[@]}" -lgtest_main -lgtest "${link[@]}"
-g++ -o "$out/bin/gpu_benchmark" "$out/obj/gpu_benchmark.o" "${objs[@]}" "${link[@]}"
-/work/shared/tools/bundle.sh "$out" "$out/bin/gpu_kernels_test" "$out/bin/gpu_benchmark" >/dev/null
+g++ -o "$out/obj/gpu_kernels_test" "$out/obj/gpu_kernels_test.o" "${objs[@]}" -lgtest_main -lgtest "${link[@]}"
+g++ -o "$out/obj/gpu_benchmark" "$out/obj/gpu_benchmark.o" "${objs[@]}" "${link[@]}"
+/work/shared/tools/bundle.sh "$out" "$out/obj/gpu_kernels_test" "$out/obj/gpu_benchmark" >/dev/null
 cp tests/gpu/run_gpu_tests.sh "$out/"
 echo "bundle ready in $out: $(du -sh "$out/bin" "$out/lib" | awk '{print $1}' | tr '\n' ' ')"
