@@ -38,7 +38,12 @@
 
 #include "kernels/bigint.h"
 
-#if defined(ZKFARM_BIGINT_X86) && (defined(__GNUC__) || defined(__clang__))
+// The MULX/ADX assembly path is opt-in (-DZKFARM_FIELD_ENABLE_MULX_ASM):
+// without forced inlining (see below) GCC 12 cannot always allocate its
+// register operands when frame pointers are kept (Bazel's default
+// -fno-omit-frame-pointer), failing with "impossible constraints".
+#if defined(ZKFARM_FIELD_ENABLE_MULX_ASM) && defined(ZKFARM_BIGINT_X86) && \
+    (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #define ZKFARM_FIELD_MULX_ASM 1
 #endif

@@ -188,10 +188,16 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);
       DeviceBuffer<Xyzz> record_sums(last ? 0 : 2 * threads, stream);
       const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, m, buckets};
-      ZKFARM_CUDA_LAUNCH(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>>
-                         <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-                             threads, length, total, points, buckets, last, bucket_sums.data(), record_ids.data(),
-                             record_sums.data()));
+      auto accumulate = [&](auto kernel) {
+        ZKFARM_CUDA_LAUNCH(kernel<<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
+            threads, length, total, points, buckets, last, bucket_sums.data(), record_ids.data(),
+            record_sums.data()));
+      };
+      switch (config.accumulate_min_blocks) {
+        case 3: accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 3>); break;
+        case 4: accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 4>); break;
+        default: accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 1>); break;
+      }
       std::uint64_t records = 2 * threads;
       while (!last) {
         ++local.record_levels;

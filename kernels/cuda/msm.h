@@ -46,12 +46,19 @@ struct GpuMsmConfig {
   // only matter for tests that want many reduction levels.
   std::size_t min_segment = 8;
   std::size_t record_segment = 16;
+  // Bucket accumulation kernel variant: 0 lets the compiler choose registers
+  // (2 blocks of 128 threads per SM for BLS12-381 G1, 4 for BN254 G1);
+  // 3 or 4 caps registers so that many blocks fit (see NOTES.md).
+  unsigned accumulate_min_blocks = 0;
 
   // Throws std::invalid_argument for out-of-range values.
   void validate() const {
     if (window_bits != 0 && (window_bits < 2 || window_bits > 24))
       throw std::invalid_argument("GpuMsmConfig::window_bits must be 0 or in [2, 24], got " +
                                   std::to_string(window_bits));
+    if (accumulate_min_blocks != 0 && accumulate_min_blocks != 3 && accumulate_min_blocks != 4)
+      throw std::invalid_argument("GpuMsmConfig::accumulate_min_blocks must be 0, 3 or 4, got " +
+                                  std::to_string(accumulate_min_blocks));
     if (min_segment == 0 || record_segment < 4)
       throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
   }

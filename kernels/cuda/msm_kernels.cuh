@@ -335,8 +335,11 @@ __global__ void __launch_bounds__(kLightThreads)
   if (j < m) make_digits(j, m, dense_index, scalars, layout, keys, values);
 }
 
-template <class Pts, class Source>
-__global__ void __launch_bounds__(kPointThreads)
+// kMinBlocks > 1 caps registers so that many 128-thread blocks fit per SM
+// (GpuMsmConfig::accumulate_min_blocks): more warps to hide the carry
+// chains' latency, against spills.
+template <class Pts, class Source, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kPointThreads, kMinBlocks)
     segment_reduce_kernel(std::uint64_t threads, std::uint64_t length, std::uint64_t total, Source source,
                           std::uint32_t buckets, bool last_level, typename Pts::Xyzz* bucket_sums,
                           std::uint32_t* record_ids, typename Pts::Xyzz* record_sums) {

@@ -2,7 +2,7 @@
 // checked.
 //
 //   gpu_benchmark [--device=N] [--ntt-max-log=27] [--msm-max-log=26]
-//                 [--repeats=5] [--quick]
+//                 [--repeats=5] [--quick] [--no-g2]
 //
 // Method (/work/.library/device/METHOD.md): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
@@ -44,6 +44,7 @@ struct Options {
   unsigned msm_max_log = 26;
   int repeats = 5;
   bool quick = false;
+  bool g2 = true;
 };
 
 struct Row {
@@ -175,10 +176,17 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       report(base + " +upload", ms, "scalars from pinned host memory");
     }
     if (extras && log_n == 24) {
-      for (unsigned c : {16u, 19u, 21u}) {
+      // Window sizes around the model's choice, and the accumulation kernel
+      // with capped registers (more resident warps).
+      for (unsigned c : {19u, 21u}) {
         GpuMsmConfig config;
         config.window_bits = c;
         run(config, device_scalars, expected, base + " c=" + std::to_string(c));
+      }
+      for (unsigned blocks : {3u, 4u}) {
+        GpuMsmConfig config;
+        config.accumulate_min_blocks = blocks;
+        run(config, device_scalars, expected, base + " min_blocks=" + std::to_string(blocks));
       }
       // Witness-like: 45% zeros, 45% ones, 10% random.
       std::vector<Fr> witness = scalars;
@@ -222,10 +230,12 @@ int run(const Options& o) {
   const unsigned msm_lo = o.quick ? 16 : 20;
   bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
   bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
-  bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo, std::min(o.msm_max_log, 22u),
-                              false);
-  bench_msm<Bls12381, Bls12381::G2>(ctx, o, "G2 BLS12-381", Bls12381::g2_generator(), msm_lo,
-                                    std::min(o.msm_max_log, 22u), false);
+  if (o.g2) {
+    bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo, std::min(o.msm_max_log, 22u),
+                                false);
+    bench_msm<Bls12381, Bls12381::G2>(ctx, o, "G2 BLS12-381", Bls12381::g2_generator(), msm_lo,
+                                      std::min(o.msm_max_log, 22u), false);
+  }
 
   std::printf("\n==== summary (median ms; %s) ====\n", ctx.info().name.c_str());
   for (const Row& r : g_rows) std::printf("%-44s %10.3f  %s\n", r.what.c_str(), r.ms, r.note.c_str());
@@ -246,8 +256,9 @@ int main(int argc, char** argv) {
     else if (a.rfind("--msm-max-log=", 0) == 0) o.msm_max_log = unsigned(value("--msm-max-log="));
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = int(value("--repeats="));
     else if (a == "--quick") o.quick = true;
+    else if (a == "--no-g2") o.g2 = false;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-max-log=27] [--msm-max-log=26] [--repeats=5] [--quick]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-max-log=27] [--msm-max-log=26] [--repeats=5] [--quick] [--no-g2]\n",
                    argv[0]);
       return 2;
     }
