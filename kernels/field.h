@@ -38,11 +38,11 @@
 
 #include "kernels/bigint.h"
 
-// The MULX/ADX assembly path is opt-in (-DZKFARM_FIELD_ENABLE_MULX_ASM):
-// without forced inlining (see below) GCC 12 cannot always allocate its
-// register operands when frame pointers are kept (Bazel's default
-// -fno-omit-frame-pointer), failing with "impossible constraints".
-#if defined(ZKFARM_FIELD_ENABLE_MULX_ASM) && defined(ZKFARM_BIGINT_X86) && \
+// The MULX/ADX assembly path is on by default on x86-64 (GCC/clang) and
+// chosen at run time by cpuid; -DZKFARM_FIELD_DISABLE_MULX_ASM compiles it
+// out. (It was briefly opt-in after "impossible constraints" errors in
+// -fPIC code; see the operand notes at ZKFARM_MULX_STEP for the fix.)
+#if !defined(ZKFARM_FIELD_DISABLE_MULX_ASM) && defined(ZKFARM_BIGINT_X86) && \
     (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #define ZKFARM_FIELD_MULX_ASM 1
@@ -122,11 +122,21 @@ inline bool use_mulx_adx = cpu_has_bmi2_adx();
 
 #if defined(ZKFARM_FIELD_MULX_ASM)
 // Building blocks of the MULX/ADX Montgomery multiplication (AT&T syntax).
-// Operands: %[a], %[b] point at the factors; %[t0]..%[tN] hold the running
-// sum t (N+1 words); %[lo], %[hi] are scratch; %[p0].. and %[inv] are the
-// modulus words and -p^-1 mod 2^64 in memory. The register holding t_j
-// changes from row to row (t shifts down one word per row), so the macros
-// take the operand names, e.g. "[t3]".
+// Operands: %[a0].., %[b0].. are the factors' limbs and %[p0].., %[inv] the
+// modulus words and -p^-1 mod 2^64, all memory operands; %[t0]..%[tN] hold
+// the running sum t (N+1 words); %[lo], %[hi] are scratch. The register
+// holding t_j changes from row to row (t shifts down one word per row), so
+// the macros take the operand names, e.g. "[t3]".
+//
+// Register budget: with Bazel's -fno-omit-frame-pointer GCC has 14
+// allocatable registers, and the 6-limb product needs 10 (t0..t6, lo, hi,
+// rdx). Every memory operand must therefore be addressable without extra
+// registers of its own: the limbs are one operand each (so all limbs of a
+// factor share one base register, whatever it is), and the constants live
+// in a hidden-visibility array (Fp::kMulxConstants), which -fPIC code
+// reaches RIP-relative; a default-visibility constant would go through the
+// GOT and cost a register per operand, which is what made GCC fail with
+// "impossible constraints" in formats/ (built with -fPIC).
 //
 // hi:lo = rdx * SRC; DLO += lo on the CF chain; DHI += hi on the OF chain.
 #define ZKFARM_MULX_STEP(SRC, DLO, DHI) \
@@ -143,33 +153,33 @@ inline bool use_mulx_adx = cpu_has_bmi2_adx();
   "adoxq %[hi], %" T1 "\n\t"
 // First row: t = a * b0 (N+1 words).
 #define ZKFARM_MONT_ROW0_HEAD(T0, T1, T2) \
-  "movq 0(%[b]), %%rdx\n\t"                \
-  "mulxq 0(%[a]), %" T0 ", %" T1 "\n\t"    \
-  "mulxq 8(%[a]), %[lo], %" T2 "\n\t"      \
+  "movq %[b0], %%rdx\n\t"                  \
+  "mulxq %[a0], %" T0 ", %" T1 "\n\t"      \
+  "mulxq %[a1], %[lo], %" T2 "\n\t"        \
   "addq %[lo], %" T1 "\n\t"
-#define ZKFARM_MONT_ROW0_STEP(AOFF, TJ, TJ1) \
-  "mulxq " AOFF "(%[a]), %[lo], %" TJ1 "\n\t" \
+#define ZKFARM_MONT_ROW0_STEP(A, TJ, TJ1) \
+  "mulxq " A ", %[lo], %" TJ1 "\n\t"     \
   "adcq %[lo], %" TJ "\n\t"
 // Later rows start with t_N = 0 and both carry flags clear.
-#define ZKFARM_MONT_ROW_HEAD(BOFF, TN) \
-  "movq " BOFF "(%[b]), %%rdx\n\t"      \
+#define ZKFARM_MONT_ROW_HEAD(B, TN) \
+  "movq " B ", %%rdx\n\t"          \
   "xorl %k" TN ", %k" TN "\n\t"
 #define ZKFARM_ADC0(T) "adcq $0, %" T "\n\t"
 
-#define ZKFARM_MONT_ROW4(BOFF, T0, T1, T2, T3, T4)                                    \
-  ZKFARM_MONT_ROW_HEAD(BOFF, T4)                                                      \
-  ZKFARM_MULX_STEP("0(%[a])", T0, T1) ZKFARM_MULX_STEP("8(%[a])", T1, T2)            \
-  ZKFARM_MULX_STEP("16(%[a])", T2, T3) ZKFARM_MULX_STEP("24(%[a])", T3, T4) ZKFARM_ADC0(T4)
+#define ZKFARM_MONT_ROW4(B, T0, T1, T2, T3, T4)                                        \
+  ZKFARM_MONT_ROW_HEAD(B, T4)                                                          \
+  ZKFARM_MULX_STEP("%[a0]", T0, T1) ZKFARM_MULX_STEP("%[a1]", T1, T2)                 \
+  ZKFARM_MULX_STEP("%[a2]", T2, T3) ZKFARM_MULX_STEP("%[a3]", T3, T4) ZKFARM_ADC0(T4)
 #define ZKFARM_MONT_REDUCE4(T0, T1, T2, T3, T4)                                              \
   ZKFARM_MONT_REDUCE_HEAD(T0, T1)                                                            \
   ZKFARM_MULX_STEP("%[p1]", T1, T2) ZKFARM_MULX_STEP("%[p2]", T2, T3)                       \
   ZKFARM_MULX_STEP("%[p3]", T3, T4) ZKFARM_ADC0(T4)
 
-#define ZKFARM_MONT_ROW6(BOFF, T0, T1, T2, T3, T4, T5, T6)                              \
-  ZKFARM_MONT_ROW_HEAD(BOFF, T6)                                                        \
-  ZKFARM_MULX_STEP("0(%[a])", T0, T1) ZKFARM_MULX_STEP("8(%[a])", T1, T2)              \
-  ZKFARM_MULX_STEP("16(%[a])", T2, T3) ZKFARM_MULX_STEP("24(%[a])", T3, T4)            \
-  ZKFARM_MULX_STEP("32(%[a])", T4, T5) ZKFARM_MULX_STEP("40(%[a])", T5, T6) ZKFARM_ADC0(T6)
+#define ZKFARM_MONT_ROW6(B, T0, T1, T2, T3, T4, T5, T6)                                \
+  ZKFARM_MONT_ROW_HEAD(B, T6)                                                          \
+  ZKFARM_MULX_STEP("%[a0]", T0, T1) ZKFARM_MULX_STEP("%[a1]", T1, T2)                 \
+  ZKFARM_MULX_STEP("%[a2]", T2, T3) ZKFARM_MULX_STEP("%[a3]", T3, T4)                 \
+  ZKFARM_MULX_STEP("%[a4]", T4, T5) ZKFARM_MULX_STEP("%[a5]", T5, T6) ZKFARM_ADC0(T6)
 #define ZKFARM_MONT_REDUCE6(T0, T1, T2, T3, T4, T5, T6)                        \
   ZKFARM_MONT_REDUCE_HEAD(T0, T1)                                              \
   ZKFARM_MULX_STEP("%[p1]", T1, T2) ZKFARM_MULX_STEP("%[p2]", T2, T3)         \
@@ -467,6 +477,16 @@ class Fp {
   }
 
 #if defined(ZKFARM_FIELD_MULX_ASM)
+  // The assembly's %[p0].., %[inv]: p_0 .. p_{N-1}, then -p^-1 mod 2^64.
+  // Hidden visibility makes -fPIC code address it RIP-relative instead of
+  // through the GOT (see the register budget note at ZKFARM_MULX_STEP).
+  [[gnu::visibility("hidden")]] static constexpr std::array<Limb, N + 1> kMulxConstants = [] {
+    std::array<Limb, N + 1> c{};
+    for (std::size_t i = 0; i < N; ++i) c[i] = kModulus.limbs[i];
+    c[N] = kInv;
+    return c;
+  }();
+
   // The same CIOS as mul_portable, in MULX/ADCX/ADOX assembly. Per row: t +=
   // a * b_i, then m = t_0 * inv, t = (t + m * p) / 2^64. The lo halves of the
   // products go on the CF chain (ADCX), the hi halves on the OF chain (ADOX),
@@ -476,24 +496,27 @@ class Fp {
   // subtraction is left to C++ (reduce_once).
   static inline Int mul_mulx_adx(const Int& x, const Int& y) {
     Limb t0, t1, t2, t3, t4, lo, hi, rdx;
-    const auto& p = kModulus.limbs;
+    const auto& a = x.limbs;
+    const auto& b = y.limbs;
+    const auto& k = kMulxConstants;
     if constexpr (N == 4) {
       __asm__(
           ZKFARM_MONT_ROW0_HEAD("[t0]", "[t1]", "[t2]")
-          ZKFARM_MONT_ROW0_STEP("16", "[t2]", "[t3]")
-          ZKFARM_MONT_ROW0_STEP("24", "[t3]", "[t4]")
+          ZKFARM_MONT_ROW0_STEP("%[a2]", "[t2]", "[t3]")
+          ZKFARM_MONT_ROW0_STEP("%[a3]", "[t3]", "[t4]")
           ZKFARM_ADC0("[t4]")
           ZKFARM_MONT_REDUCE4("[t0]", "[t1]", "[t2]", "[t3]", "[t4]")
-          ZKFARM_MONT_ROW4("8", "[t1]", "[t2]", "[t3]", "[t4]", "[t0]")
+          ZKFARM_MONT_ROW4("%[b1]", "[t1]", "[t2]", "[t3]", "[t4]", "[t0]")
           ZKFARM_MONT_REDUCE4("[t1]", "[t2]", "[t3]", "[t4]", "[t0]")
-          ZKFARM_MONT_ROW4("16", "[t2]", "[t3]", "[t4]", "[t0]", "[t1]")
+          ZKFARM_MONT_ROW4("%[b2]", "[t2]", "[t3]", "[t4]", "[t0]", "[t1]")
           ZKFARM_MONT_REDUCE4("[t2]", "[t3]", "[t4]", "[t0]", "[t1]")
-          ZKFARM_MONT_ROW4("24", "[t3]", "[t4]", "[t0]", "[t1]", "[t2]")
+          ZKFARM_MONT_ROW4("%[b3]", "[t3]", "[t4]", "[t0]", "[t1]", "[t2]")
           ZKFARM_MONT_REDUCE4("[t3]", "[t4]", "[t0]", "[t1]", "[t2]")
           : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
             [lo] "=&r"(lo), [hi] "=&r"(hi), "=&d"(rdx)
-          : [a] "r"(x.limbs.data()), [b] "r"(y.limbs.data()), "m"(x.limbs), "m"(y.limbs),
-            [p0] "m"(p[0]), [p1] "m"(p[1]), [p2] "m"(p[2]), [p3] "m"(p[3]), [inv] "m"(kInv)
+          : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]),
+            [b0] "m"(b[0]), [b1] "m"(b[1]), [b2] "m"(b[2]), [b3] "m"(b[3]),
+            [p0] "m"(k[0]), [p1] "m"(k[1]), [p2] "m"(k[2]), [p3] "m"(k[3]), [inv] "m"(k[4])
           : "cc");
       Int t;
       t.limbs = {t4, t0, t1, t2};
@@ -503,27 +526,28 @@ class Fp {
       Limb t5, t6;
       __asm__(
           ZKFARM_MONT_ROW0_HEAD("[t0]", "[t1]", "[t2]")
-          ZKFARM_MONT_ROW0_STEP("16", "[t2]", "[t3]")
-          ZKFARM_MONT_ROW0_STEP("24", "[t3]", "[t4]")
-          ZKFARM_MONT_ROW0_STEP("32", "[t4]", "[t5]")
-          ZKFARM_MONT_ROW0_STEP("40", "[t5]", "[t6]")
+          ZKFARM_MONT_ROW0_STEP("%[a2]", "[t2]", "[t3]")
+          ZKFARM_MONT_ROW0_STEP("%[a3]", "[t3]", "[t4]")
+          ZKFARM_MONT_ROW0_STEP("%[a4]", "[t4]", "[t5]")
+          ZKFARM_MONT_ROW0_STEP("%[a5]", "[t5]", "[t6]")
           ZKFARM_ADC0("[t6]")
           ZKFARM_MONT_REDUCE6("[t0]", "[t1]", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]")
-          ZKFARM_MONT_ROW6("8", "[t1]", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]")
+          ZKFARM_MONT_ROW6("%[b1]", "[t1]", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]")
           ZKFARM_MONT_REDUCE6("[t1]", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]")
-          ZKFARM_MONT_ROW6("16", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]")
+          ZKFARM_MONT_ROW6("%[b2]", "[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]")
           ZKFARM_MONT_REDUCE6("[t2]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]")
-          ZKFARM_MONT_ROW6("24", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]")
+          ZKFARM_MONT_ROW6("%[b3]", "[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]")
           ZKFARM_MONT_REDUCE6("[t3]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]")
-          ZKFARM_MONT_ROW6("32", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]")
+          ZKFARM_MONT_ROW6("%[b4]", "[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]")
           ZKFARM_MONT_REDUCE6("[t4]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]")
-          ZKFARM_MONT_ROW6("40", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]", "[t4]")
+          ZKFARM_MONT_ROW6("%[b5]", "[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]", "[t4]")
           ZKFARM_MONT_REDUCE6("[t5]", "[t6]", "[t0]", "[t1]", "[t2]", "[t3]", "[t4]")
           : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
             [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi), "=&d"(rdx)
-          : [a] "r"(x.limbs.data()), [b] "r"(y.limbs.data()), "m"(x.limbs), "m"(y.limbs),
-            [p0] "m"(p[0]), [p1] "m"(p[1]), [p2] "m"(p[2]), [p3] "m"(p[3]), [p4] "m"(p[4]),
-            [p5] "m"(p[5]), [inv] "m"(kInv)
+          : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]), [a4] "m"(a[4]),
+            [a5] "m"(a[5]), [b0] "m"(b[0]), [b1] "m"(b[1]), [b2] "m"(b[2]), [b3] "m"(b[3]),
+            [b4] "m"(b[4]), [b5] "m"(b[5]), [p0] "m"(k[0]), [p1] "m"(k[1]), [p2] "m"(k[2]),
+            [p3] "m"(k[3]), [p4] "m"(k[4]), [p5] "m"(k[5]), [inv] "m"(k[6])
           : "cc");
       Int t;
       t.limbs = {t6, t0, t1, t2, t3, t4};
@@ -544,44 +568,45 @@ class Fp {
   static inline Int square_mulx_adx4(const Int& x) {
     static_assert(N == 4);
     Limb t0, t1, t2, t3, t4, t5, t6, t7, u, lo, hi, rdx;
-    const auto& p = kModulus.limbs;
+    const auto& a = x.limbs;
+    const auto& k = kMulxConstants;
     __asm__(
         // Off-diagonal products a_i a_j (i < j) into t1..t6.
-        "movq 0(%[a]), %%rdx\n\t"
-        "mulxq 8(%[a]), %[t1], %[t2]\n\t"
-        "mulxq 16(%[a]), %[lo], %[t3]\n\t"
+        "movq %[a0], %%rdx\n\t"
+        "mulxq %[a1], %[t1], %[t2]\n\t"
+        "mulxq %[a2], %[lo], %[t3]\n\t"
         "addq %[lo], %[t2]\n\t"
-        "mulxq 24(%[a]), %[lo], %[t4]\n\t"
+        "mulxq %[a3], %[lo], %[t4]\n\t"
         "adcq %[lo], %[t3]\n\t"
         "adcq $0, %[t4]\n\t"
-        "movq 8(%[a]), %%rdx\n\t"
+        "movq %[a1], %%rdx\n\t"
         "xorl %k[t5], %k[t5]\n\t"
-        ZKFARM_MULX_STEP("16(%[a])", "[t3]", "[t4]")
-        ZKFARM_MULX_STEP("24(%[a])", "[t4]", "[t5]")
+        ZKFARM_MULX_STEP("%[a2]", "[t3]", "[t4]")
+        ZKFARM_MULX_STEP("%[a3]", "[t4]", "[t5]")
         "adcq $0, %[t5]\n\t"
-        "movq 16(%[a]), %%rdx\n\t"
-        "mulxq 24(%[a]), %[lo], %[t6]\n\t"
+        "movq %[a2], %%rdx\n\t"
+        "mulxq %[a3], %[lo], %[t6]\n\t"
         "addq %[lo], %[t5]\n\t"
         "adcq $0, %[t6]\n\t"
         // Double them (CF chain) and add the squares a_i^2 (OF chain).
         "xorl %k[t7], %k[t7]\n\t"
-        "movq 0(%[a]), %%rdx\n\t"
+        "movq %[a0], %%rdx\n\t"
         "mulxq %%rdx, %[t0], %[hi]\n\t"
         "adcxq %[t1], %[t1]\n\t"
         "adoxq %[hi], %[t1]\n\t"
-        "movq 8(%[a]), %%rdx\n\t"
+        "movq %[a1], %%rdx\n\t"
         "mulxq %%rdx, %[lo], %[hi]\n\t"
         "adcxq %[t2], %[t2]\n\t"
         "adoxq %[lo], %[t2]\n\t"
         "adcxq %[t3], %[t3]\n\t"
         "adoxq %[hi], %[t3]\n\t"
-        "movq 16(%[a]), %%rdx\n\t"
+        "movq %[a2], %%rdx\n\t"
         "mulxq %%rdx, %[lo], %[hi]\n\t"
         "adcxq %[t4], %[t4]\n\t"
         "adoxq %[lo], %[t4]\n\t"
         "adcxq %[t5], %[t5]\n\t"
         "adoxq %[hi], %[t5]\n\t"
-        "movq 24(%[a]), %%rdx\n\t"
+        "movq %[a3], %%rdx\n\t"
         "mulxq %%rdx, %[lo], %[hi]\n\t"
         "adcxq %[t6], %[t6]\n\t"
         "adoxq %[lo], %[t6]\n\t"
@@ -604,8 +629,8 @@ class Fp {
         : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
           [t5] "=&r"(t5), [t6] "=&r"(t6), [t7] "=&r"(t7), [u] "=&r"(u), [lo] "=&r"(lo), [hi] "=&r"(hi),
           "=&d"(rdx)
-        : [a] "r"(x.limbs.data()), "m"(x.limbs), [p0] "m"(p[0]), [p1] "m"(p[1]), [p2] "m"(p[2]),
-          [p3] "m"(p[3]), [inv] "m"(kInv)
+        : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]), [p0] "m"(k[0]),
+          [p1] "m"(k[1]), [p2] "m"(k[2]), [p3] "m"(k[3]), [inv] "m"(k[4])
         : "cc");
     Int t;
     t.limbs = {u, t0, t1, t2};

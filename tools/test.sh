@@ -70,9 +70,18 @@ cuda_probe() {
   bazel build "${BAZEL_FLAGS[@]}" //kernels/cuda:device_probe && bazel-bin/kernels/cuda/device_probe
 }
 
+# timeout(1) puts the fuzz run in its own process group, out of reach of a
+# Ctrl-C or a kill of this script; the trap below forwards those to it.
+fuzz_pid=""
 fuzz() {
-  timeout "${ZKFARM_FUZZ_TIMEOUT:-900}" bash "$FUZZ_SCRIPT"
+  timeout "${ZKFARM_FUZZ_TIMEOUT:-900}" bash "$FUZZ_SCRIPT" &
+  fuzz_pid=$!
+  wait "$fuzz_pid"
+  local status=$?
+  fuzz_pid=""
+  return "$status"
 }
+trap '[[ -n $fuzz_pid ]] && kill -TERM "$fuzz_pid" 2>/dev/null; exit 130' INT TERM
 
 finish() {
   echo

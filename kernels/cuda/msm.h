@@ -46,9 +46,9 @@ struct GpuMsmConfig {
   // only matter for tests that want many reduction levels.
   std::size_t min_segment = 8;
   std::size_t record_segment = 16;
-  // Bucket accumulation kernel variant: 0 lets the compiler choose registers
-  // (2 blocks of 128 threads per SM for BLS12-381 G1, 4 for BN254 G1);
-  // 3 or 4 caps registers so that many blocks fit (see NOTES.md).
+  // G1 bucket accumulation: registers capped so that this many 128-thread
+  // blocks fit per SM (3 or 4); 0 = the measured best (3 for BLS12-381,
+  // 4 for BN254; NOTES.md). G2 ignores it.
   unsigned accumulate_min_blocks = 0;
 
   // Throws std::invalid_argument for out-of-range values.
