@@ -54,6 +54,12 @@
 // 8 minutes of CPU per translation unit that instantiates the pairing for
 // both curves (formats/zkey.cc: 15 s without), which CI on 2 cores cannot
 // afford. Left to the compiler's own inlining heuristics.
+// Measured since (GCC 12, -O2): the blow-up comes from inlining the 6-limb
+// assembly; forcing only the 4-limb path (6-limb behind a noinline call)
+// kept formats/zkey.cc at ~12.5 s of CPU (+0-17% on other kernels/ TUs) and
+// gave 4-limb mul ~36 -> ~30 ns, square ~37 -> ~28 ns, single-thread BN254
+// MSM 2^16 ~580 -> ~540 ms. Not enabled: a compile-time trade-off to make
+// deliberately.
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #define ZKFARM_FIELD_INLINE inline
 #define ZKFARM_FIELD_NOINLINE [[gnu::noinline]]
