@@ -1,4 +1,4 @@
-// zkfarm.cc -- the `zkfarm` command: local proving tools and (later) farm
+// zkfarm.cc -- the `zkfarm` command: local proving tools and the farm
 // client commands. Dispatches on the first argument; `zkfarm --help` lists
 // the commands and `zkfarm COMMAND --help` describes one.
 #include <cstdio>
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/farm_commands.h"
 #include "cli/local_commands.h"
 
 namespace {
@@ -17,6 +18,16 @@ void print_usage(std::FILE* out) {
                "commands:\n");
   for (const auto& c : zkfarm::cli::local_commands())
     std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nfarm commands (--redis URL, default $ZKFARM_REDIS):\n");
+  for (const auto& c : zkfarm::cli::farm_commands())
+    std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
+}
+
+const zkfarm::cli::Command* find_command(const std::string& name) {
+  for (const auto* list : {&zkfarm::cli::local_commands(), &zkfarm::cli::farm_commands()})
+    for (const auto& c : *list)
+      if (name == c.name) return &c;
+  return nullptr;
 }
 
 }  // namespace
@@ -29,16 +40,14 @@ int main(int argc, char** argv) {
   }
   std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  for (const auto& c : zkfarm::cli::local_commands()) {
-    if (name == c.name) {
-      for (const auto& a : args) {
-        if (a == "--help" || a == "-h") {
-          std::fputs(c.help, stdout);
-          return 0;
-        }
+  if (const auto* c = find_command(name)) {
+    for (const auto& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(c->help, stdout);
+        return 0;
       }
-      return c.run(args);
     }
+    return c->run(args);
   }
   std::fprintf(stderr, "zkfarm: unknown command '%s'\n\n", name.c_str());
   print_usage(stderr);

@@ -86,6 +86,18 @@ class RedisServer {
   std::unique_ptr<Process> process_;
 };
 
+// The outcome of a command run to completion.
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal or by the timeout
+  std::string out, err;
+};
+// Runs argv to completion with stdout and stderr captured separately (stdin
+// from stdin_path, /dev/null when empty); SIGKILLs it after timeout.
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& scratch_dir,
+                          std::map<std::string, std::string> extra_env = {},
+                          std::chrono::milliseconds timeout = std::chrono::seconds(120),
+                          const std::string& stdin_path = "");
+
 // Polls pred every 20 ms until it returns true or timeout passes.
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 

@@ -1,0 +1,633 @@
+// farm_commands.cc -- circuit add, submit, status, wait, result, workers,
+// cancel and keygen (see farm_commands.h for the options and exit codes).
+//
+// The commands are thin: validation, Redis transitions and the key layout
+// live in cluster/farm_api.h, so the CLI, the tests and any other client
+// share one implementation. This file turns arguments into FarmOptions and
+// job JSON, and results into files and readable output.
+#include "cli/farm_commands.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/args.h"
+#include "cluster/artifacts.h"
+#include "cluster/curve_keys.h"
+#include "cluster/farm_api.h"
+#include "cluster/job.h"
+#include "cluster/redis_client.h"
+#include "formats/binfile.h"
+
+namespace zkfarm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr int kExitOk = 0;
+constexpr int kExitJobFailed = 1;
+constexpr int kExitUsage = 2;
+
+// An input problem found by the CLI itself (missing file, unknown job): one
+// line on stderr, exit 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs body, mapping exceptions to one line on stderr and exit code 2.
+// Redis messages never carry the password (RedisUrl::redacted).
+template <class Body>
+int run_guarded(const char* command, const char* usage, Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
+  } catch (const JobError& e) {
+    std::fprintf(stderr, "zkfarm %s: invalid job: %s\n", command, e.what());
+  } catch (const RedisError& e) {
+    std::fprintf(stderr, "zkfarm %s: Redis: %s\n", command, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+  }
+  return kExitUsage;
+}
+
+// ---------------------------------------------------------------------------
+// Options shared by every farm command
+
+const std::set<std::string> kFarmOptions = {"redis", "prefix", "artifacts"};
+
+#define ZKFARM_FARM_OPTIONS_HELP                                                              \
+  "farm options:\n"                                                                          \
+  "  --redis URL       redis://[user[:password]@]host[:port][/db]; default $ZKFARM_REDIS,\n" \
+  "                    then redis://127.0.0.1:6379\n"                                        \
+  "  --prefix P        Redis key prefix; default $ZKFARM_PREFIX, then zkfarm:\n"             \
+  "  --artifacts DIR   artifact store root; default $ZKFARM_ARTIFACTS\n"
+
+std::set<std::string> with_farm_options(std::set<std::string> extra) {
+  extra.insert(kFarmOptions.begin(), kFarmOptions.end());
+  return extra;
+}
+
+std::string option_or_env(const Args& args, const std::string& name, const char* env, const std::string& fallback) {
+  if (auto v = args.option(name)) return *v;
+  if (const char* e = std::getenv(env); e && *e) return e;
+  return fallback;
+}
+
+farm::FarmOptions farm_options(const Args& args) {
+  farm::FarmOptions options;
+  options.redis_url = option_or_env(args, "redis", "ZKFARM_REDIS", "redis://127.0.0.1:6379");
+  options.prefix = option_or_env(args, "prefix", "ZKFARM_PREFIX", "zkfarm:");
+  options.artifacts = option_or_env(args, "artifacts", "ZKFARM_ARTIFACTS", "");
+  try {
+    RedisUrl::parse(options.redis_url);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--redis: ") + e.what());
+  }
+  try {
+    KeyLayout check(options.prefix);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--prefix: ") + e.what());
+  }
+  return options;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": " + std::strerror(errno));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// "file://" URL of a local path: absolute, with bytes outside the unreserved
+// set percent-encoded (parse_witness_url decodes them again).
+std::string file_url(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw InputError(path + ": no such witness file");
+  const std::string absolute = fs::absolute(path).lexically_normal().string();
+  static const char* kHex = "0123456789ABCDEF";
+  std::string url = "file://";
+  for (unsigned char c : absolute) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      url += static_cast<char>(c);
+    } else {
+      url += '%';
+      url += kHex[c >> 4];
+      url += kHex[c & 15];
+    }
+  }
+  return url;
+}
+
+std::string not_found(const std::string& id) {
+  return "no job " + id + " (never submitted, or expired after its TTL)";
+}
+
+// ---------------------------------------------------------------------------
+// circuit add
+
+const char kCircuitUsage[] = "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--json]";
+const char kCircuitHelp[] =
+    "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--json] [farm options]\n\n"
+    "Registers a circuit with the farm: its id is the sha256 of the zkey; the\n"
+    "zkey is copied into the artifact store, the PCE (the prover's constraint\n"
+    "matrices) and the verifying key are built beside it, and Redis records\n"
+    "the circuit. Prints the circuit id (with --json, the whole record).\n"
+    "Adding the same zkey again is harmless.\n\n"
+    "options:\n"
+    "  --r1cs FILE       build the PCE from the circuit's .r1cs: workers then check\n"
+    "                    every constraint and name the first unsatisfied one\n"
+    "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 registered, 2 error (bad zkey/r1cs, no artifact store, Redis)\n";
+
+int run_circuit(const std::vector<std::string>& argv) {
+  return run_guarded("circuit", kCircuitUsage, [&] {
+    Args args(argv, with_farm_options({"r1cs"}), {"json"});
+    const auto& pos = args.positional();
+    if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
+    if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (the only one is 'add')");
+    if (pos.size() != 2) throw UsageError("circuit add takes exactly one zkey");
+    farm::FarmOptions options = farm_options(args);
+    if (options.artifacts.empty()) throw UsageError("no artifact store: give --artifacts DIR or set ZKFARM_ARTIFACTS");
+    std::error_code ec;
+    if (!fs::is_regular_file(pos[1], ec)) throw InputError(pos[1] + ": no such zkey file");
+    if (auto r1cs = args.option("r1cs"); r1cs && !fs::is_regular_file(*r1cs, ec))
+      throw InputError(*r1cs + ": no such r1cs file");
+    CircuitInfo info = farm::circuit_add(options, pos[1], args.option("r1cs"));
+    if (args.flag("json")) {
+      json j = {{"id", info.id}, {"curve", curve_name(info.curve)}, {"num_vars", info.num_vars},
+                {"num_public", info.num_public}, {"domain_size", info.domain_size},
+                {"zkey_bytes", info.zkey_bytes}, {"pce_has_c", info.pce_has_c},
+                {"zkey_path", info.zkey_path}, {"pce_path", info.pce_path}, {"vk_path", info.vk_path}};
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      std::printf("%s\n", info.id.c_str());
+    }
+    return kExitOk;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// submit
+
+const char kSubmitUsage[] = "zkfarm submit <circuit> <witness.wtns>... | zkfarm submit <job.json|->";
+const char kSubmitHelp[] =
+    "usage: zkfarm submit <circuit> <witness>... [options] [farm options]\n"
+    "       zkfarm submit <job.json | -> [farm options]\n\n"
+    "Queues a proving job and prints its id. The first form makes one partition\n"
+    "per witness: <circuit> is a circuit id (64 hex digits, as printed by\n"
+    "`zkfarm circuit add`) or the circuit's .zkey file; each witness is a local\n"
+    ".wtns path (sent as a file:// reference: every coordinator and worker host\n"
+    "must see it at the same path), a file:// or redis:// URL, or with --inline\n"
+    "the file's bytes themselves (tiny witnesses only, up to 1 MiB each).\n"
+    "The second form submits job JSON as documented in cluster/README.md (a\n"
+    "file ending in .json, or - for standard input).\n\n"
+    "options:\n"
+    "  --id ID           job id (default: a random one)\n"
+    "  --priority P      critical | high | normal | low (default normal)\n"
+    "  --deadline T      unix seconds, or +N for N seconds from now: the job fails\n"
+    "                    if it is not done by then; earlier deadlines go first\n"
+    "                    among jobs of one priority\n"
+    "  --inline          embed the witness files in the job\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 queued, 2 error (invalid job, unknown circuit, duplicate id, Redis)\n";
+
+std::string circuit_id_argument(const std::string& arg) {
+  if (is_valid_circuit_id(arg)) return arg;
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) return sha256_file_hex(arg);
+  throw InputError("'" + arg + "' is neither a circuit id (64 lowercase hex digits) nor a zkey file");
+}
+
+double deadline_argument(const std::string& text) {
+  const bool relative = !text.empty() && text[0] == '+';
+  double v = 0;
+  try {
+    std::size_t used = 0;
+    v = std::stod(text.substr(relative ? 1 : 0), &used);
+    if (used != text.size() - (relative ? 1 : 0) || !std::isfinite(v) || v < 0) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw UsageError("--deadline needs unix seconds or +SECONDS, got '" + text + "'");
+  }
+  if (!relative) return v;
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + v;
+}
+
+int run_submit(const std::vector<std::string>& argv) {
+  return run_guarded("submit", kSubmitUsage, [&] {
+    Args args(argv, with_farm_options({"id", "priority", "deadline"}), {"inline"});
+    const auto& pos = args.positional();
+    if (pos.empty()) throw UsageError("nothing to submit");
+    farm::FarmOptions options = farm_options(args);
+    std::string job_text;
+    const bool job_file = pos.size() == 1 && (pos[0] == "-" || fs::path(pos[0]).extension() == ".json");
+    if (job_file) {
+      for (const char* o : {"id", "priority", "deadline"})
+        if (args.option(o)) throw UsageError(std::string("--") + o + " applies to the <circuit> <witness>... form only");
+      if (args.flag("inline")) throw UsageError("--inline applies to the <circuit> <witness>... form only");
+      job_text = pos[0] == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(pos[0]);
+    } else {
+      if (pos.size() < 2) throw UsageError("give a circuit and at least one witness (or one job .json file)");
+      json job = {{"circuit", circuit_id_argument(pos[0])}, {"partitions", json::array()}};
+      if (auto id = args.option("id")) job["id"] = *id;
+      if (auto p = args.option("priority")) job["priority"] = *p;
+      if (auto d = args.option("deadline")) job["deadline"] = deadline_argument(*d);
+      for (std::size_t i = 1; i < pos.size(); ++i) {
+        const std::string& w = pos[i];
+        if (w.rfind("file://", 0) == 0 || w.rfind("redis://", 0) == 0) {
+          if (args.flag("inline")) throw UsageError("--inline needs local witness files, got URL " + w);
+          job["partitions"].push_back({{"witness", w}});
+        } else if (args.flag("inline")) {
+          std::string bytes = read_text_file(w);
+          if (bytes.size() > kMaxInlineWitnessBytes)
+            throw InputError(w + ": " + std::to_string(bytes.size()) + " bytes is too big to inline (at most " +
+                             std::to_string(kMaxInlineWitnessBytes) + "); pass it by path");
+          job["partitions"].push_back(
+              {{"witness_base64", base64_encode(std::vector<std::uint8_t>(bytes.begin(), bytes.end()))}});
+        } else {
+          job["partitions"].push_back({{"witness", file_url(w)}});
+        }
+      }
+      job_text = job.dump();
+    }
+    std::printf("%s\n", farm::submit(options, job_text).c_str());
+    return kExitOk;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// status
+
+const char kStatusUsage[] = "zkfarm status <job-id>";
+const char kStatusHelp[] =
+    "usage: zkfarm status <job-id> [farm options]\n\n"
+    "Prints the job's state as one line of JSON: id, state (queued, running,\n"
+    "done, failed, cancelled), circuit, priority, partitions, proved, attempts\n"
+    "(failed attempts so far), submitted_at/started_at/finished_at (unix\n"
+    "seconds), coordinator, and error_code/error for a failed job.\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 queued, running or done; 1 failed or cancelled; 2 unknown job or error\n";
+
+int exit_for_state(const farm::JobStatus& s) {
+  return s.state == kStateFailed || s.state == kStateCancelled ? kExitJobFailed : kExitOk;
+}
+
+int run_status(const std::vector<std::string>& argv) {
+  return run_guarded("status", kStatusUsage, [&] {
+    Args args(argv, kFarmOptions, {});
+    args.expect_positional(1, kStatusUsage);
+    auto s = farm::status(farm_options(args), args.positional()[0]);
+    if (!s) throw InputError(not_found(args.positional()[0]));
+    std::printf("%s\n", s->to_json().c_str());
+    return exit_for_state(*s);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// wait
+
+const char kWaitUsage[] = "zkfarm wait <job-id> [--timeout S]";
+const char kWaitHelp[] =
+    "usage: zkfarm wait <job-id> [--timeout S] [--quiet] [farm options]\n\n"
+    "Waits until the job is done, failed or cancelled, then prints its status\n"
+    "JSON (as `zkfarm status`). Meanwhile a progress bar of proved partitions\n"
+    "is drawn on stderr when it is a terminal; otherwise one line is printed\n"
+    "on stderr whenever the state or the number of proved partitions changes.\n\n"
+    "options:\n"
+    "  --timeout S       give up after S seconds (default: wait forever)\n"
+    "  --quiet           no progress output\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 done; 1 failed, cancelled or still running at the timeout;\n"
+    "      2 unknown job or error\n";
+
+class ProgressBar {
+ public:
+  ProgressBar(std::string id, bool quiet) : id_(std::move(id)), quiet_(quiet), terminal_(isatty(STDERR_FILENO)) {}
+
+  void show(const farm::JobStatus& s) {
+    if (quiet_) return;
+    if (terminal_) {
+      const std::uint32_t total = std::max<std::uint32_t>(s.partitions, 1);
+      const int width = 30;
+      const int filled = static_cast<int>(width * static_cast<double>(s.proved) / total);
+      std::string bar(static_cast<std::size_t>(filled), '#');
+      bar.resize(width, '.');
+      std::fprintf(stderr, "\r%s [%s] %u/%u partitions  %-9s %6.1f s", id_.c_str(), bar.c_str(), s.proved,
+                   s.partitions, s.state.c_str(), elapsed());
+      std::fflush(stderr);
+      drawn_ = true;
+      return;
+    }
+    if (s.state == last_state_ && s.proved == last_proved_) return;
+    last_state_ = s.state;
+    last_proved_ = s.proved;
+    std::fprintf(stderr, "%s: %s, %u/%u partitions proved (%.1f s)\n", id_.c_str(), s.state.c_str(), s.proved,
+                 s.partitions, elapsed());
+  }
+  void end() {
+    if (drawn_) std::fputc('\n', stderr);
+    drawn_ = false;
+  }
+
+ private:
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  std::string id_;
+  bool quiet_, terminal_, drawn_ = false;
+  std::string last_state_;
+  std::uint32_t last_proved_ = ~0u;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int run_wait(const std::vector<std::string>& argv) {
+  return run_guarded("wait", kWaitUsage, [&] {
+    Args args(argv, with_farm_options({"timeout"}), {"quiet"});
+    args.expect_positional(1, kWaitUsage);
+    const std::string id = args.positional()[0];
+    farm::FarmOptions options = farm_options(args);
+    const auto timeout = args.uint_option("timeout");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout.value_or(0));
+    ProgressBar bar(id, args.flag("quiet"));
+    for (;;) {
+      // Short waits so the bar moves with every proved partition; the done
+      // marker still wakes us at once when the job ends.
+      auto step = std::chrono::milliseconds(500);
+      if (timeout) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        step = std::max(std::chrono::milliseconds(0), std::min(step, left));
+      }
+      auto s = farm::wait(options, id, step);
+      if (!s) {
+        bar.end();
+        throw InputError(not_found(id));
+      }
+      bar.show(*s);
+      if (s->terminal()) {
+        bar.end();
+        std::printf("%s\n", s->to_json().c_str());
+        if (s->state != kStateDone)
+          std::fprintf(stderr, "zkfarm wait: job %s %s%s%s\n", id.c_str(), s->state.c_str(),
+                       s->error.empty() ? "" : ": ", s->error.c_str());
+        return exit_for_state(*s);
+      }
+      if (timeout && std::chrono::steady_clock::now() >= deadline) {
+        bar.end();
+        std::printf("%s\n", s->to_json().c_str());
+        std::fprintf(stderr, "zkfarm wait: job %s still %s after %llu s\n", id.c_str(), s->state.c_str(),
+                     static_cast<unsigned long long>(*timeout));
+        return kExitJobFailed;
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// result
+
+const char kResultUsage[] = "zkfarm result <job-id> [--out DIR]";
+const char kResultHelp[] =
+    "usage: zkfarm result <job-id> [--out DIR] [farm options]\n\n"
+    "Fetches the result of a done job. Without --out the assembled result JSON\n"
+    "is printed. With --out DIR it writes:\n"
+    "  DIR/result.json            the assembled result (every partition, worker,\n"
+    "                             device uuid and per-stage timings)\n"
+    "  DIR/proof_<i>.json         partition i's proof, snarkjs JSON\n"
+    "  DIR/public_<i>.json        partition i's public signals, snarkjs JSON\n"
+    "  DIR/proof.json, public.json  the same, when the job has one partition\n"
+    "  DIR/proofs.bin             BLS12-381 only: the compressed proofs, 192 bytes\n"
+    "                             per partition in partition order (Filecoin)\n"
+    "so `snarkjs groth16 verify vk.json public_0.json proof_0.json` checks one.\n\n"
+    "options:\n"
+    "  --out DIR         write files into DIR (created if missing)\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 written; 1 the job failed, was cancelled or is not done yet;\n"
+    "      2 unknown job or error\n";
+
+std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& what) {
+  auto digit = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw std::runtime_error(what + ": not hex");
+  };
+  if (text.size() % 2) throw std::runtime_error(what + ": odd number of hex digits");
+  std::vector<std::uint8_t> out(text.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::uint8_t>(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
+  return out;
+}
+
+void write_output(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(tmp.string() + ": " + std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error(tmp.string() + ": write failed");
+  }
+  fs::rename(tmp, path);
+}
+
+int run_result(const std::vector<std::string>& argv) {
+  return run_guarded("result", kResultUsage, [&] {
+    Args args(argv, with_farm_options({"out"}), {});
+    args.expect_positional(1, kResultUsage);
+    const std::string id = args.positional()[0];
+    farm::FarmOptions options = farm_options(args);
+    auto s = farm::status(options, id);
+    if (!s) throw InputError(not_found(id));
+    if (s->state != kStateDone) {
+      std::fprintf(stderr, "zkfarm result: job %s is %s%s%s\n", id.c_str(), s->state.c_str(),
+                   s->error.empty() ? "" : ": ", s->error.c_str());
+      return kExitJobFailed;
+    }
+    auto text = farm::result(options, id);
+    if (!text) throw InputError("job " + id + " is done but its result is gone (expired?)");
+    auto out_dir = args.option("out");
+    if (!out_dir) {
+      std::printf("%s\n", text->c_str());
+      return kExitOk;
+    }
+    const json result = json::parse(*text);
+    const fs::path dir(*out_dir);
+    fs::create_directories(dir);
+    const json& partitions = result.at("partitions");
+    for (const json& p : partitions) {
+      const std::string index = std::to_string(p.at("partition").get<std::uint32_t>());
+      write_output(dir / ("proof_" + index + ".json"), p.at("proof").dump(1) + "\n");
+      write_output(dir / ("public_" + index + ".json"), p.at("public").dump(1) + "\n");
+    }
+    if (partitions.size() == 1) {
+      write_output(dir / "proof.json", partitions[0].at("proof").dump(1) + "\n");
+      write_output(dir / "public.json", partitions[0].at("public").dump(1) + "\n");
+    }
+    if (result.contains("proofs_hex")) {
+      auto bytes = from_hex(result["proofs_hex"].get<std::string>(), "proofs_hex");
+      if (bytes.size() != 192 * partitions.size())
+        throw std::runtime_error("result of " + id + " has " + std::to_string(bytes.size()) +
+                                 " bytes of compressed proofs, expected 192 x " +
+                                 std::to_string(partitions.size()));
+      write_output(dir / "proofs.bin", std::string(bytes.begin(), bytes.end()));
+    }
+    write_output(dir / "result.json", result.dump(1) + "\n");
+    std::fprintf(stderr, "zkfarm result: %zu partition proofs of %s written to %s\n", partitions.size(), id.c_str(),
+                 dir.string().c_str());
+    return kExitOk;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// workers
+
+const char kWorkersUsage[] = "zkfarm workers [--json]";
+const char kWorkersHelp[] =
+    "usage: zkfarm workers [--json] [farm options]\n\n"
+    "Lists the workers the farm's coordinators have seen recently (a record\n"
+    "expires a while after its worker goes away): id, state (alive, or gone\n"
+    "after a clean exit or a missed heartbeat), host, device, tasks in\n"
+    "progress, free credits, faults (invalid proofs, timeouts), whether it is\n"
+    "quarantined (readmit with SREM <prefix>quarantine <id>), seconds since\n"
+    "its last heartbeat, and the circuits it holds resident.\n\n"
+    "options:\n"
+    "  --json            one JSON array instead of a table\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 listed, 2 error\n";
+
+int run_workers(const std::vector<std::string>& argv) {
+  return run_guarded("workers", kWorkersUsage, [&] {
+    Args args(argv, kFarmOptions, {"json"});
+    args.expect_positional(0, kWorkersUsage);
+    auto list = farm::workers(farm_options(args));
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    if (args.flag("json")) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + list[i].to_json();
+      std::printf("%s]\n", out.c_str());
+      return kExitOk;
+    }
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::printf("%-16s %-6s %-14s %-28s %5s %7s %6s %-11s %9s  %s\n", "WORKER", "STATE", "HOST", "DEVICE", "TASKS",
+                "CREDITS", "FAULTS", "QUARANTINED", "SEEN(s)", "LOADED");
+    for (const auto& w : list) {
+      std::string loaded;
+      std::stringstream ids(w.loaded);
+      for (std::string c; std::getline(ids, c, ',');) loaded += (loaded.empty() ? "" : ",") + c.substr(0, 12);
+      std::printf("%-16s %-6s %-14s %-28s %5u %7u %6u %-11s %9.1f  %s\n", w.id.c_str(), w.state.c_str(),
+                  w.host.c_str(), w.device.c_str(), w.tasks, w.credits, w.faults, w.quarantined ? "yes" : "no",
+                  w.last_seen > 0 ? std::max(0.0, now - w.last_seen) : -1.0, loaded.empty() ? "-" : loaded.c_str());
+    }
+    if (list.empty()) std::fprintf(stderr, "zkfarm workers: no workers seen\n");
+    return kExitOk;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// cancel
+
+const char kCancelUsage[] = "zkfarm cancel <job-id>";
+const char kCancelHelp[] =
+    "usage: zkfarm cancel <job-id> [farm options]\n\n"
+    "Cancels a job. A queued job is cancelled at once (prints \"cancelled\"); for\n"
+    "a running one the cancel is handed to its coordinator, which stops its\n"
+    "tasks within a moment (prints \"requested\"; `zkfarm wait` then reports\n"
+    "the cancelled state).\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 cancelled or requested; 1 the job had already ended (prints its\n"
+    "      state); 2 unknown job or error\n";
+
+int run_cancel(const std::vector<std::string>& argv) {
+  return run_guarded("cancel", kCancelUsage, [&] {
+    Args args(argv, kFarmOptions, {});
+    args.expect_positional(1, kCancelUsage);
+    const std::string id = args.positional()[0];
+    const std::string outcome = farm::cancel(farm_options(args), id);
+    if (outcome == "unknown") throw InputError(not_found(id));
+    if (outcome.rfind("terminal:", 0) == 0) {
+      std::printf("%s\n", outcome.substr(9).c_str());
+      std::fprintf(stderr, "zkfarm cancel: job %s had already ended (%s)\n", id.c_str(), outcome.substr(9).c_str());
+      return kExitJobFailed;
+    }
+    std::printf("%s\n", outcome.c_str());
+    return kExitOk;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// keygen
+
+const char kKeygenUsage[] = "zkfarm keygen [--out PREFIX] [--force]";
+const char kKeygenHelp[] =
+    "usage: zkfarm keygen [--out PREFIX] [--force]\n\n"
+    "Makes a ZeroMQ CURVE key pair (Z85 text) for the coordinator or a worker.\n"
+    "With --out, writes PREFIX.secret (mode 0600) and PREFIX.public and prints\n"
+    "the public key; without, prints \"public KEY\" and \"secret KEY\" lines.\n\n"
+    "The coordinator takes its secret with --curve-secret-key-file and the\n"
+    "workers' public keys, one per line, with --curve-allowlist; a worker\n"
+    "takes its secret with --curve-secret-key-file and the coordinator's\n"
+    "public key with --curve-server-key.\n\n"
+    "options:\n"
+    "  --out PREFIX      write the key files PREFIX.secret and PREFIX.public\n"
+    "  --force           overwrite existing key files\n"
+    "\nexit: 0 written, 2 error\n";
+
+int run_keygen(const std::vector<std::string>& argv) {
+  return run_guarded("keygen", kKeygenUsage, [&] {
+    Args args(argv, {"out"}, {"force"});
+    args.expect_positional(0, kKeygenUsage);
+    const CurveKeyPair pair = generate_curve_keypair();
+    auto prefix = args.option("out");
+    if (!prefix) {
+      std::printf("public %s\nsecret %s\n", pair.public_key.c_str(), pair.secret_key.c_str());
+      return kExitOk;
+    }
+    const std::string secret_path = *prefix + ".secret", public_path = *prefix + ".public";
+    std::error_code ec;
+    if (!args.flag("force"))
+      for (const auto& p : {secret_path, public_path})
+        if (fs::exists(p, ec)) throw InputError(p + " exists (use --force to replace it)");
+    if (args.flag("force")) fs::remove(secret_path, ec);  // the file mode is only set on create
+    write_curve_key_file(secret_path, pair.secret_key);
+    {
+      std::ofstream out(public_path, std::ios::trunc);
+      out << "# zkfarm CURVE public key (Z85)\n" << pair.public_key << "\n";
+      if (!out) throw std::runtime_error("cannot write " + public_path);
+    }
+    std::printf("%s\n", pair.public_key.c_str());
+    return kExitOk;
+  });
+}
+
+}  // namespace
+
+const std::vector<Command>& farm_commands() {
+  static const std::vector<Command> commands = {
+      {"circuit", "register a circuit (zkey) with the farm: circuit add", kCircuitHelp, run_circuit},
+      {"submit", "queue a proving job on the farm; prints its id", kSubmitHelp, run_submit},
+      {"status", "a farm job's state as JSON", kStatusHelp, run_status},
+      {"wait", "wait for a farm job to end (progress bar on a terminal)", kWaitHelp, run_wait},
+      {"result", "fetch a done job's proofs (snarkjs JSON, Filecoin binary)", kResultHelp, run_result},
+      {"workers", "the farm's workers: device, circuits, faults, quarantine", kWorkersHelp, run_workers},
+      {"cancel", "cancel a farm job", kCancelHelp, run_cancel},
+      {"keygen", "make a CURVE key pair for coordinator/worker encryption", kKeygenHelp, run_keygen},
+  };
+  return commands;
+}
+
+}  // namespace zkfarm::cli
