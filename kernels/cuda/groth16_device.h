@@ -1,0 +1,321 @@
+// groth16_device.h -- the Groth16 prover on one GPU, bit-identical to the CPU
+// prover (kernels/groth16_prover.h) for the same witness and r, s.
+//
+// Resident state: a DeviceProvingKey (device_key.h) and a DevicePce (A, B
+// and optionally C of formats/pce.h, uploaded once per circuit). Per proof
+// only the witness moves: device_prove() reads top to bottom as the CPU
+// prover does:
+//   1. host checks (witness length, w[0] = 1, key and PCE sizes);
+//   2. witness upload: straight from the caller's memory when it is pinned,
+//      else staged through two pinned chunks so that the host copy of chunk
+//      k+1 overlaps the DMA of chunk k;
+//   3. a = A.w, b = B.w, c = a o b on the device (groth16_kernels.h), and,
+//      when the PCE has C and options.check_constraints, the first row with
+//      (A.w)(B.w) != C.w (ProveError naming it, as the CPU prover);
+//   4. a, b, c to the odd coset (GpuNtt::evaluations_to_odd_coset: snarkjs's
+//      convention, as ntt.h), h = a*b - c;
+//   5. the five MSMs with the resident points (msm.h: zeros skipped, ones
+//      summed, the rest by Pippenger): A, B1, B2 (G2), C over the private
+//      witness, H over h;
+//   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
+// Field and curve arithmetic is exact, so any correct order of operations
+// gives the CPU's bits; tests/gpu/groth16_device_test compares them.
+//
+// Memory per proof (device): the witness (32 bytes per signal) + three
+// domain-size Fr vectors (96 bytes per domain point; b and c are freed
+// before the MSMs) + the MSM working set (msm.h). DeviceProveTimings reports
+// the proof's own buffers.
+//
+// Threading: a DeviceProver runs one proof at a time on ctx.stream(0) (its
+// staging buffers are per object); callers serialize. Errors: ProveError for
+// a bad witness (as the CPU prover), std::invalid_argument when key and PCE
+// disagree, DeviceOutOfMemory when the proof's buffers do not fit, CudaError
+// for any runtime failure.
+#ifndef ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
+#define ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "formats/pce.h"
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/device_key.h"
+#include "kernels/cuda/groth16_kernels.h"
+#include "kernels/cuda/msm.h"
+#include "kernels/cuda/ntt.h"
+#include "kernels/groth16_prover.h"
+#include "kernels/groth16_types.h"
+#include "kernels/random.h"
+
+namespace zkfarm::cuda {
+
+// One CSR matrix of a PCE in device memory (layout of formats/pce.h's Csr).
+template <class Fr>
+struct DeviceCsr {
+  DeviceBuffer<std::uint64_t> row_offsets;      // rows + 1
+  DeviceBuffer<std::uint64_t> general_offsets;  // rows + 1
+  DeviceBuffer<std::uint32_t> cols;             // nnz
+  DeviceBuffer<Fr> values;                      // general coefficients
+
+  std::size_t device_bytes() const {
+    return row_offsets.bytes() + general_offsets.bytes() + cols.bytes() + values.bytes();
+  }
+  DeviceCsrView<Fr> view() const {
+    return DeviceCsrView<Fr>{row_offsets.data(), general_offsets.data(), cols.data(), values.data()};
+  }
+
+  // Throws DeviceOutOfMemory / CudaError; the copies are queued on stream.
+  static DeviceCsr upload(const Csr<Fr>& m, cudaStream_t stream) {
+    DeviceCsr d;
+    auto put = [stream](auto& buffer, const auto& vec) {
+      using T = typename std::remove_cvref_t<decltype(vec)>::value_type;
+      buffer = DeviceBuffer<T>(vec.size(), stream);
+      if (!vec.empty()) buffer.upload(vec.data(), vec.size(), stream);
+    };
+    put(d.row_offsets, m.row_offsets);
+    put(d.general_offsets, m.general_offsets);
+    put(d.cols, m.cols);
+    put(d.values, m.values);
+    return d;
+  }
+};
+
+// A PCE's A and B (and C, when the host PCE has it and it is asked for)
+// resident on the device.
+template <class Fr>
+class DevicePce {
+ public:
+  DevicePce() = default;
+
+  // Uploads pce's matrices on `stream` and waits for the copies. with_c:
+  // also upload C (when pce.has_c()), which lets device_prove check every
+  // constraint as the CPU prover does; it costs C's size in device memory.
+  // Throws DeviceOutOfMemory (nothing stays allocated) or CudaError.
+  static DevicePce upload(const Pce<Fr>& pce, cudaStream_t stream, bool with_c = true) {
+    DevicePce d;
+    d.num_rows_ = static_cast<std::uint32_t>(pce.num_rows());
+    d.num_cols_ = static_cast<std::uint32_t>(pce.num_cols());
+    d.num_public_ = pce.num_public();
+    d.domain_size_ = pce.domain_size();
+    d.a_ = DeviceCsr<Fr>::upload(pce.a(), stream);
+    d.b_ = DeviceCsr<Fr>::upload(pce.b(), stream);
+    d.has_c_ = with_c && pce.has_c();
+    if (d.has_c_) d.c_ = DeviceCsr<Fr>::upload(pce.c(), stream);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return d;
+  }
+
+  std::size_t num_rows() const { return num_rows_; }
+  std::size_t num_cols() const { return num_cols_; }
+  std::uint32_t num_public() const { return num_public_; }
+  std::uint32_t domain_size() const { return domain_size_; }
+  bool has_c() const { return has_c_; }
+  const DeviceCsr<Fr>& a() const { return a_; }
+  const DeviceCsr<Fr>& b() const { return b_; }
+  // Empty unless has_c().
+  const DeviceCsr<Fr>& c() const { return c_; }
+  std::size_t device_bytes() const { return a_.device_bytes() + b_.device_bytes() + c_.device_bytes(); }
+
+ private:
+  std::uint32_t num_rows_ = 0, num_cols_ = 0, num_public_ = 0, domain_size_ = 0;
+  bool has_c_ = false;
+  DeviceCsr<Fr> a_, b_, c_;
+};
+
+// Milliseconds per stage of one device proof. Stages are timed with CUDA
+// events on the proof's stream; total_ms is host wall-clock from the call to
+// the returned proof (host checks, the MSMs' host-side window sums and the
+// proof assembly included).
+struct DeviceProveTimings {
+  double upload_ms = 0;  // witness host -> device
+  double spmv_ms = 0;    // A.w, B.w (C.w check), a o b
+  double ntt_ms = 0;     // three odd-coset transforms and h
+  double msm_ms = 0;     // the five MSMs
+  double total_ms = 0;
+  // Device memory the proof allocated for its own vectors (witness, a, b, c),
+  // excluding the MSMs' temporary working set.
+  std::size_t scratch_bytes = 0;
+};
+
+// Proves on one device, keeping the NTT tables and pinned staging buffers
+// between proofs. Holds a reference to ctx, which must outlive it.
+template <class Curve>
+class DeviceProver {
+ public:
+  using Fr = typename Curve::Fr;
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+
+  // Elements per pinned staging chunk (4 MiB of Fr): large enough for full
+  // PCIe bandwidth, small enough that the first chunk's copy starts at once.
+  static constexpr std::size_t kStagingChunk = std::size_t(1) << 17;
+
+  // Builds the NTT tables on ctx.stream(0). Throws CudaError.
+  explicit DeviceProver(const DeviceContext& ctx) : ctx_(ctx), ntt_(ctx) {}
+
+  const DeviceContext& context() const { return ctx_; }
+
+  // The proof for witness; see the file comment for the stages and errors.
+  Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce,
+                            std::span<const Fr> witness, const ProveOptions<Fr>& options = {},
+                            DeviceProveTimings* timings = nullptr) {
+    const auto wall_start = std::chrono::steady_clock::now();
+    DeviceProveTimings local;
+
+    // 1. Host checks, with the CPU prover's messages.
+    if (witness.size() != key.num_vars)
+      throw ProveError("witness has " + std::to_string(witness.size()) + " values but the circuit has " +
+                       std::to_string(key.num_vars) + " signals");
+    if (!witness[0].is_one()) throw ProveError("witness[0] must be 1 (the constant signal)");
+    const std::size_t n = key.domain_size;
+    if (pce.num_rows() > n)
+      throw std::invalid_argument("PCE has " + std::to_string(pce.num_rows()) + " rows, more than the domain size " +
+                                  std::to_string(n));
+    if (pce.num_cols() != key.num_vars)
+      throw std::invalid_argument("PCE has " + std::to_string(pce.num_cols()) + " columns but the key has " +
+                                  std::to_string(key.num_vars) + " signals");
+    if (key.h_points.size() < n || key.a_points.size() != key.num_vars || key.b1_points.size() != key.num_vars ||
+        key.b2_points.size() != key.num_vars || key.c_points.size() != key.num_vars - key.num_public - 1)
+      throw std::invalid_argument("device proving key: query sizes do not match num_vars " +
+                                  std::to_string(key.num_vars) + ", num_public " + std::to_string(key.num_public) +
+                                  " and domain size " + std::to_string(n));
+    if (n > (std::size_t(1) << GpuNtt<Fr>::kMaxLogN))
+      throw std::invalid_argument("domain size " + std::to_string(n) + " exceeds the GPU NTT's 2^" +
+                                  std::to_string(GpuNtt<Fr>::kMaxLogN));
+
+    ctx_.activate();
+    const cudaStream_t stream = ctx_.stream(0);
+    Event start, uploaded, multiplied, transformed, done;
+    start.record(stream);
+
+    // 2. Witness.
+    DeviceBuffer<Fr> device_witness(witness.size(), stream);
+    upload_witness(witness, device_witness, stream);
+    uploaded.record(stream);
+
+    // 3. a = A.w, b = B.w, c = a o b (+ the constraint check).
+    DeviceBuffer<Fr> a(n, stream), b(n, stream), c(n, stream);
+    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + c.bytes();
+    const bool check = options.check_constraints && pce.has_c();
+    DeviceBuffer<std::uint32_t> first_unsatisfied(1, stream);
+    ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
+    const DeviceCsrView<Fr> c_view = pce.c().view();
+    launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
+                            static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
+                            device_witness.data(), a.data(), b.data(), c.data(), first_unsatisfied.data(), stream);
+    multiplied.record(stream);
+    if (check) {
+      std::uint32_t row = 0;
+      first_unsatisfied.download(&row, 1, stream);
+      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (row != 0xffffffffu)
+        throw ProveError("witness does not satisfy constraint " + std::to_string(row) + ": (A.w) * (B.w) != C.w");
+    }
+
+    // 4. h = a*b - c on the odd coset.
+    ntt_.evaluations_to_odd_coset(a.data(), n, stream);
+    ntt_.evaluations_to_odd_coset(b.data(), n, stream);
+    ntt_.evaluations_to_odd_coset(c.data(), n, stream);
+    launch_h_from_coset<Fr>(a.data(), b.data(), c.data(), static_cast<std::uint32_t>(n), stream);
+    b = DeviceBuffer<Fr>();  // stream-ordered frees: the MSMs get the memory
+    c = DeviceBuffer<Fr>();
+    const DeviceBuffer<Fr>& h = a;
+    transformed.record(stream);
+
+    // 5. The five MSMs (each synchronizes the stream).
+    const Fr r = options.r ? *options.r : random_field_element<Fr>();
+    const Fr s = options.s ? *options.s : random_field_element<Fr>();
+    const Fr* w = device_witness.data();
+    const std::size_t num_private = key.num_vars - key.num_public - 1;
+    G1 msm_a = msm_device<Curve, G1>(ctx_, key.a_points.data(), w, key.num_vars, stream);
+    G1 msm_b1 = msm_device<Curve, G1>(ctx_, key.b1_points.data(), w, key.num_vars, stream);
+    G2 msm_b2 = msm_device<Curve, G2>(ctx_, key.b2_points.data(), w, key.num_vars, stream);
+    G1 msm_c = msm_device<Curve, G1>(ctx_, key.c_points.data(), w + key.num_public + 1, num_private, stream);
+    G1 msm_h = msm_device<Curve, G1>(ctx_, key.h_points.data(), h.data(), n, stream);
+    done.record(stream);
+    done.synchronize();
+
+    // 6. Assembly: groth16_prove's step 4, verbatim.
+    const auto r_int = r.to_canonical();
+    const auto s_int = s.to_canonical();
+    G1 delta1 = G1::from_affine(key.delta1);
+    G1 proof_a = msm_a;
+    proof_a += G1::from_affine(key.alpha1);
+    proof_a += delta1.scalar_mul(r_int);
+    G2 proof_b = msm_b2;
+    proof_b += G2::from_affine(key.beta2);
+    proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
+    G1 b1 = msm_b1;
+    b1 += G1::from_affine(key.beta1);
+    b1 += delta1.scalar_mul(s_int);
+    G1 proof_c = msm_c;
+    proof_c += msm_h;
+    proof_c += proof_a.scalar_mul(s_int);
+    proof_c += b1.scalar_mul(r_int);
+    proof_c += -delta1.scalar_mul((r * s).to_canonical());
+    Groth16Proof<Curve> proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+
+    if (timings) {
+      local.upload_ms = Event::elapsed_ms(start, uploaded);
+      local.spmv_ms = Event::elapsed_ms(uploaded, multiplied);
+      local.ntt_ms = Event::elapsed_ms(multiplied, transformed);
+      local.msm_ms = Event::elapsed_ms(transformed, done);
+      local.total_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+      *timings = local;
+    }
+    return proof;
+  }
+
+ private:
+  // Copies witness to device memory on stream. Pinned (or registered) host
+  // memory is copied directly; pageable memory goes through two pinned
+  // chunks, alternating, so that the memcpy into one overlaps the DMA out of
+  // the other. Returns once the copies are queued; a staging buffer is
+  // refilled only after the event recorded behind its last DMA.
+  void upload_witness(std::span<const Fr> witness, DeviceBuffer<Fr>& device, cudaStream_t stream) {
+    cudaPointerAttributes attributes{};
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, witness.data());
+    if (status == cudaSuccess && attributes.type == cudaMemoryTypeHost) {
+      device.upload(witness.data(), witness.size(), stream);
+      return;
+    }
+    if (status != cudaSuccess) (void)cudaGetLastError();
+    for (int slot = 0; slot < 2; ++slot)
+      if (staging_[slot].size() == 0) staging_[slot] = PinnedBuffer<Fr>(kStagingChunk);
+    for (std::size_t offset = 0, k = 0; offset < witness.size(); offset += kStagingChunk, ++k) {
+      const int slot = int(k % 2);
+      const std::size_t count = std::min(kStagingChunk, witness.size() - offset);
+      staged_[slot].synchronize();  // the DMA that last read this buffer (no-op if none)
+      std::memcpy(static_cast<void*>(staging_[slot].data()), witness.data() + offset, count * sizeof(Fr));
+      device.upload(staging_[slot].data(), count, stream, offset);
+      staged_[slot].record(stream);
+    }
+  }
+
+  const DeviceContext& ctx_;
+  GpuNtt<Fr> ntt_;
+  PinnedBuffer<Fr> staging_[2];
+  Event staged_[2];
+};
+
+// One proof with a fresh DeviceProver (builds the NTT tables, ~1 MB upload):
+// the interface of the CPU's groth16_prove on the device. Callers proving
+// many times keep a DeviceProver instead.
+template <class Curve>
+Groth16Proof<Curve> device_prove(DeviceContext& ctx, const DeviceProvingKey<Curve>& key,
+                                 const DevicePce<typename Curve::Fr>& pce, std::span<const typename Curve::Fr> witness,
+                                 const ProveOptions<typename Curve::Fr>& options = {},
+                                 DeviceProveTimings* timings = nullptr) {
+  DeviceProver<Curve> prover(ctx);
+  return prover.prove(key, pce, witness, options, timings);
+}
+
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_

@@ -1,0 +1,114 @@
+// groth16_kernels.cuh -- the kernels behind groth16_kernels.h; included by
+// one .cu file per scalar field, which instantiates the launchers with
+// ZKFARM_INSTANTIATE_GROTH16_KERNELS.
+//
+// SpMV: one thread per row. PCE rows are short (PoRep: A ~2.4, B 1.0, C ~2.2
+// non-zeros per row on average, at most a few dozen), so a warp per row would
+// idle most lanes; the cost is the witness gathers (random 32-byte reads)
+// plus one multiplication per general coefficient and one for a*b.
+// Field addition is exact (results fully reduced below r), so the order of
+// the sums cannot change a bit of the result: the device and CPU products
+// are identical whatever the thread layout.
+#pragma once
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/fp.cuh"
+#include "kernels/cuda/groth16_kernels.h"
+#include "kernels/field.h"
+
+namespace zkfarm::cuda {
+
+namespace groth16_kernels {
+
+constexpr unsigned kThreads = 256;
+
+template <class F>
+struct Csr {
+  const std::uint64_t* row_offsets;
+  const std::uint64_t* general_offsets;
+  const std::uint32_t* cols;
+  const F* values;
+};
+
+template <class F>
+__device__ __forceinline__ F row_dot(const Csr<F>& m, std::uint32_t row, const F* __restrict__ witness) {
+  const std::uint64_t begin = m.row_offsets[row], end = m.row_offsets[row + 1];
+  const std::uint64_t general = m.general_offsets[row];
+  const std::uint64_t unit_end = end - (m.general_offsets[row + 1] - general);
+  F sum = F::zero();
+  for (std::uint64_t j = begin; j < unit_end; ++j) sum += witness[m.cols[j]];
+  for (std::uint64_t j = unit_end, g = general; j < end; ++j, ++g) sum += m.values[g] * witness[m.cols[j]];
+  return sum;
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads)
+    pce_products_kernel(Csr<F> a, Csr<F> b, Csr<F> c, bool check, std::uint32_t rows, std::uint32_t n,
+                        const F* __restrict__ witness, F* out_a, F* out_b, F* out_ab,
+                        std::uint32_t* first_unsatisfied) {
+  const std::uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= n) return;
+  if (row >= rows) {
+    out_a[row] = F::zero();
+    out_b[row] = F::zero();
+    out_ab[row] = F::zero();
+    return;
+  }
+  const F x = row_dot(a, row, witness);
+  const F y = row_dot(b, row, witness);
+  const F xy = x * y;
+  out_a[row] = x;
+  out_b[row] = y;
+  out_ab[row] = xy;
+  if (check && row_dot(c, row, witness) != xy) atomicMin(first_unsatisfied, row);
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) h_kernel(F* a, const F* __restrict__ b, const F* __restrict__ c,
+                                                     std::uint32_t n) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] = a[i] * b[i] - c[i];
+}
+
+template <class F, class Fr>
+Csr<F> device_view(const DeviceCsrView<Fr>& m) {
+  return Csr<F>{m.row_offsets, m.general_offsets, m.cols, reinterpret_cast<const F*>(m.values)};
+}
+
+}  // namespace groth16_kernels
+
+template <class Fr>
+void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b, const DeviceCsrView<Fr>* c,
+                         std::uint32_t rows, std::uint32_t n, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
+                         std::uint32_t* first_unsatisfied, cudaStream_t stream) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace gk = groth16_kernels;
+  if (n == 0) return;
+  const gk::Csr<F> c_view = c ? gk::device_view<F>(*c) : gk::Csr<F>{nullptr, nullptr, nullptr, nullptr};
+  const unsigned blocks = (n + gk::kThreads - 1) / gk::kThreads;
+  ZKFARM_CUDA_LAUNCH(gk::pce_products_kernel<F><<<blocks, gk::kThreads, 0, stream>>>(
+      gk::device_view<F>(a), gk::device_view<F>(b), c_view, c != nullptr, rows, n,
+      reinterpret_cast<const F*>(witness), reinterpret_cast<F*>(out_a), reinterpret_cast<F*>(out_b),
+      reinterpret_cast<F*>(out_ab), first_unsatisfied));
+}
+
+template <class Fr>
+void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaStream_t stream) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace gk = groth16_kernels;
+  if (n == 0) return;
+  const unsigned blocks = (n + gk::kThreads - 1) / gk::kThreads;
+  ZKFARM_CUDA_LAUNCH(gk::h_kernel<F><<<blocks, gk::kThreads, 0, stream>>>(
+      reinterpret_cast<F*>(a), reinterpret_cast<const F*>(b), reinterpret_cast<const F*>(c), n));
+}
+
+}  // namespace zkfarm::cuda
+
+// Explicit instantiation for one host scalar field, e.g.
+//   ZKFARM_INSTANTIATE_GROTH16_KERNELS(zkfarm::Bn254Fr)
+#define ZKFARM_INSTANTIATE_GROTH16_KERNELS(FR)                                                                \
+  template void zkfarm::cuda::launch_pce_products<FR>(                                                        \
+      const zkfarm::cuda::DeviceCsrView<FR>&, const zkfarm::cuda::DeviceCsrView<FR>&,                        \
+      const zkfarm::cuda::DeviceCsrView<FR>*, std::uint32_t, std::uint32_t, const FR*, FR*, FR*, FR*,        \
+      std::uint32_t*, cudaStream_t);                                                                          \
+  template void zkfarm::cuda::launch_h_from_coset<FR>(FR*, const FR*, const FR*, std::uint32_t, cudaStream_t);

@@ -1,0 +1,49 @@
+// groth16_kernels.h -- the device steps of a Groth16 proof that are neither
+// an NTT nor an MSM: the sparse products A.w, B.w (and C.w for the
+// constraint check) over a device-resident PCE, and h = a*b - c.
+//
+// Host-callable launchers, templated on the host scalar field (Bn254Fr or
+// Bls12381Fr) and instantiated in groth16_kernels_bn254.cu /
+// groth16_kernels_bls12_381.cu, which include no curve header (the kernels
+// only need Fr). Values are Fr in the host's Montgomery layout. Everything
+// is queued on `stream` (asynchronous); launch failures throw CudaError.
+// groth16_device.h sequences them into a proof.
+#ifndef ZKFARM_KERNELS_CUDA_GROTH16_KERNELS_H_
+#define ZKFARM_KERNELS_CUDA_GROTH16_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace zkfarm::cuda {
+
+// A CSR matrix in device memory, laid out as formats/pce.h's Csr: row r's
+// entries are cols[row_offsets[r] .. row_offsets[r+1]); the last
+// general_offsets[r+1] - general_offsets[r] of them carry the coefficients
+// values[general_offsets[r] ..], the others have coefficient 1.
+template <class Fr>
+struct DeviceCsrView {
+  const std::uint64_t* row_offsets = nullptr;      // rows + 1
+  const std::uint64_t* general_offsets = nullptr;  // rows + 1
+  const std::uint32_t* cols = nullptr;             // nnz
+  const Fr* values = nullptr;                      // general coefficients
+};
+
+// For every row r < n: out_a[r] = (A.w)[r], out_b[r] = (B.w)[r] and
+// out_ab[r] = out_a[r] * out_b[r], with rows >= `rows` zero (the domain is
+// padded to n). Coefficient-1 entries are added without a multiplication.
+// When c is non-null, also computes (C.w)[r] and lowers *first_unsatisfied
+// (atomicMin; the caller initializes it to 0xffffffff) to the smallest row
+// with (A.w)(B.w) != C.w. One thread per row.
+template <class Fr>
+void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b, const DeviceCsrView<Fr>* c,
+                         std::uint32_t rows, std::uint32_t n, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
+                         std::uint32_t* first_unsatisfied, cudaStream_t stream);
+
+// a[i] = a[i] * b[i] - c[i] for i < n (h on the odd coset, in a's storage).
+template <class Fr>
+void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaStream_t stream);
+
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_KERNELS_CUDA_GROTH16_KERNELS_H_
