@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <random>
 
 #include "cluster/log.h"
@@ -40,6 +41,9 @@ std::string envelope_bytes(Build&& build) {
   return wire::encode(message);
 }
 
+// zkfarm_build_info's version label.
+constexpr std::string_view kCoordinatorVersion = "0.1";
+
 std::string printable(const std::string& s) {
   std::string out;
   for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
@@ -67,6 +71,7 @@ auto Coordinator::with_redis(F&& fn) -> decltype(fn()) {
     try {
       return fn();
     } catch (const RedisError& e) {
+      metrics_->redis_errors().Increment();
       if (e.kind() != RedisError::Kind::kConnection || stopping_) throw;
       ZKLOG(kWarning) << "Redis unavailable (" << e.what() << "); retrying in " << backoff.count() << " ms";
     }
@@ -75,7 +80,8 @@ auto Coordinator::with_redis(F&& fn) -> decltype(fn()) {
 }
 
 Coordinator::Coordinator(CoordinatorConfig config)
-    : config_(std::move(config)), keys_(config_.key_prefix), store_(config_.artifacts), context_(1),
+    : config_(std::move(config)), metrics_(std::make_shared<metrics::CoordinatorMetrics>(kCoordinatorVersion)),
+      keys_(config_.key_prefix), store_(config_.artifacts), context_(1),
       redis_(config_.redis_url), jobs_store_(redis_, keys_) {
   if (config_.coordinator_id.empty()) throw std::invalid_argument("coordinator id must not be empty");
   if (config_.artifacts.empty()) throw std::invalid_argument("--artifacts (the artifact store root) is required");
@@ -131,6 +137,7 @@ void Coordinator::run() {
         ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
       } catch (const RedisError& e) {
         if (stopping_) break;
+        metrics_->redis_errors().Increment();
         ZKLOG(kError) << "Redis error while handling an event: " << e.what();
       }
     }
@@ -138,8 +145,10 @@ void Coordinator::run() {
       try {
         tick();
       } catch (const RedisError& e) {
+        metrics_->redis_errors().Increment();
         ZKLOG(kError) << "Redis error in periodic work: " << e.what();
       }
+      update_gauges();
       next_tick = Clock::now() + std::chrono::milliseconds(100);
     }
     dispatch();
@@ -156,8 +165,13 @@ void Coordinator::intake_main() {
   JobStore store(redis, keys_);
   bool recovered = false;
   std::chrono::milliseconds backoff(100);
+  auto next_depth_sample = Clock::now();
   while (!stopping_) {
     try {
+      if (Clock::now() >= next_depth_sample) {
+        sample_queue_depth(redis);
+        next_depth_sample = Clock::now() + config_.intake_poll;
+      }
       if (!recovered) {
         // Everything in our processing list is ours: jobs taken before a
         // crash (or before a lost reply). Already-running ones are deduped
@@ -177,6 +191,7 @@ void Coordinator::intake_main() {
       backoff = std::chrono::milliseconds(100);
     } catch (const RedisError& e) {
       if (stopping_) break;
+      metrics_->redis_errors().Increment();
       ZKLOG(kWarning) << "intake: " << e.what() << "; retrying in " << backoff.count() << " ms";
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
@@ -190,6 +205,8 @@ void Coordinator::intake_main() {
 
 void Coordinator::handle_intake_raw(RedisClient& redis, JobStore& store, const std::string& raw) {
   const std::string& me = config_.coordinator_id;
+  // Labels for the job counters; stay "none"/"unknown" until the job parses.
+  std::string spec_circuit, spec_priority = "unknown";
   auto fail = [&](const std::string& id, const std::string& code, const std::string& message) {
     ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
     JobStore::Finish f;
@@ -200,11 +217,13 @@ void Coordinator::handle_intake_raw(RedisClient& redis, JobStore& store, const s
     f.owner = me;
     f.ttl_seconds = config_.terminal_ttl_seconds;
     store.finish(id, f);
+    metrics_->jobs_failed(spec_circuit, spec_priority, code).Increment();
   };
   JobSpec spec;
   try {
     spec = parse_job(raw);
   } catch (const JobError& e) {
+    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
     auto id = extract_job_id(raw);
     if (!id) {
       ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
@@ -221,8 +240,26 @@ void Coordinator::handle_intake_raw(RedisClient& redis, JobStore& store, const s
       store.reject_unattributable(me, raw, "invalid job with the id of another job: " + std::string(e.what()));
     return;
   }
+  spec_circuit = spec.circuit;
+  spec_priority = priority_name(spec.priority);
+  // Read before claim(), which stamps submitted_at on jobs pushed without it.
+  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), "submitted_at"});
   std::string detail;
   const auto claim = store.claim(spec, me, &detail);
+  const double intake_time = unix_now();
+  double submitted_at = intake_time;
+  if (submitted.type == RedisReply::Type::kString) {
+    try {
+      submitted_at = std::stod(submitted.str);
+    } catch (const std::exception&) {
+      submitted_at = intake_time;  // not a number: treat as pushed without one
+    }
+  }
+  if (claim == JobStore::Claim::kNew) {
+    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
+    if (submitted.type == RedisReply::Type::kString && submitted_at <= intake_time)
+      metrics_->job_queue_wait(spec_priority).Observe(intake_time - submitted_at);
+  }
   if (claim == JobStore::Claim::kTerminal) {
     ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
     store.drop_processing(me, raw);
@@ -235,11 +272,13 @@ void Coordinator::handle_intake_raw(RedisClient& redis, JobStore& store, const s
   if (redis.command({"HGET", keys_.job(spec.id), "cancel_requested"}).str == "1") {
     JobStore::Finish f{kStateCancelled, "cancelled", "cancelled", "", raw, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
+    metrics_->jobs_failed(spec_circuit, spec_priority, "cancelled").Increment();
     return;
   }
   PreparedJob job;
   job.raw = raw;
   job.spec = spec;
+  job.submitted_at = std::min(submitted_at, intake_time);
   std::optional<CircuitInfo> circuit;
   try {
     circuit = load_circuit_info(redis, keys_, spec.circuit);
@@ -303,16 +342,27 @@ void Coordinator::verifier_main() {
     for (auto& r : verify_queue_.drain())
       if (!r.job_id.empty()) batch.push_back(std::move(r));
     if (batch.empty()) continue;
-    std::vector<PartitionVerifier::Item> items;
-    for (const auto& r : batch) items.push_back(r.item);
-    std::vector<PartitionVerifier::Outcome> outcomes;
-    try {
-      outcomes = verifier.verify(items);
-    } catch (const std::exception& e) {
-      // The verifying key itself is unusable: nothing can be accepted.
-      ZKLOG(kError) << "verification impossible: " << e.what();
-      outcomes.assign(items.size(), PartitionVerifier::Outcome{});
-      for (auto& o : outcomes) o.reason = std::string("verifier: ") + e.what();
+    // One verify() call per curve, so zkfarm_verify_duration_seconds{curve}
+    // times one curve's work (the verifier batches per circuit anyway).
+    std::map<CurveId, std::vector<std::size_t>> by_curve;
+    for (std::size_t i = 0; i < batch.size(); ++i) by_curve[batch[i].item.circuit.curve].push_back(i);
+    std::vector<PartitionVerifier::Outcome> outcomes(batch.size());
+    for (const auto& [curve, indices] : by_curve) {
+      std::vector<PartitionVerifier::Item> items;
+      for (std::size_t i : indices) items.push_back(batch[i].item);
+      std::vector<PartitionVerifier::Outcome> curve_outcomes;
+      const auto started = Clock::now();
+      try {
+        curve_outcomes = verifier.verify(items);
+      } catch (const std::exception& e) {
+        // The verifying key itself is unusable: nothing can be accepted.
+        ZKLOG(kError) << "verification impossible: " << e.what();
+        curve_outcomes.assign(items.size(), PartitionVerifier::Outcome{});
+        for (auto& o : curve_outcomes) o.reason = std::string("verifier: ") + e.what();
+      }
+      metrics_->verify_duration(curve_name(curve))
+          .Observe(std::chrono::duration<double>(Clock::now() - started).count());
+      for (std::size_t k = 0; k < indices.size(); ++k) outcomes[indices[k]] = std::move(curve_outcomes[k]);
     }
     for (std::size_t i = 0; i < batch.size(); ++i)
       events_.push(VerifyDone{std::move(batch[i]), std::move(outcomes[i])});
@@ -333,6 +383,11 @@ void Coordinator::send_reject(const std::string& peer, wire::ErrorCode code, con
 void Coordinator::on_link(const LinkEvent& e) {
   if (e.kind == LinkEvent::Kind::kDead) {
     on_dead(e.peer);
+    return;
+  }
+  if (e.kind == LinkEvent::Kind::kHeartbeatMissed) {
+    if (auto it = sessions_.find(e.peer); it != sessions_.end())
+      metrics_->worker_heartbeat_misses(it->second.worker_id).Increment();
     return;
   }
   std::string error;
@@ -411,6 +466,7 @@ void Coordinator::on_hello(const std::string& peer, wire::Hello::Reader hello, b
   }
   const bool quarantined =
       with_redis([&] { return redis_.command({"SISMEMBER", keys_.quarantine(), worker_id}).as_integer(); }) == 1;
+  metrics_->worker_quarantined(worker_id).Set(quarantined ? 1 : 0);
   if (quarantined) {
     ZKLOG(kWarning) << "rejected quarantined worker " << worker_id;
     send_reject(peer, wire::ErrorCode::DEVICE_FAULT,
@@ -442,6 +498,7 @@ void Coordinator::on_hello(const std::string& peer, wire::Hello::Reader hello, b
                 w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
                 w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
               }));
+  metrics_->worker_connected(worker_id).Set(1);
   ZKLOG(kInfo) << "worker " << worker_id << " joined (" << it->second.device_name << ", "
                << it->second.credits << " credits)";
   refresh_worker_record(it->second, "alive");
@@ -451,6 +508,8 @@ void Coordinator::drop_session(const std::string& peer, const char* why) {
   auto it = sessions_.find(peer);
   if (it == sessions_.end()) return;
   Session& s = it->second;
+  // A replaced session is the same worker restarted or saying hello again.
+  const std::string requeue_reason = std::string_view(why) == "died" ? "workerDead" : "workerRestarted";
   for (std::uint64_t task_id : s.tasks) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
@@ -459,10 +518,11 @@ void Coordinator::drop_session(const std::string& peer, const char* why) {
     const std::string job_id = t->second.job_id;
     const std::uint32_t partition = t->second.partition;
     tasks_.erase(t);
-    requeue(job_id, partition);
+    requeue(job_id, partition, requeue_reason);
   }
   link_->forget(peer);
   const std::string worker_id = s.worker_id;
+  metrics_->worker_connected(worker_id).Set(0);
   std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), "state", "gone"}};
   for (const auto& c : s.loaded) commands.push_back({"SREM", keys_.pce(c), worker_id});
   sessions_.erase(it);
@@ -473,17 +533,49 @@ void Coordinator::on_dead(const std::string& peer) {
   auto it = sessions_.find(peer);
   if (it == sessions_.end()) return;
   ZKLOG(kWarning) << "worker " << it->second.worker_id << " is dead (no heartbeat)";
+  metrics_->worker_deaths(it->second.worker_id).Increment();
   drop_session(peer, "died");
 }
 
-void Coordinator::requeue(const std::string& job_id, std::uint32_t partition) {
+void Coordinator::requeue(const std::string& job_id, std::uint32_t partition, const std::string& reason) {
   auto j = jobs_.find(job_id);
   if (j == jobs_.end()) return;
   Partition& p = j->second.partitions[partition];
   if (p.phase != Phase::kAssigned) return;
   p.phase = Phase::kPending;
   p.task_id = 0;
-  pending_.insert({static_cast<int>(j->second.prepared.spec.priority), j->second.seq, partition});
+  make_pending(j->second, partition);
+  metrics_->partitions_requeued(reason).Increment();
+}
+
+void Coordinator::make_pending(Job& job, std::uint32_t partition) {
+  job.partitions[partition].pending_since = Clock::now();
+  pending_.insert({static_cast<int>(job.prepared.spec.priority), job.seq, partition});
+}
+
+void Coordinator::update_gauges() {
+  std::array<double, 4> active{}, pending{};
+  auto slot = [](Priority priority) {
+    const auto index = static_cast<std::size_t>(priority);
+    return index < 4 ? index : 3;
+  };
+  for (const auto& [id, job] : jobs_) ++active[slot(job.prepared.spec.priority)];
+  for (const auto& key : pending_) ++pending[slot(static_cast<Priority>(std::get<0>(key)))];
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string name = priority_name(static_cast<Priority>(i));
+    metrics_->jobs_active(name).Set(active[i]);
+    metrics_->partitions_pending(name).Set(pending[i]);
+  }
+  metrics_->partitions_in_flight().Set(static_cast<double>(tasks_.size()));
+}
+
+void Coordinator::sample_queue_depth(RedisClient& redis) {
+  std::vector<std::vector<std::string>> commands;
+  for (std::size_t i = 0; i < 4; ++i) commands.push_back({"LLEN", keys_.queue(static_cast<Priority>(i))});
+  const RedisReply lengths = redis.transaction(commands);
+  const auto& replies = lengths.as_array();
+  for (std::size_t i = 0; i < replies.size() && i < 4; ++i)
+    metrics_->queue_depth(priority_name(static_cast<Priority>(i))).Set(static_cast<double>(replies[i].as_integer()));
 }
 
 void Coordinator::on_prepared(PreparedJob prepared) {
@@ -503,9 +595,12 @@ void Coordinator::on_prepared(PreparedJob prepared) {
     ++job.proved;
   }
   job.prepared = std::move(prepared);
+  const bool resumed = job.proved > 0;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i)
-    if (job.partitions[i].phase == Phase::kPending)
-      pending_.insert({static_cast<int>(job.prepared.spec.priority), job.seq, i});
+    if (job.partitions[i].phase == Phase::kPending) {
+      make_pending(job, i);
+      if (resumed) metrics_->partitions_requeued("recovered").Increment();
+    }
   ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
                << job.prepared.spec.circuit.substr(0, 12) << ", priority "
                << priority_name(job.prepared.spec.priority)
@@ -550,6 +645,9 @@ void Coordinator::dispatch() {
       continue;
     }
     const std::uint64_t task_id = next_task_id_++;
+    if (p.pending_since != Clock::time_point{})
+      metrics_->partition_dispatch_wait(priority_name(job.prepared.spec.priority))
+          .Observe(std::chrono::duration<double>(Clock::now() - p.pending_since).count());
     const WitnessRef& witness = job.prepared.spec.partitions[partition];
     link_->send(best->peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
                   auto t = body.initTask();
@@ -602,6 +700,7 @@ void Coordinator::on_result(const std::string& peer, wire::Result::Reader result
   Job& job = j->second;
   Partition& p = job.partitions[task.partition];
   p.phase = Phase::kVerifying;
+  metrics_->partitions_proved(job.prepared.spec.circuit).Increment();
   auto tm = result.getTimings();
   json timings = {{"load_circuit", tm.getLoadCircuitSeconds()}, {"fetch_witness", tm.getFetchWitnessSeconds()},
                   {"parse_witness", tm.getParseWitnessSeconds()}, {"witness_check", tm.getWitnessCheckSeconds()},
@@ -632,6 +731,7 @@ void Coordinator::on_verified(const VerifyDone& done) {
     ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
                     << " is invalid: " << done.outcome.reason;
     p.invalid_by.insert(r.worker_id);
+    metrics_->partitions_invalid(job.prepared.spec.circuit, r.worker_id).Increment();
     count_fault(r.worker_id, "invalid proof");
     if (p.invalid_by.size() >= 2) {
       // Two different devices agree: the witness, not the devices.
@@ -654,6 +754,7 @@ void Coordinator::on_verified(const VerifyDone& done) {
   p.proof_json = entry.dump();
   p.phase = Phase::kProved;
   ++job.proved;
+  metrics_->partitions_verified(job.prepared.spec.circuit).Increment();
   json extra = {{"partition", r.partition}, {"worker", r.worker_id}};
   std::string extra_text = extra.dump();
   with_redis([&] {
@@ -668,10 +769,12 @@ void Coordinator::on_verified(const VerifyDone& done) {
 
 void Coordinator::count_fault(const std::string& worker_id, const std::string& why) {
   const std::uint32_t n = ++faults_[worker_id];
+  metrics_->worker_faults(worker_id).Increment();
   with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(worker_id), "faults", "1"}); });
   if (n >= config_.quarantine_after) {
     ZKLOG(kError) << "worker " << worker_id << " quarantined after " << n << " faults (last: " << why << ")";
     with_redis([&] { return redis_.command({"SADD", keys_.quarantine(), worker_id}); });
+    metrics_->worker_quarantined(worker_id).Set(1);
     for (auto& [peer, s] : sessions_)
       if (s.worker_id == worker_id) s.quarantined = true;
   }
@@ -698,7 +801,8 @@ void Coordinator::partition_failed(Job& job, std::uint32_t partition, const std:
   }
   p.phase = Phase::kPending;
   p.task_id = 0;
-  pending_.insert({static_cast<int>(job.prepared.spec.priority), job.seq, partition});
+  make_pending(job, partition);
+  metrics_->partitions_retried(job.prepared.spec.circuit, code).Increment();
 }
 
 void Coordinator::on_task_error(const std::string& peer, wire::TaskError::Reader error) {
@@ -715,7 +819,7 @@ void Coordinator::on_task_error(const std::string& peer, wire::TaskError::Reader
   ZKLOG(kWarning) << "job " << task.job_id << " partition " << task.partition << ": worker " << task.worker_id
                   << " reported " << wire::error_code_name(code) << ": " << message;
   if (code == wire::ErrorCode::CANCELLED) {
-    requeue(task.job_id, task.partition);
+    requeue(task.job_id, task.partition, "cancelled");
     return;
   }
   if (is_input_error(code)) {
@@ -753,6 +857,8 @@ void Coordinator::fail_job(const std::string& job_id, const std::string& state, 
   if (j == jobs_.end()) return;
   release_tasks(j->second);
   ZKLOG(kWarning) << "job " << job_id << " " << state << ": " << message;
+  metrics_->jobs_failed(j->second.prepared.spec.circuit, priority_name(j->second.prepared.spec.priority), code)
+      .Increment();
   JobStore::Finish f{state, code, message, "", j->second.prepared.raw, config_.coordinator_id,
                      config_.terminal_ttl_seconds};
   with_redis([&] { return jobs_store_.finish(job_id, f); });
@@ -781,6 +887,10 @@ void Coordinator::complete_job(const std::string& job_id) {
                      config_.terminal_ttl_seconds};
   with_redis([&] { return jobs_store_.finish(job_id, f); });
   ZKLOG(kInfo) << "job " << job_id << " done: " << job.partitions.size() << " partitions verified";
+  const std::string priority = priority_name(job.prepared.spec.priority);
+  metrics_->jobs_completed(job.prepared.spec.circuit, priority).Increment();
+  metrics_->job_latency(job.prepared.spec.circuit, priority)
+      .Observe(std::max(0.0, unix_now() - job.prepared.submitted_at));
   jobs_.erase(j);
   --active_jobs_;
 }

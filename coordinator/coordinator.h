@@ -49,6 +49,7 @@
 #include "cluster/mailbox.h"
 #include "cluster/redis_client.h"
 #include "coordinator/router_link.h"
+#include "monitoring/metrics/metrics.h"
 #include "schema/messages.h"
 
 namespace zkfarm {
@@ -70,6 +71,8 @@ struct CoordinatorConfig {
   // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
   std::string curve_secret_key;          // Z85
   std::set<std::string> curve_allowlist;  // worker public keys, Z85
+  // Where /metrics is served (docs/METRICS.md); "" disables. main() binds it.
+  std::string metrics_listen = std::string(metrics::kDefaultCoordinatorBindAddress);
 };
 
 class Coordinator {
@@ -80,6 +83,9 @@ class Coordinator {
   // thread). Throws on startup failures (bind).
   void run();
   void stop();
+  // The Prometheus metrics this coordinator updates (serve them with a
+  // metrics::MetricsEndpoint). Never null.
+  std::shared_ptr<metrics::CoordinatorMetrics> metrics() const { return metrics_; }
 
  private:
   struct PreparedJob {
@@ -88,6 +94,7 @@ class Coordinator {
     CircuitInfo circuit;
     std::vector<std::vector<std::vector<std::uint8_t>>> public_inputs;  // per partition
     std::map<std::uint32_t, std::string> stored_proofs;                 // resumed jobs
+    double submitted_at = 0;  // unix seconds: the job's submitted_at, else intake time
   };
   struct VerifyRequest {
     std::string job_id;
@@ -111,6 +118,7 @@ class Coordinator {
     std::set<std::string> invalid_by;        // worker ids whose proof was invalid
     std::uint64_t task_id = 0;
     std::string proof_json;                  // stored entry, once proved
+    std::chrono::steady_clock::time_point pending_since{};  // when it last became pending
   };
   struct Job {
     PreparedJob prepared;
@@ -152,7 +160,16 @@ class Coordinator {
   void dispatch();
 
   void drop_session(const std::string& peer, const char* why);
-  void requeue(const std::string& job_id, std::uint32_t partition);
+  // Puts an assigned partition back to pending without counting an attempt;
+  // reason labels zkfarm_partitions_requeued_total (workerDead, ...).
+  void requeue(const std::string& job_id, std::uint32_t partition, const std::string& reason);
+  // Adds a partition to pending_ and starts its dispatch-wait clock.
+  void make_pending(Job& job, std::uint32_t partition);
+  // Recomputes the gauges derived from scheduler state (active jobs,
+  // pending and in-flight partitions).
+  void update_gauges();
+  // The intake's sample of the Redis queue lengths (zkfarm_queue_depth).
+  void sample_queue_depth(RedisClient& redis);
   void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id,
                         const std::string& code, const std::string& message);
   void count_fault(const std::string& worker_id, const std::string& why);
@@ -167,6 +184,7 @@ class Coordinator {
   auto with_redis(F&& fn) -> decltype(fn());
 
   CoordinatorConfig config_;
+  std::shared_ptr<metrics::CoordinatorMetrics> metrics_;
   KeyLayout keys_;
   ArtifactStore store_;
   zmq::context_t context_;

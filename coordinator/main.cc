@@ -12,6 +12,7 @@
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "coordinator/coordinator.h"
+#include "monitoring/metrics/metrics.h"
 
 namespace {
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       .value("ttl-s", "604800", "seconds terminal jobs stay in Redis")
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
+      .value("metrics-listen", std::string(metrics::kDefaultCoordinatorBindAddress),
+             "HOST:PORT serving Prometheus /metrics (\"\" disables; port 0 picks a free one)")
       .flag("help", "print this help");
   CoordinatorConfig config;
   try {
@@ -70,6 +73,11 @@ int main(int argc, char** argv) {
     } else if (!flags.get("curve-allowlist").empty()) {
       throw FlagError("--curve-allowlist needs --curve-secret-key-file");
     }
+    config.metrics_listen = flags.get("metrics-listen");
+    if (!config.metrics_listen.empty()) {
+      const std::string problem = metrics::check_bind_address(config.metrics_listen);
+      if (!problem.empty()) throw FlagError("--metrics-listen '" + config.metrics_listen + "': " + problem);
+    }
     if (config.dead_after <= config.heartbeat_interval)
       throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
   } catch (const std::exception& e) {
@@ -87,6 +95,18 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   try {
     Coordinator coordinator(config);
+    // Bound before run(): a taken port is a start-up error (exit 2).
+    std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
+    if (!config.metrics_listen.empty()) {
+      try {
+        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(config.metrics_listen, coordinator.metrics());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
+        return 2;
+      }
+      ZKLOG(kInfo) << "metrics at http://" << config.metrics_listen.substr(0, config.metrics_listen.rfind(':'))
+                   << ":" << metrics_endpoint->port() << "/metrics";
+    }
     std::thread signal_thread([&] {
       int sig = 0;
       sigwait(&signals, &sig);

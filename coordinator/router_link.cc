@@ -127,6 +127,10 @@ void RouterLink::run() {
           it = last_seen.erase(it);
           continue;
         }
+        // Peers heartbeat every interval: silence past 1.5 intervals means
+        // one was missed (counted once per tick while it lasts).
+        if (now - it->second > options_.heartbeat_interval * 3 / 2)
+          events_(LinkEvent{LinkEvent::Kind::kHeartbeatMissed, it->first, {}});
         send_frame(it->first, hb);
         ++it;
       }

@@ -8,7 +8,8 @@
 // send()/track()/forget() (a Mailbox); it reports to the scheduler through
 // the sink: every well-formed message (kMessage) and every tracked
 // peer that stayed silent longer than dead_after (kDead, after which the
-// peer is no longer tracked). Frames that do not decode are logged and
+// peer is no longer tracked); kHeartbeatMissed for each heartbeat tick at
+// which a tracked peer has been silent over 1.5 intervals (metrics only). Frames that do not decode are logged and
 // dropped here; they never reach the scheduler and never end the process.
 #pragma once
 
@@ -25,7 +26,7 @@
 namespace zkfarm {
 
 struct LinkEvent {
-  enum class Kind { kMessage, kDead };
+  enum class Kind { kMessage, kDead, kHeartbeatMissed };
   Kind kind = Kind::kMessage;
   std::string peer;   // ZeroMQ routing id
   std::string bytes;  // the Envelope (kMessage)

@@ -21,6 +21,11 @@ std::vector<std::string> CircuitCache::resident() const {
   return {lru_.begin(), lru_.end()};
 }
 
+std::uint64_t CircuitCache::evictions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return evictions_;
+}
+
 std::string CircuitCache::local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey) {
   const std::string source = store_.absolute(relative);
   if (!fs::exists(source))
@@ -84,6 +89,7 @@ std::shared_ptr<const LoadedCircuit> CircuitCache::get(const std::string& id, bo
     ZKLOG(kInfo) << "evicting circuit " << lru_.back();
     loaded_.erase(lru_.back());
     lru_.pop_back();
+    ++evictions_;
   }
   return circuit;
 }

@@ -13,6 +13,7 @@
 // the backend want anyway).
 #pragma once
 
+#include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
@@ -32,6 +33,8 @@ class CircuitCache {
   // artifactChecksum, outOfMemory, internal (I/O).
   std::shared_ptr<const LoadedCircuit> get(const std::string& id, bool* was_resident);
   std::vector<std::string> resident() const;
+  // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
+  std::uint64_t evictions() const;
 
  private:
   std::string local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey);
@@ -44,6 +47,7 @@ class CircuitCache {
   std::mutex load_mutex_;
   std::map<std::string, std::shared_ptr<const LoadedCircuit>> loaded_;
   std::list<std::string> lru_;  // front: most recent
+  std::uint64_t evictions_ = 0;  // guarded by mutex_
 };
 
 }  // namespace zkfarm

@@ -13,6 +13,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
+#include "monitoring/metrics/metrics.h"
 #include "worker/cpu_backend.h"
 #include "worker/worker.h"
 
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
       .value("curve-server-key", "", "CURVE: the coordinator's Z85 public key")
       .value("curve-server-key-file", "", "CURVE: file with the coordinator's Z85 public key")
       .value("curve-secret-key-file", "", "CURVE: file with this worker's Z85 secret key")
+      .value("metrics-listen", "auto",
+             "HOST:PORT serving Prometheus /metrics; auto: 0.0.0.0:<9470 + device ordinal>, "
+             "--cpu 0.0.0.0:9469; \"\" disables; port 0 picks a free one")
       .flag("help", "print this help");
   WorkerConfig config;
   try {
@@ -84,6 +88,14 @@ int main(int argc, char** argv) {
       config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));
     }
     if (!config.redis_url.empty()) RedisUrl::parse(config.redis_url);  // fail fast on a bad URL
+    config.metrics_listen = flags.get("metrics-listen");
+    if (config.metrics_listen == "auto")
+      config.metrics_listen =
+          metrics::default_worker_bind_address(flags.get("device").empty() ? -1 : flags.get_int("device", 0, 1023));
+    if (!config.metrics_listen.empty()) {
+      const std::string problem = metrics::check_bind_address(config.metrics_listen);
+      if (!problem.empty()) throw FlagError("--metrics-listen '" + config.metrics_listen + "': " + problem);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
     return 2;
@@ -92,6 +104,18 @@ int main(int argc, char** argv) {
   init_log_from_env();
   try {
     Worker worker(config, std::make_unique<CpuBackend>());
+    // Bound before run(): a taken port is a start-up error (exit 2).
+    std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
+    if (!config.metrics_listen.empty()) {
+      try {
+        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(config.metrics_listen, worker.metrics());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
+        return 2;
+      }
+      ZKLOG(kInfo) << "metrics at http://" << config.metrics_listen.substr(0, config.metrics_listen.rfind(':'))
+                   << ":" << metrics_endpoint->port() << "/metrics";
+    }
     return worker.run();
   } catch (const std::exception& e) {
     ZKLOG(kError) << e.what();

@@ -68,6 +68,11 @@ class ProverBackend {
   // deviceFault, internal, cancelled (when *cancelled became true).
   virtual std::string prove(const LoadedCircuit& circuit, const std::shared_ptr<const FileBytes>& witness,
                             ProverStageTimings* timings, const std::atomic<bool>* cancelled) = 0;
+  // Memory in use on the device now, for zkfarm_device_memory_used_bytes
+  // (a GPU backend: total minus free from cudaMemGetInfo). The default is
+  // the process's resident set, what the CPU backend uses; 0 if unknown.
+  // Called from the worker's link thread; must be cheap and never throw.
+  virtual std::uint64_t memory_used_bytes() const;
 };
 
 }  // namespace zkfarm

@@ -34,12 +34,50 @@ wire::Curve wire_curve(CurveId id) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// zkfarm_build_info's version label.
+constexpr std::string_view kWorkerVersion = "0.1";
+
+// The `device` label: the CUDA ordinal, or "cpu".
+std::string device_label(const DeviceDescription& device) {
+  return device.ordinal < 0 ? "cpu" : std::to_string(device.ordinal);
+}
+
+// Marks a task in progress for zkfarm_device_busy_seconds_total while alive.
+class BusyScope {
+ public:
+  explicit BusyScope(metrics::WorkerMetrics& metrics) : metrics_(metrics) { metrics_.task_started(); }
+  ~BusyScope() { metrics_.task_finished(); }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+
+ private:
+  metrics::WorkerMetrics& metrics_;
+};
+
 }  // namespace
 
 Worker::Worker(WorkerConfig config, std::unique_ptr<ProverBackend> backend)
     : config_(std::move(config)), backend_(std::move(backend)),
+      metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(backend_->device()),
+                                                        kWorkerVersion)),
       cache_(ArtifactStore(config_.artifacts), config_.cache_dir, *backend_, config_.max_resident),
-      session_id_(std::random_device{}() * 0x100000000ull + std::random_device{}()), context_(1) {}
+      session_id_(std::random_device{}() * 0x100000000ull + std::random_device{}()), context_(1) {
+  const auto device = backend_->device();
+  metrics_->set_device_info(device.name, device.uuid, device.backend);
+  metrics_->memory_total_bytes().Set(static_cast<double>(device.memory_bytes));
+  metrics_->slots().Set(config_.slots);
+  sample_metrics();
+}
+
+void Worker::sample_metrics() {
+  metrics_->memory_used_bytes().Set(static_cast<double>(backend_->memory_used_bytes()));
+  metrics_->circuit_cache_resident().Set(static_cast<double>(cache_.resident().size()));
+  const std::uint64_t evictions = cache_.evictions();
+  if (evictions > evictions_reported_) {
+    metrics_->circuit_cache_evictions().Increment(static_cast<double>(evictions - evictions_reported_));
+    evictions_reported_ = evictions;
+  }
+}
 
 Worker::~Worker() {
   {
@@ -192,18 +230,36 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
   const auto start = task.received;
   wire::ErrorCode code = wire::ErrorCode::INTERNAL;
   std::string message;
+  BusyScope busy(*metrics_);
   try {
     if (task.cancelled->load()) throw ProverFailure(wire::ErrorCode::CANCELLED, "cancelled");
     auto t0 = Clock::now();
     bool resident = false;
-    auto circuit = cache_.get(task.circuit_id, &resident);
+    std::shared_ptr<const LoadedCircuit> circuit;
+    try {
+      circuit = cache_.get(task.circuit_id, &resident);
+    } catch (...) {
+      metrics_->circuit_cache_misses(task.circuit_id).Increment();
+      metrics_->circuit_loads(task.circuit_id, false).Increment();
+      throw;
+    }
     const double load_seconds = resident ? 0 : seconds_since(t0);
+    if (resident) {
+      metrics_->circuit_cache_hits(task.circuit_id).Increment();
+    } else {
+      metrics_->circuit_cache_misses(task.circuit_id).Increment();
+      metrics_->circuit_loads(task.circuit_id, true).Increment();
+      metrics_->circuit_load_duration(task.circuit_id).Observe(load_seconds);
+    }
     t0 = Clock::now();
     std::shared_ptr<const FileBytes> witness;
     try {
       witness = fetch_witness(task.witness, redis);
     } catch (const WitnessUnavailable& e) {
       throw ProverFailure(wire::ErrorCode::WITNESS_UNAVAILABLE, e.what());
+    } catch (const RedisError&) {
+      metrics_->redis_errors().Increment();
+      throw;
     }
     const double fetch_seconds = seconds_since(t0);
     if (config_.prove_delay.count() > 0) std::this_thread::sleep_for(config_.prove_delay);
@@ -215,6 +271,15 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
       std::swap_ranges(proof.begin(), proof.begin() + quarter, proof.end() - quarter);
     }
     const auto device = backend_->device();
+    metrics_->prove_stage_duration(metrics::Stage::kFetchWitness).Observe(fetch_seconds);
+    metrics_->prove_stage_duration(metrics::Stage::kParseWitness).Observe(timings.parse_witness);
+    if (timings.witness_check > 0)
+      metrics_->prove_stage_duration(metrics::Stage::kWitnessCheck).Observe(timings.witness_check);
+    metrics_->prove_stage_duration(metrics::Stage::kSpmv).Observe(timings.spmv);
+    metrics_->prove_stage_duration(metrics::Stage::kNtt).Observe(timings.ntt);
+    metrics_->prove_stage_duration(metrics::Stage::kMsm).Observe(timings.msm);
+    metrics_->prove_duration(task.circuit_id).Observe(timings.prove);
+    metrics_->proofs(task.circuit_id).Increment();
     return Finished{envelope_bytes([&](wire::Envelope::Body::Builder body) {
                       auto r = body.initResult();
                       r.setTaskId(task.task_id);
@@ -247,6 +312,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
   }
   ZKLOG(kWarning) << "task " << task.task_id << " (job " << task.job_id << " partition " << task.partition
                   << ") failed: " << wire::error_code_name(code) << ": " << message;
+  metrics_->task_errors(wire::error_code_name(code)).Increment();
   return Finished{envelope_bytes([&](wire::Envelope::Body::Builder body) {
                     auto e = body.initError();
                     e.setTaskId(task.task_id);
@@ -308,9 +374,18 @@ int Worker::run() {
   next_hello_ = Clock::now();
   last_from_coordinator_ = Clock::now();
   auto next_heartbeat = Clock::now();
+  auto next_miss_check = Clock::now() + config_.heartbeat_interval;
   Clock::time_point drain_deadline{};
   for (;;) {
     const auto now = Clock::now();
+    if (now >= next_miss_check) {
+      // The coordinator heartbeats every interval: silence past 1.5
+      // intervals is a miss, counted once per interval while it lasts.
+      if (welcomed_ && now - last_from_coordinator_ > config_.heartbeat_interval * 3 / 2)
+        metrics_->coordinator_heartbeat_misses().Increment();
+      sample_metrics();
+      next_miss_check = now + config_.heartbeat_interval;
+    }
     if (!welcomed_ && now >= next_hello_) {
       send(hello_bytes());
       next_hello_ = now + std::chrono::milliseconds(1000);

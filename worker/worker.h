@@ -30,6 +30,7 @@
 
 #include "cluster/job.h"
 #include "cluster/mailbox.h"
+#include "monitoring/metrics/metrics.h"
 #include "worker/circuit_cache.h"
 #include "worker/prover_backend.h"
 
@@ -52,6 +53,8 @@ struct WorkerConfig {
   // Test-only fault injection: "" | "corrupt-proof" (return a wrong proof).
   std::string inject_fault;
   std::chrono::milliseconds prove_delay{0};  // test-only: sleep before proving
+  // Where /metrics is served (docs/METRICS.md); main() binds it.
+  std::string metrics_listen;
 };
 
 class Worker {
@@ -60,6 +63,9 @@ class Worker {
   ~Worker();
   // Runs until SIGTERM/SIGINT (drains) or a fatal error. Returns the exit code.
   int run();
+  // The Prometheus metrics this worker updates (serve them with a
+  // metrics::MetricsEndpoint). Never null.
+  std::shared_ptr<metrics::WorkerMetrics> metrics() const { return metrics_; }
 
  private:
   struct QueuedTask {
@@ -80,9 +86,13 @@ class Worker {
   std::string hello_bytes();
   std::string heartbeat_bytes();
   void handle_frame(const zmq::message_t& frame);
+  // Samples device memory, resident circuits and evictions into metrics_
+  // (link thread, once per heartbeat interval).
+  void sample_metrics();
 
   WorkerConfig config_;
   std::unique_ptr<ProverBackend> backend_;
+  std::shared_ptr<metrics::WorkerMetrics> metrics_;
   CircuitCache cache_;
   std::uint64_t session_id_;
   zmq::context_t context_;
@@ -101,6 +111,7 @@ class Worker {
   std::chrono::steady_clock::time_point last_from_coordinator_;
   std::chrono::steady_clock::time_point next_hello_;
   std::uint64_t heartbeat_sequence_ = 0;
+  std::uint64_t evictions_reported_ = 0;
 };
 
 }  // namespace zkfarm
