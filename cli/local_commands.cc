@@ -32,6 +32,9 @@
 #include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/synthetic_circuit.h"
+#ifdef ZKFARM_HAS_CUDA
+#include "kernels/cuda/setup_device.h"
+#endif
 
 namespace zkfarm::cli {
 namespace {
@@ -285,35 +288,47 @@ int run_export_vk(const std::vector<std::string>& argv) {
 // ---------------------------------------------------------------------------
 // setup
 
-const char kSetupUsage[] = "zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N]";
+const char kSetupUsage[] = "zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N] [--device N]";
 const char kSetupHelp[] =
-    "usage: zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N]\n\n"
+    "usage: zkfarm setup <circuit.r1cs> <circuit.zkey> [--seed N] [--device N]\n\n"
     "TEST-ONLY Groth16 setup: makes a snarkjs-compatible proving key from an\n"
     ".r1cs with random toxic waste held by this one process. Anyone who kept\n"
     "the toxic waste could forge proofs: use it for tests and benchmarks, never\n"
     "for production keys (use a multi-party ceremony for those).\n\n"
     "options:\n"
     "  --seed N     derive the toxic waste from N (reproducible, NOT secret)\n"
+    "  --device N   make the key's points on GPU N (same .zkey bytes as without)\n"
     "  --progress   progress lines even when stderr is not a terminal\n"
     "exit: 0 written, 2 error\n";
 
 int run_setup_command(const std::vector<std::string>& argv) {
   return run_guarded("setup", kSetupUsage, [&] {
-    Args args(argv, {"seed"}, {"progress"});
+    Args args(argv, {"seed", "device"}, {"progress"});
     args.expect_positional(2, kSetupUsage);
     Progress progress(args.flag("progress"));
     Groth16SetupOptions options;
     options.seed = args.uint_option("seed");
+    const std::optional<std::uint64_t> device = args.uint_option("device");
     std::fprintf(stderr, "zkfarm setup: TEST-ONLY key (toxic waste %s)\n",
                  options.seed ? "derived from --seed, NOT secret" : "from the OS CSPRNG, discarded");
     progress.step("setup");
-    auto report = run_setup(args.positional()[0], args.positional()[1], options);
+    Groth16SetupReport report;
+    if (device) {
+#ifdef ZKFARM_HAS_CUDA
+      report = cuda::run_setup_device(args.positional()[0], args.positional()[1], options, int(*device)).setup;
+#else
+      throw UsageError("--device: this zkfarm was built without CUDA");
+#endif
+    } else {
+      report = run_setup(args.positional()[0], args.positional()[1], options);
+    }
     progress.finish();
     std::fprintf(stderr,
-                 "zkfarm setup: %s, %u signals, %u public, domain %u, %.2f s; wrote %s "
+                 "zkfarm setup: %s, %u signals, %u public, domain %u, %.2f s%s; wrote %s "
                  "(TEST-ONLY)\n",
                  curve_display_name(report.curve), report.num_vars, report.num_public,
-                 report.domain_size, report.timings.total, args.positional()[1].c_str());
+                 report.domain_size, report.timings.total, device ? " (points on the GPU)" : "",
+                 args.positional()[1].c_str());
     return 0;
   });
 }

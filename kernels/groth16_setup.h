@@ -45,6 +45,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -252,23 +253,47 @@ ToxicWaste<Fr> sample_toxic_waste(std::uint32_t domain_size, const Groth16SetupO
   return t;
 }
 
-// The core: builds the key of the circuit whose non-zeros for_each_nonzero
-// enumerates. for_each_nonzero(f) must call f(constraint, matrix, wire,
-// coeff) -- matrix 0 = A, 1 = B, 2 = C -- for every non-zero, constraints in
-// increasing order and, within one, A before B (C anywhere): the coefficient
-// section keeps that order, as snarkjs's does. Throws std::invalid_argument
-// for a wire >= num_wires, a constraint >= num_constraints, num_public + 1 >
-// num_wires, or a domain beyond the field's two-adicity.
-template <class Curve, class ForEachNonzero>
-Groth16SetupKey<Curve> groth16_setup_from(const R1csShape& shape, ForEachNonzero&& for_each_nonzero,
-                                          const ToxicWaste<typename Curve::Fr>& toxic,
-                                          Groth16SetupTimings* timings = nullptr) {
-  using Fr = typename Curve::Fr;
-  using G1 = typename Curve::G1;
-  using G2 = typename Curve::G2;
-  Stopwatch clock, total_clock;
-  Groth16SetupTimings local;
+// Every point of a key is [scalar] of a generator: these are the scalars,
+// before any curve arithmetic. groth16_setup_from() multiplies them on the
+// CPU, the GPU setup (kernels/cuda/setup_device.h) on the device; both start
+// from the same Groth16SetupScalars, so their keys are byte-identical.
+template <class Fr>
+struct Groth16SetupScalars {
+  std::uint32_t num_vars = 0;
+  std::uint32_t num_public = 0;
+  std::uint32_t domain_size = 0;
+  ToxicWaste<Fr> toxic;
+  // The coefficient section (A then B per constraint, then the public rows);
+  // empty when not asked for (keys that never become a .zkey).
+  std::vector<ZkeyCoefficient<Fr>> coefficients;
+  std::vector<Fr> a;  // u_s: A_s = u_s G1                                  (num_vars)
+  std::vector<Fr> b;  // v_s: B1_s = v_s G1, B2_s = v_s G2                  (num_vars)
+  std::vector<Fr> k;  // (beta u_s + alpha v_s + w_s) / gamma for s <= nPublic (IC_s),
+                      // / delta after (C_s)                               (num_vars)
+  std::vector<Fr> h;  // H_i = h_i G1                                       (domain_size)
 
+  std::span<const Fr> ic() const { return std::span<const Fr>(k).first(num_public + 1); }
+  std::span<const Fr> c() const { return std::span<const Fr>(k).subspan(num_public + 1); }
+  // Number of non-zero v_s (B1/B2 products that cost anything).
+  std::size_t b_nonzero() const {
+    std::size_t count = 0;
+    for (const Fr& x : b) count += !x.is_zero();
+    return count;
+  }
+};
+
+namespace groth16_setup_detail {
+
+// The whole scalar computation around a column step. accumulate(lagrange,
+// out) must add coeff * lagrange[row] into out.a / out.b / out.k (A, B, C)
+// for every non-zero of the circuit and, when with_coefficients, append the
+// A and B non-zeros to out.coefficients in snarkjs's order. Validates the
+// shape first (std::invalid_argument as groth16_setup_from).
+template <class Fr, class Accumulate>
+Groth16SetupScalars<Fr> setup_scalars_with(const R1csShape& shape, const ToxicWaste<Fr>& toxic,
+                                           bool with_coefficients, Accumulate&& accumulate,
+                                           Groth16SetupTimings* timings) {
+  Stopwatch clock;
   if (std::uint64_t(shape.num_public) + 1 > shape.num_wires)
     throw std::invalid_argument("setup: " + std::to_string(shape.num_public) + " public signals need more than " +
                                 std::to_string(shape.num_wires) + " wires");
@@ -283,102 +308,224 @@ Groth16SetupKey<Curve> groth16_setup_from(const R1csShape& shape, ForEachNonzero
   const Fr g_n = g.pow(std::uint64_t(n));
   if (tau_n.is_one() || tau_n == g_n) throw std::invalid_argument("setup: tau lies in the domain or its coset");
 
-  Groth16SetupKey<Curve> key;
-  key.num_vars = shape.num_wires;
-  key.num_public = shape.num_public;
-  key.domain_size = n;
+  Groth16SetupScalars<Fr> out;
+  out.num_vars = shape.num_wires;
+  out.num_public = shape.num_public;
+  out.domain_size = n;
+  out.toxic = toxic;
 
   // 1. L_i(tau) for every row of the domain.
   std::vector<Fr> lagrange(n);
-  groth16_setup_detail::scaled_coset_fractions(Fr::one(), w, toxic.tau, (tau_n - Fr::one()) * n_inv,
-                                               std::span<Fr>(lagrange));
-  local.lagrange = clock.lap();
+  scaled_coset_fractions(Fr::one(), w, toxic.tau, (tau_n - Fr::one()) * n_inv, std::span<Fr>(lagrange));
+  const double lagrange_seconds = clock.lap();
 
-  // 2. Column sums u, v, w and the coefficient list (A and B non-zeros).
-  std::vector<Fr> u(shape.num_wires), v(shape.num_wires), k(shape.num_wires);
-  for_each_nonzero([&](std::uint64_t constraint, int matrix, std::uint32_t wire, const Fr& coeff) {
-    if (wire >= shape.num_wires)
-      throw std::invalid_argument("setup: constraint " + std::to_string(constraint) + " uses wire " +
-                                  std::to_string(wire) + " >= nVars = " + std::to_string(shape.num_wires));
-    if (constraint >= shape.num_constraints)
-      throw std::invalid_argument("setup: constraint index " + std::to_string(constraint) + " >= " +
-                                  std::to_string(shape.num_constraints));
-    const Fr term = coeff * lagrange[constraint];
-    if (matrix == 0) {
-      u[wire] += term;
-      key.coefficients.push_back({0, std::uint32_t(constraint), wire, coeff});
-    } else if (matrix == 1) {
-      v[wire] += term;
-      key.coefficients.push_back({1, std::uint32_t(constraint), wire, coeff});
-    } else {
-      k[wire] += term;
-    }
-  });
+  // 2. Column sums u, v, w and the coefficient list (A and B non-zeros),
+  // then the public rows snarkjs appends to A.
+  out.a.assign(shape.num_wires, Fr::zero());
+  out.b.assign(shape.num_wires, Fr::zero());
+  out.k.assign(shape.num_wires, Fr::zero());
+  accumulate(std::span<const Fr>(lagrange), out);
   for (std::uint32_t s = 0; s <= shape.num_public; ++s) {
     const std::uint64_t row = shape.num_constraints + s;
-    u[s] += lagrange[row];
-    key.coefficients.push_back({0, std::uint32_t(row), s, Fr::one()});
+    out.a[s] += lagrange[row];
+    if (with_coefficients) out.coefficients.push_back({0, std::uint32_t(row), s, Fr::one()});
   }
   // k_s = (beta u_s + alpha v_s + w_s) / (gamma or delta).
   const Fr gamma_inv = toxic.gamma.inverse(), delta_inv = toxic.delta.inverse();
   parallel_for(shape.num_wires, [&](std::size_t begin, std::size_t end) {
     for (std::size_t s = begin; s < end; ++s)
-      k[s] = (toxic.beta * u[s] + toxic.alpha * v[s] + k[s]) * (s <= shape.num_public ? gamma_inv : delta_inv);
+      out.k[s] = (toxic.beta * out.a[s] + toxic.alpha * out.b[s] + out.k[s]) *
+                 (s <= shape.num_public ? gamma_inv : delta_inv);
   });
-  local.columns = clock.lap();
+  const double columns_seconds = clock.lap();
 
-  // 3. Fixed-base tables.
-  // Table sizes follow the number of non-trivial products (a zero scalar
-  // costs no additions): G1 makes A and IC/C (one per signal), B1 (non-zero
-  // v_s only) and H (n); G2 makes B2 (non-zero v_s only) and three header points.
-  std::size_t v_nonzero = 3;
-  for (const Fr& x : v) v_nonzero += !x.is_zero();
+  // 3. H scalars, in the Lagrange buffer.
+  const Fr h_scale = (tau_n - Fr::one()) * (tau_n - g_n) * ((g_n - Fr::one()) * g_n).inverse() * n_inv * delta_inv;
+  scaled_coset_fractions(g, w, toxic.tau, h_scale, std::span<Fr>(lagrange));
+  out.h = std::move(lagrange);
+  if (timings) {
+    timings->lagrange = lagrange_seconds + clock.lap();
+    timings->columns = columns_seconds;
+  }
+  return out;
+}
+
+}  // namespace groth16_setup_detail
+
+// The scalars of the circuit whose non-zeros for_each_nonzero enumerates.
+// for_each_nonzero(f) must call f(constraint, matrix, wire, coeff) -- matrix
+// 0 = A, 1 = B, 2 = C -- for every non-zero, constraints in increasing order
+// and, within one, A before B (C anywhere): the coefficient section keeps
+// that order, as snarkjs's does. Single-threaded over the non-zeros. Throws
+// std::invalid_argument for a wire >= num_wires, a constraint >=
+// num_constraints, num_public + 1 > num_wires, or a domain beyond the
+// field's two-adicity. timings (if given) gets lagrange and columns.
+template <class Fr, class ForEachNonzero>
+Groth16SetupScalars<Fr> groth16_setup_scalars(const R1csShape& shape, ForEachNonzero&& for_each_nonzero,
+                                              const ToxicWaste<Fr>& toxic, bool with_coefficients = true,
+                                              Groth16SetupTimings* timings = nullptr) {
+  auto accumulate = [&](std::span<const Fr> lagrange, Groth16SetupScalars<Fr>& out) {
+    for_each_nonzero([&](std::uint64_t constraint, int matrix, std::uint32_t wire, const Fr& coeff) {
+      if (wire >= shape.num_wires)
+        throw std::invalid_argument("setup: constraint " + std::to_string(constraint) + " uses wire " +
+                                    std::to_string(wire) + " >= nVars = " + std::to_string(shape.num_wires));
+      if (constraint >= shape.num_constraints)
+        throw std::invalid_argument("setup: constraint index " + std::to_string(constraint) + " >= " +
+                                    std::to_string(shape.num_constraints));
+      const Fr term = coeff.is_one() ? lagrange[constraint] : coeff * lagrange[constraint];
+      std::vector<Fr>& column = matrix == 0 ? out.a : matrix == 1 ? out.b : out.k;
+      column[wire] += term;
+      if (with_coefficients && matrix < 2)
+        out.coefficients.push_back({std::uint32_t(matrix), std::uint32_t(constraint), wire, coeff});
+    });
+  };
+  return groth16_setup_detail::setup_scalars_with<Fr>(shape, toxic, with_coefficients, accumulate, timings);
+}
+
+// The scalars of a synthetic circuit, its blocks enumerated on all cores
+// (the serial enumeration takes minutes at PoRep scale: ~0.5 us per
+// constraint). A block's terms land in its own wires (written directly:
+// blocks own disjoint wire ranges), in the public prefix (wire 0 and the
+// public block's wires: per-chunk sums, added up afterwards) or, in a
+// circuit that had other cross-block references, in a per-chunk spill list
+// added serially. The result equals the generic groth16_setup_scalars() on
+// the same circuit, coefficient order included (per-block lists are
+// concatenated in block order).
+template <class Fr>
+Groth16SetupScalars<Fr> groth16_setup_scalars(const SyntheticCircuit<Fr>& circuit, const ToxicWaste<Fr>& toxic,
+                                              bool with_coefficients = true,
+                                              Groth16SetupTimings* timings = nullptr) {
+  const R1csShape shape{circuit.num_constraints(), circuit.num_wires(), circuit.num_public()};
+  auto accumulate = [&](std::span<const Fr> lagrange, Groth16SetupScalars<Fr>& out) {
+    const std::uint64_t blocks = circuit.num_blocks();
+    const std::uint32_t prefix = 1 + 2 * circuit.num_public();  // the public block's wires
+    std::vector<std::vector<ZkeyCoefficient<Fr>>> block_coefficients(with_coefficients ? blocks : 0);
+    struct Spill {
+      int matrix;
+      std::uint32_t wire;
+      Fr term;
+    };
+    std::mutex merge_mutex;
+    std::vector<Fr>* columns[3] = {&out.a, &out.b, &out.k};
+    parallel_for(blocks, [&](std::size_t first, std::size_t last) {
+      typename SyntheticCircuit<Fr>::Block block;
+      std::vector<Fr> shared[3];
+      for (auto& s : shared) s.assign(prefix, Fr::zero());
+      std::vector<Spill> spills;
+      for (std::size_t index = first; index < last; ++index) {
+        circuit.generate_block(index, block);
+        const std::uint64_t own_begin = block.first_wire, own_end = own_begin + block.values.size();
+        for (std::size_t i = 0; i < block.num_constraints(); ++i) {
+          const std::uint64_t row = block.first_constraint + i;
+          for (int m = 0; m < 3; ++m)
+            for (const auto& t : block.lc(i, m)) {
+              const Fr term = t.coeff.is_one() ? lagrange[row] : t.coeff * lagrange[row];
+              if (t.wire >= own_begin && t.wire < own_end) (*columns[m])[t.wire] += term;
+              else if (t.wire < prefix) shared[m][t.wire] += term;
+              else spills.push_back({m, t.wire, term});
+              if (with_coefficients && m < 2)
+                block_coefficients[index].push_back({std::uint32_t(m), std::uint32_t(row), t.wire, t.coeff});
+            }
+        }
+      }
+      std::lock_guard<std::mutex> lock(merge_mutex);
+      for (int m = 0; m < 3; ++m)
+        for (std::uint32_t wire = 0; wire < prefix; ++wire) (*columns[m])[wire] += shared[m][wire];
+      for (const Spill& s : spills) (*columns[s.matrix])[s.wire] += s.term;
+    });
+    for (auto& list : block_coefficients) {
+      out.coefficients.insert(out.coefficients.end(), list.begin(), list.end());
+      list = {};
+    }
+  };
+  return groth16_setup_detail::setup_scalars_with<Fr>(shape, toxic, with_coefficients, accumulate, timings);
+}
+
+// The core: builds the key from its scalars (groth16_setup_scalars) with
+// fixed-base tables on all cores. Throws as groth16_setup_scalars.
+template <class Curve>
+Groth16SetupKey<Curve> groth16_setup_from_scalars(Groth16SetupScalars<typename Curve::Fr> scalars,
+                                                  Groth16SetupTimings* timings = nullptr) {
+  using Fr = typename Curve::Fr;
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  Stopwatch clock;
+  Groth16SetupKey<Curve> key;
+  key.num_vars = scalars.num_vars;
+  key.num_public = scalars.num_public;
+  key.domain_size = scalars.domain_size;
+  key.coefficients = std::move(scalars.coefficients);
+  const ToxicWaste<Fr>& toxic = scalars.toxic;
+
+  // Fixed-base tables. Table sizes follow the number of non-trivial
+  // products (a zero scalar costs no additions): G1 makes A and IC/C (one
+  // per signal), B1 (non-zero v_s only) and H (n); G2 makes B2 (non-zero v_s
+  // only) and three header points.
+  const std::size_t v_nonzero = 3 + scalars.b_nonzero();
   const FixedBaseTable<Curve, G1> g1_table(
-      Curve::g1_generator(),
-      groth16_setup_detail::fixed_base_window_bits<Fr>(2 * std::size_t(shape.num_wires) + v_nonzero + n));
+      Curve::g1_generator(), groth16_setup_detail::fixed_base_window_bits<Fr>(2 * std::size_t(scalars.num_vars) +
+                                                                              v_nonzero + scalars.domain_size));
   const FixedBaseTable<Curve, G2> g2_table(Curve::g2_generator(),
                                            groth16_setup_detail::fixed_base_window_bits<Fr>(v_nonzero));
-  local.tables = clock.lap();
+  const double tables = clock.lap();
 
-  // 4. G1 points. H reuses the Lagrange buffer for its scalars.
+  // G1 points.
   key.alpha1 = g1_table.mul(toxic.alpha).to_affine();
   key.beta1 = g1_table.mul(toxic.beta).to_affine();
   key.delta1 = g1_table.mul(toxic.delta).to_affine();
-  key.a = g1_table.mul_many(std::span<const Fr>(u));
-  key.b1 = g1_table.mul_many(std::span<const Fr>(v));
-  key.ic = g1_table.mul_many(std::span<const Fr>(k).first(shape.num_public + 1));
-  key.c = g1_table.mul_many(std::span<const Fr>(k).subspan(shape.num_public + 1));
-  u = {};
-  k = {};
-  const Fr h_scale = (tau_n - Fr::one()) * (tau_n - g_n) * ((g_n - Fr::one()) * g_n).inverse() * n_inv * delta_inv;
-  groth16_setup_detail::scaled_coset_fractions(g, w, toxic.tau, h_scale, std::span<Fr>(lagrange));
-  key.h = g1_table.mul_many(std::span<const Fr>(lagrange));
-  lagrange = {};
-  local.g1 = clock.lap();
+  key.a = g1_table.mul_many(std::span<const Fr>(scalars.a));
+  key.b1 = g1_table.mul_many(std::span<const Fr>(scalars.b));
+  key.ic = g1_table.mul_many(scalars.ic());
+  key.c = g1_table.mul_many(scalars.c());
+  scalars.a = {};
+  scalars.k = {};
+  key.h = g1_table.mul_many(std::span<const Fr>(scalars.h));
+  scalars.h = {};
+  const double g1 = clock.lap();
 
-  // 5. G2 points.
+  // G2 points.
   key.beta2 = g2_table.mul(toxic.beta).to_affine();
   key.gamma2 = g2_table.mul(toxic.gamma).to_affine();
   key.delta2 = g2_table.mul(toxic.delta).to_affine();
-  key.b2 = g2_table.mul_many(std::span<const Fr>(v));
-  local.g2 = clock.lap();
+  key.b2 = g2_table.mul_many(std::span<const Fr>(scalars.b));
+  const double g2 = clock.lap();
+  if (timings) {
+    timings->tables = tables;
+    timings->g1 = g1;
+    timings->g2 = g2;
+  }
+  return key;
+}
 
+// Builds the key of the circuit whose non-zeros for_each_nonzero enumerates
+// (contract and errors: groth16_setup_scalars).
+template <class Curve, class ForEachNonzero>
+Groth16SetupKey<Curve> groth16_setup_from(const R1csShape& shape, ForEachNonzero&& for_each_nonzero,
+                                          const ToxicWaste<typename Curve::Fr>& toxic,
+                                          Groth16SetupTimings* timings = nullptr) {
+  Stopwatch total_clock;
+  Groth16SetupTimings local;
+  auto key = groth16_setup_from_scalars<Curve>(
+      groth16_setup_scalars(shape, std::forward<ForEachNonzero>(for_each_nonzero), toxic, true, &local), &local);
   local.total = total_clock.lap();
   if (timings) *timings = local;
   return key;
 }
 
-// Setup for an in-memory R1CS (e.g. from read_r1cs). Throws as groth16_setup_from.
-template <class Curve>
-Groth16SetupKey<Curve> groth16_setup(const R1cs<typename Curve::Fr>& r1cs, const ToxicWaste<typename Curve::Fr>& toxic,
-                                     Groth16SetupTimings* timings = nullptr) {
+// The scalars of an in-memory R1CS (e.g. from read_r1cs). Throws as
+// groth16_setup_scalars, and std::invalid_argument for matrices whose row
+// count is not num_constraints.
+template <class Fr>
+Groth16SetupScalars<Fr> groth16_setup_scalars(const R1cs<Fr>& r1cs, const ToxicWaste<Fr>& toxic,
+                                              bool with_coefficients = true,
+                                              Groth16SetupTimings* timings = nullptr) {
   const R1csShape shape{r1cs.num_constraints, r1cs.num_wires, r1cs.num_public()};
-  const SparseMatrix<typename Curve::Fr>* ms[3] = {&r1cs.a, &r1cs.b, &r1cs.c};
+  const SparseMatrix<Fr>* ms[3] = {&r1cs.a, &r1cs.b, &r1cs.c};
   for (const auto* m : ms)
     if (m->num_rows() != r1cs.num_constraints)
       throw std::invalid_argument("setup: r1cs matrix has " + std::to_string(m->num_rows()) + " rows, expected " +
                                   std::to_string(r1cs.num_constraints));
-  return groth16_setup_from<Curve>(
+  return groth16_setup_scalars(
       shape,
       [&](auto&& f) {
         for (std::uint32_t row = 0; row < r1cs.num_constraints; ++row)
@@ -386,26 +533,35 @@ Groth16SetupKey<Curve> groth16_setup(const R1cs<typename Curve::Fr>& r1cs, const
             for (std::uint64_t i = ms[m]->row_offsets[row]; i < ms[m]->row_offsets[row + 1]; ++i)
               f(row, m, ms[m]->cols[i], ms[m]->values[i]);
       },
-      toxic, timings);
+      toxic, with_coefficients, timings);
+}
+
+// Setup for an in-memory R1CS (e.g. from read_r1cs). Throws as
+// groth16_setup_scalars.
+template <class Curve>
+Groth16SetupKey<Curve> groth16_setup(const R1cs<typename Curve::Fr>& r1cs, const ToxicWaste<typename Curve::Fr>& toxic,
+                                     Groth16SetupTimings* timings = nullptr) {
+  Stopwatch total_clock;
+  Groth16SetupTimings local;
+  auto key = groth16_setup_from_scalars<Curve>(groth16_setup_scalars(r1cs, toxic, true, &local), &local);
+  local.total = total_clock.lap();
+  if (timings) *timings = local;
+  return key;
 }
 
 // Setup straight from a synthetic circuit, without materialising its R1CS
-// (benchmarks at PoRep scale). Throws as groth16_setup_from.
+// (benchmarks at PoRep scale; its blocks are enumerated on all cores).
+// Throws as groth16_setup_from.
 template <class Curve>
 Groth16SetupKey<Curve> groth16_setup(const SyntheticCircuit<typename Curve::Fr>& circuit,
                                      const ToxicWaste<typename Curve::Fr>& toxic,
                                      Groth16SetupTimings* timings = nullptr) {
-  const R1csShape shape{circuit.num_constraints(), circuit.num_wires(), circuit.num_public()};
-  return groth16_setup_from<Curve>(
-      shape,
-      [&](auto&& f) {
-        circuit.for_each_constraint([&](std::uint64_t row, auto a, auto b, auto c) {
-          for (const auto& t : a) f(row, 0, t.wire, t.coeff);
-          for (const auto& t : b) f(row, 1, t.wire, t.coeff);
-          for (const auto& t : c) f(row, 2, t.wire, t.coeff);
-        });
-      },
-      toxic, timings);
+  Stopwatch total_clock;
+  Groth16SetupTimings local;
+  auto key = groth16_setup_from_scalars<Curve>(groth16_setup_scalars(circuit, toxic, true, &local), &local);
+  local.total = total_clock.lap();
+  if (timings) *timings = local;
+  return key;
 }
 
 // What run_setup did.

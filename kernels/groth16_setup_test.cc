@@ -228,6 +228,38 @@ TYPED_TEST(Groth16SetupTest, SeedMakesTheKeyReproducible) {
   EXPECT_NE(e.tau, f.tau);
 }
 
+// The synthetic circuit's scalars, its blocks enumerated on all cores, equal
+// the generic serial enumeration's (coefficient order included), and
+// without coefficients only the coefficient list is left out.
+TYPED_TEST(Groth16SetupTest, ParallelSyntheticScalarsMatchSerial) {
+  using Curve = TypeParam;
+  using Fr = typename Curve::Fr;
+  SyntheticCircuitOptions circuit_options;
+  circuit_options.num_constraints = 5000;  // 48 blocks
+  circuit_options.num_public = 40;
+  const SyntheticCircuit<Fr> circuit(circuit_options);
+  Groth16SetupOptions options;
+  options.seed = 3;
+  const auto toxic = sample_toxic_waste<Fr>(groth16_domain_size(5000, 40), options);
+  const auto serial = groth16_setup_scalars(circuit.to_r1cs(), toxic);
+  const auto parallel = groth16_setup_scalars(circuit, toxic);
+  EXPECT_EQ(parallel.a, serial.a);
+  EXPECT_EQ(parallel.b, serial.b);
+  EXPECT_EQ(parallel.k, serial.k);
+  EXPECT_EQ(parallel.h, serial.h);
+  ASSERT_EQ(parallel.coefficients.size(), serial.coefficients.size());
+  for (std::size_t i = 0; i < serial.coefficients.size(); ++i) {
+    const auto &x = parallel.coefficients[i], &y = serial.coefficients[i];
+    ASSERT_TRUE(x.matrix == y.matrix && x.constraint == y.constraint && x.signal == y.signal && x.value == y.value)
+        << "coefficient " << i;
+  }
+  const auto bare = groth16_setup_scalars(circuit, toxic, false);
+  EXPECT_TRUE(bare.coefficients.empty());
+  EXPECT_EQ(bare.k, serial.k);
+  EXPECT_GT(serial.b_nonzero(), 0u);
+  EXPECT_LT(serial.b_nonzero(), serial.b.size());
+}
+
 // Against `snarkjs groth16 setup` on the same circuit (formats/testdata, made
 // by make_fixtures.sh from mul.circom: an output, two public inputs, non-unit
 // coefficients): same header sizes, the coefficient section entry for entry

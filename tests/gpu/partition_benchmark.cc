@@ -1,0 +1,346 @@
+// partition_benchmark -- one Groth16 partition proved end to end on one GPU
+// at PoRep-32G shape (or smaller), with per-stage times, plus the CPU prover
+// on a smaller circuit for the GPU:CPU ratio.
+//
+//   partition_benchmark [--device=N] [--curve=bls12381|bn254]
+//                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
+//
+// Steps (host stages: wall time; device stages: CUDA events):
+//  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
+//     ~2.4/1.0/2.2 non-zeros per row, witness mostly 0/1) generated in
+//     memory on all cores: witness, R1CS, PCE (nothing is written to disk);
+//  2. the setup scalars on the CPU (groth16_setup_scalars, all cores), the
+//     key made by the GPU setup straight into device memory
+//     (groth16_setup_device: a PoRep key never sits on the host);
+//  3. the PCE (A, B) uploaded once (DevicePce), the witness put in pinned
+//     memory, then DeviceProver::prove (groth16_device.h): one warm-up and
+//     the median of --repeats, with its stage times;
+//  4. the proof verified on the CPU (pairing check).
+// --cpu-constraints N (0 = skip): the same circuit at N constraints proved
+// by the CPU prover (groth16_prove on all cores, key downloaded from the
+// device) and by device_prove, which must give the same proof for the same
+// r and s; prints the ratio.
+// Memory: host peak RSS and device use are printed after each stage.
+// Exit status: 0 when every proof verified (and matched), 1 otherwise.
+#include <cstdio>
+
+#ifndef ZKFARM_HAS_CUDA
+
+int main() {
+  std::printf("SKIPPED: no CUDA device (built without CUDA)\n");
+  return 0;
+}
+
+#else
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "formats/pce.h"
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/setup_device.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_prover.h"
+#include "kernels/groth16_setup.h"
+#include "kernels/groth16_verifier.h"
+#include "kernels/parallel.h"
+#include "kernels/stopwatch.h"
+#include "kernels/synthetic_circuit.h"
+
+
+namespace zkfarm::cuda {
+namespace {
+
+struct Options {
+  int device = 0;
+  std::string curve = "bls12381";
+  std::uint64_t constraints = 130'300'000;  // a PoRep-32G partition (~130.3M; domain 2^27)
+  int repeats = 3;
+  std::uint64_t cpu_constraints = 0;
+};
+
+int g_failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    ++g_failures;
+    std::printf("CHECK FAILED: %s\n", what.c_str());
+  }
+}
+
+// Host peak resident memory in GiB (VmHWM), 0 if unknown.
+double host_peak_gib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return double(std::strtoull(line.c_str() + 6, nullptr, 10)) / (1 << 20);
+  return 0;
+}
+
+void stage(const char* what, double seconds, const DeviceContext& ctx, const std::string& note = "") {
+  const MemoryInfo m = ctx.memory();
+  std::printf("  %-34s %9.3f s   host peak %6.1f GiB, device used %6.1f GiB  %s\n", what, seconds,
+              host_peak_gib(), double(m.total - m.free) / double(1 << 30), note.c_str());
+  std::fflush(stdout);
+}
+
+// The circuit's R1CS built on all cores: blocks are counted, then generated
+// again into their place (SyntheticCircuit::to_r1cs does the same serially,
+// ~0.8 us per constraint).
+template <class Fr>
+R1cs<Fr> parallel_r1cs(const SyntheticCircuit<Fr>& circuit) {
+  const std::uint64_t blocks = circuit.num_blocks();
+  std::vector<std::array<std::uint64_t, 4>> counts(blocks + 1, {0, 0, 0, 0});  // rows, A, B, C
+  parallel_for(blocks, [&](std::size_t first, std::size_t last) {
+    typename SyntheticCircuit<Fr>::Block block;
+    for (std::size_t k = first; k < last; ++k) {
+      circuit.generate_block(k, block);
+      counts[k + 1][0] = block.num_constraints();
+      for (std::size_t i = 0; i < block.num_constraints(); ++i)
+        for (int m = 0; m < 3; ++m) counts[k + 1][1 + m] += block.lc(i, m).size();
+    }
+  });
+  for (std::uint64_t k = 1; k <= blocks; ++k)
+    for (int j = 0; j < 4; ++j) counts[k][j] += counts[k - 1][j];
+  R1cs<Fr> r;
+  r.num_wires = circuit.num_wires();
+  r.num_pub_in = circuit.num_public();
+  r.num_labels = circuit.num_wires();
+  r.num_constraints = std::uint32_t(circuit.num_constraints());
+  SparseMatrix<Fr>* ms[3] = {&r.a, &r.b, &r.c};
+  for (int m = 0; m < 3; ++m) {
+    ms[m]->row_offsets.assign(r.num_constraints + 1, 0);
+    ms[m]->cols.resize(counts[blocks][1 + m]);
+    ms[m]->values.resize(counts[blocks][1 + m]);
+  }
+  parallel_for(blocks, [&](std::size_t first, std::size_t last) {
+    typename SyntheticCircuit<Fr>::Block block;
+    for (std::size_t k = first; k < last; ++k) {
+      circuit.generate_block(k, block);
+      for (int m = 0; m < 3; ++m) {
+        std::uint64_t at = counts[k][1 + m];
+        for (std::size_t i = 0; i < block.num_constraints(); ++i) {
+          for (const auto& t : block.lc(i, m)) {
+            ms[m]->cols[at] = t.wire;
+            ms[m]->values[at] = t.coeff;
+            ++at;
+          }
+          ms[m]->row_offsets[block.first_constraint + i + 1] = at;
+        }
+      }
+    }
+  });
+  return r;
+}
+
+// Everything a proof needs, made as steps 1-2 of the file comment say.
+template <class Curve>
+struct Prepared {
+  using Fr = typename Curve::Fr;
+  std::vector<Fr> witness;
+  Pce<Fr> pce;
+  DeviceSetupKey<Curve> key;
+};
+
+template <class Curve>
+Prepared<Curve> prepare(const DeviceContext& ctx, std::uint64_t constraints) {
+  using Fr = typename Curve::Fr;
+  Prepared<Curve> p;
+  Stopwatch clock;
+  SyntheticCircuitOptions circuit_options;
+  circuit_options.num_constraints = constraints;
+  circuit_options.num_public = 328;
+  circuit_options.seed = 7;
+  const SyntheticCircuit<Fr> circuit(circuit_options);
+  p.witness = circuit.witness();
+  std::size_t binary = 0;
+  for (const Fr& v : p.witness) binary += v.is_zero() || v.is_one();
+  char note[128];
+  std::snprintf(note, sizeof note, "%u wires, %.1f%% of the witness 0/1", circuit.num_wires(),
+                100.0 * double(binary) / double(p.witness.size()));
+  stage("witness", clock.lap(), ctx, note);
+  {
+    R1cs<Fr> r1cs = parallel_r1cs(circuit);
+    std::snprintf(note, sizeof note, "nnz A %zu B %zu C %zu", r1cs.a.nnz(), r1cs.b.nnz(), r1cs.c.nnz());
+    stage("r1cs (all cores)", clock.lap(), ctx, note);
+    p.pce = Pce<Fr>::from_r1cs(r1cs);
+  }
+  stage("pce (Pce::from_r1cs)", clock.lap(), ctx);
+  Groth16SetupOptions setup_options;
+  setup_options.seed = 7;
+  const std::uint32_t n = groth16_domain_size(constraints, circuit_options.num_public);
+  Groth16SetupTimings setup_timings;
+  {
+    const Groth16SetupScalars<Fr> scalars =
+        groth16_setup_scalars(circuit, sample_toxic_waste<Fr>(n, setup_options), false, &setup_timings);
+    std::snprintf(note, sizeof note, "domain 2^%d; lagrange+h %.2f s, columns %.2f s", std::countr_zero(n),
+                  setup_timings.lagrange, setup_timings.columns);
+    stage("setup scalars (CPU, all cores)", clock.lap(), ctx, note);
+    DeviceSetupTimings device;
+    p.key = groth16_setup_device<Curve>(ctx, scalars, &device);
+    std::snprintf(note, sizeof note,
+                  "device ms: tables %.1f, upload %.1f, G1 %.1f, G2 %.1f, total %.1f; key %.1f GiB on the device",
+                  device.tables_ms, device.upload_ms, device.g1_ms, device.g2_ms, device.total_ms,
+                  double(p.key.proving_key.device_bytes()) / double(1 << 30));
+    stage("setup points (GPU)", clock.lap(), ctx, note);
+  }
+  return p;
+}
+
+template <class Fr>
+std::span<const Fr> public_inputs(const std::vector<Fr>& witness, std::uint32_t num_public) {
+  return std::span<const Fr>(witness).subspan(1, num_public);
+}
+
+// Proves `repeats` + 1 times on the device; returns the proof of the last run
+// and prints the median stage times.
+template <class Curve>
+Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p,
+                                    const DevicePce<typename Curve::Fr>& device_pce, int repeats,
+                                    const ProveOptions<typename Curve::Fr>& options, double* median_total_ms) {
+  using Fr = typename Curve::Fr;
+  // The worker's case: the witness sits in pinned memory, the prover (NTT
+  // tables, staging buffers) lives across proofs.
+  PinnedBuffer<Fr> witness(p.witness.size());
+  std::memcpy(static_cast<void*>(witness.data()), p.witness.data(), p.witness.size() * sizeof(Fr));
+  DeviceProver<Curve> prover(ctx);
+  Groth16Proof<Curve> proof;
+  std::vector<DeviceProveTimings> runs;
+  std::vector<double> wall;
+  for (int r = 0; r <= repeats; ++r) {
+    DeviceProveTimings t{};
+    Stopwatch clock;
+    proof = prover.prove(p.key.proving_key, device_pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
+    const double seconds = clock.lap();
+    std::printf("    device_prove run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f total %.1f ms (host wall %.1f ms)\n",
+                r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms, t.total_ms,
+                seconds * 1e3);
+    if (r > 0) {
+      runs.push_back(t);
+      wall.push_back(seconds * 1e3);
+    }
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const DeviceProveTimings& a, const DeviceProveTimings& b) { return a.total_ms < b.total_ms; });
+  std::sort(wall.begin(), wall.end());
+  const DeviceProveTimings& m = runs[runs.size() / 2];
+  std::printf("  device_prove median of %d: upload %.1f, spmv %.1f, ntt %.1f, msm %.1f, total %.1f ms "
+              "(host wall %.1f ms)\n",
+              repeats, m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms, m.total_ms, wall[wall.size() / 2]);
+  *median_total_ms = m.total_ms;
+  return proof;
+}
+
+template <class Curve>
+void run_partition(DeviceContext& ctx, const Options& o) {
+  std::printf("== partition %s, %llu constraints\n", Curve::kName, static_cast<unsigned long long>(o.constraints));
+  Prepared<Curve> p = prepare<Curve>(ctx, o.constraints);
+  using Fr = typename Curve::Fr;
+  Stopwatch clock;
+  // Without C: the benchmark times proving, not the constraint check (C
+  // would cost ~2 GB of device memory at PoRep scale).
+  const DevicePce<Fr> device_pce = DevicePce<Fr>::upload(p.pce, ctx.stream(0), false);
+  stage("pce upload", clock.lap(), ctx);
+  ProveOptions<Fr> options;
+  options.check_constraints = false;
+  double total_ms = 0;
+  const Groth16Proof<Curve> proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms);
+  stage("proofs", clock.lap(), ctx);
+  const bool ok = groth16_verify<Curve>(p.key.verifying_key(), public_inputs(p.witness, 328), proof);
+  stage("verify on the CPU", clock.lap(), ctx, ok ? "valid" : "INVALID");
+  check(ok, "partition proof verifies");
+  std::printf("RESULT partition %s %llu constraints: device_prove %.1f ms (median), proof %s\n", Curve::kName,
+              static_cast<unsigned long long>(o.constraints), total_ms, ok ? "valid" : "INVALID");
+}
+
+template <class Curve>
+void run_cpu_ratio(DeviceContext& ctx, const Options& o) {
+  using Fr = typename Curve::Fr;
+  std::printf("== CPU vs GPU prover, %s, %llu constraints\n", Curve::kName,
+              static_cast<unsigned long long>(o.cpu_constraints));
+  Prepared<Curve> p = prepare<Curve>(ctx, o.cpu_constraints);
+  Stopwatch clock;
+  const Groth16SetupKey<Curve> host_key = download_setup_key<Curve>(ctx, p.key, {});
+  stage("key download", clock.lap(), ctx);
+  ProveOptions<Fr> options;
+  options.r = Fr::from_u64(0x1234567);
+  options.s = Fr::from_u64(0x7654321);
+  options.check_constraints = false;
+  Groth16Proof<Curve> cpu_proof;
+  std::vector<double> cpu_seconds;
+  for (int r = 0; r <= o.repeats; ++r) {
+    ProveTimings t;
+    cpu_proof = groth16_prove<Curve>(host_key.proving_key(), p.pce, std::span<const Fr>(p.witness), options, &t);
+    std::printf("    groth16_prove (CPU, %zu threads) run %d%s: spmv %.3f ntt %.3f msm %.3f total %.3f s\n",
+                parallel_threads(), r, r == 0 ? " (warm-up)" : "", t.spmv, t.ntt, t.msm, t.total);
+    if (r > 0) cpu_seconds.push_back(t.total);
+  }
+  std::sort(cpu_seconds.begin(), cpu_seconds.end());
+  const double cpu_ms = cpu_seconds[cpu_seconds.size() / 2] * 1e3;
+  const bool cpu_ok = groth16_verify<Curve>(p.key.verifying_key(), public_inputs(p.witness, 328), cpu_proof);
+  check(cpu_ok, "CPU proof verifies");
+  stage("CPU proofs", clock.lap(), ctx, cpu_ok ? "valid" : "INVALID");
+  const DevicePce<Fr> device_pce = DevicePce<Fr>::upload(p.pce, ctx.stream(0), false);
+  double gpu_ms = 0;
+  const Groth16Proof<Curve> gpu_proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &gpu_ms);
+  check(gpu_proof == cpu_proof, "device proof equals the CPU proof (same r, s)");
+  std::printf("RESULT cpu-vs-gpu %s %llu constraints: CPU %.1f ms, GPU %.1f ms, ratio %.1fx, proofs %s\n",
+              Curve::kName, static_cast<unsigned long long>(o.cpu_constraints), cpu_ms, gpu_ms, cpu_ms / gpu_ms,
+              gpu_proof == cpu_proof ? "identical" : "DIFFER");
+}
+
+template <class Curve>
+void run_curve(DeviceContext& ctx, const Options& o) {
+  if (o.cpu_constraints) run_cpu_ratio<Curve>(ctx, o);
+  if (o.constraints) run_partition<Curve>(ctx, o);
+}
+
+int run(const Options& o) {
+  if (DeviceContext::visible_device_count() == 0) {
+    std::printf("SKIPPED: no CUDA device\n");
+    return 0;
+  }
+  DeviceContext ctx(o.device);
+  std::printf("%s; %zu CPU threads\n", ctx.info().summary().c_str(), parallel_threads());
+  if (o.curve == "bn254") run_curve<Bn254>(ctx, o);
+  else run_curve<Bls12381>(ctx, o);
+  std::printf("checks failed: %d\n", g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace zkfarm::cuda
+
+int main(int argc, char** argv) {
+  zkfarm::cuda::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* prefix) { return std::strtoull(a.c_str() + std::strlen(prefix), nullptr, 10); };
+    if (a.rfind("--device=", 0) == 0) o.device = int(value("--device="));
+    else if (a.rfind("--curve=", 0) == 0 && (a == "--curve=bn254" || a == "--curve=bls12381")) o.curve = a.substr(8);
+    else if (a.rfind("--constraints=", 0) == 0) o.constraints = value("--constraints=");
+    else if (a.rfind("--cpu-constraints=", 0) == 0) o.cpu_constraints = value("--cpu-constraints=");
+    else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
+                   "[--cpu-constraints=N]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  try {
+    return zkfarm::cuda::run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "partition_benchmark: %s\n", e.what());
+    return 1;
+  }
+}
+
+#endif  // ZKFARM_HAS_CUDA
