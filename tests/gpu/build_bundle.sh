@@ -57,7 +57,7 @@ cuda_sources=(kernels/cuda/device_context.cu kernels/cuda/ntt_bn254.cu kernels/c
 host_sources=(formats/binfile.cc formats/r1cs.cc formats/wtns.cc formats/zkey.cc formats/pce.cc)
 # Binary name = source name; each links the shared CUDA library and the host objects.
 binary_sources=(tests/gpu/gpu_kernels_test.cc tests/gpu/gpu_benchmark.cc tests/gpu/setup_device_test.cc
-  tests/gpu/partition_benchmark.cc)
+  tests/gpu/partition_benchmark.cc tests/gpu/groth16_device_test.cc)
 for src in "${cuda_sources[@]}" "${host_sources[@]}" "${binary_sources[@]}"; do build "$src"; done
 
 obj_of() { echo "$out/obj/$(basename "${1%.*}").o"; }

@@ -1,0 +1,310 @@
+// groth16_device_test -- the device prover (kernels/cuda/groth16_device.h)
+// against the CPU prover (kernels/groth16_prover.h): the same witness and
+// fixed r, s must give the same proof bytes, on both curves, over several
+// circuit sizes (none a power of two), with witnesses that stress the MSMs'
+// special cases (all zeros, all ones, random full-field values), the PCE
+// from the .r1cs (with C: constraint check on the device) and from the .zkey
+// (A and B only), and the same errors for a bad witness.
+//
+// Runs on device 0. Without a usable CUDA device every test is SKIPPED
+// (GTEST_SKIP), never passed. Tagged "gpu" in BUILD.
+#include <gtest/gtest.h>
+
+#ifndef ZKFARM_HAS_CUDA
+
+TEST(Groth16Device, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device (built without CUDA)"; }
+
+#else
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/pce.h"
+#include "formats/zkey.h"
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/device_key.h"
+#include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/resident_cache.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_prover.h"
+#include "kernels/groth16_setup.h"
+#include "kernels/groth16_verifier.h"
+#include "kernels/random.h"
+#include "kernels/synthetic_circuit.h"
+
+namespace zkfarm::cuda {
+namespace {
+
+DeviceContext* context() {
+  static const std::unique_ptr<DeviceContext> ctx = []() -> std::unique_ptr<DeviceContext> {
+    if (DeviceContext::visible_device_count() == 0) {
+      std::printf("SKIPPED: no CUDA device\n");
+      return nullptr;
+    }
+    auto c = std::make_unique<DeviceContext>(0);
+    std::printf("%s\n", c->info().summary().c_str());
+    return c;
+  }();
+  return ctx.get();
+}
+
+#define REQUIRE_GPU()                                                    \
+  do {                                                                   \
+    if (context() == nullptr) GTEST_SKIP() << "SKIPPED: no CUDA device"; \
+  } while (0)
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// A circuit with its host key, host PCEs (from the .r1cs and from the .zkey)
+// and their device copies; built once per (curve, size) and shared by tests.
+template <class Curve>
+struct Fixture {
+  using Fr = typename Curve::Fr;
+  std::unique_ptr<SyntheticCircuit<Fr>> circuit;
+  std::vector<Fr> witness;
+  Groth16SetupKey<Curve> key;
+  Pce<Fr> pce_r1cs, pce_zkey;
+  DeviceProvingKey<Curve> device_key;
+  DevicePce<Fr> device_pce_r1cs, device_pce_zkey;
+  std::unique_ptr<DeviceProver<Curve>> prover;
+
+  explicit Fixture(std::uint64_t constraints) {
+    SyntheticCircuitOptions options;
+    options.num_constraints = constraints;
+    options.num_public = 5;
+    options.seed = 42 + constraints;
+    circuit = std::make_unique<SyntheticCircuit<Fr>>(options);
+    witness = circuit->witness();
+    const R1cs<Fr> r1cs = circuit->to_r1cs();
+    Groth16SetupOptions setup_options;
+    setup_options.seed = 9;
+    const std::uint32_t n = groth16_domain_size(r1cs.num_constraints, r1cs.num_public());
+    key = groth16_setup<Curve>(r1cs, sample_toxic_waste<Fr>(n, setup_options));
+    pce_r1cs = Pce<Fr>::from_r1cs(r1cs);
+    std::vector<std::uint8_t> image = serialize_zkey<Curve>(key.write_input());
+    auto zkey = parse_zkey<Curve>(FileBytes::adopt(std::move(image), "test.zkey"));
+    pce_zkey = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+    const cudaStream_t stream = context()->stream(0);
+    device_key = DeviceProvingKey<Curve>::upload(key.proving_key(), stream);
+    device_pce_r1cs = DevicePce<Fr>::upload(pce_r1cs, stream);
+    device_pce_zkey = DevicePce<Fr>::upload(pce_zkey, stream);
+    prover = std::make_unique<DeviceProver<Curve>>(*context());
+  }
+
+  static Fixture& get(std::uint64_t constraints) {
+    static std::map<std::uint64_t, std::unique_ptr<Fixture>> cache;
+    auto& slot = cache[constraints];
+    if (!slot) slot = std::make_unique<Fixture>(constraints);
+    return *slot;
+  }
+
+  static ProveOptions<Fr> fixed(std::uint64_t seed, bool check = true) {
+    ProveOptions<Fr> options;
+    options.r = Fr::from_u64(seed * 1000003 + 17);
+    options.s = Fr::from_u64(seed * 7919 + 5);
+    options.check_constraints = check;
+    return options;
+  }
+
+  // Proves on both sides and expects equal proofs; returns the device proof.
+  Groth16Proof<Curve> compare(const std::vector<Fr>& w, const ProveOptions<Fr>& options, bool use_zkey_pce,
+                              const char* label) {
+    ProveTimings cpu_timings;
+    const auto cpu_start = std::chrono::steady_clock::now();
+    const auto cpu = groth16_prove<Curve>(key.proving_key(), use_zkey_pce ? pce_zkey : pce_r1cs,
+                                          std::span<const Fr>(w), options, &cpu_timings);
+    const double cpu_ms = ms_since(cpu_start);
+    DeviceProveTimings t;
+    const auto gpu = prover->prove(device_key, use_zkey_pce ? device_pce_zkey : device_pce_r1cs,
+                                   std::span<const Fr>(w), options, &t);
+    std::printf(
+        "  %-10s %-14s n=%-8u vars=%-8u cpu %8.1f ms | gpu %7.2f ms (upload %.2f spmv %.2f ntt %.2f msm %.2f)\n",
+        Curve::kName, label, key.domain_size, key.num_vars, cpu_ms, t.total_ms, t.upload_ms, t.spmv_ms, t.ntt_ms,
+        t.msm_ms);
+    EXPECT_TRUE(gpu == cpu) << label << ": device proof differs from the CPU proof";
+    return gpu;
+  }
+};
+
+template <class Curve>
+class Groth16DeviceTest : public ::testing::Test {};
+
+using Curves = ::testing::Types<Bn254, Bls12381>;
+TYPED_TEST_SUITE(Groth16DeviceTest, Curves);
+
+// Sizes: none a power of two; domains 2^10, 2^13 and 2^17.
+constexpr std::uint64_t kSizes[] = {700, 5000, 70000};
+
+TYPED_TEST(Groth16DeviceTest, SatisfyingWitnessMatchesCpuAndVerifies) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  for (std::uint64_t size : kSizes) {
+    auto& f = Fixture<TypeParam>::get(size);
+    for (bool zkey_pce : {false, true}) {
+      const auto proof = f.compare(f.witness, Fixture<TypeParam>::fixed(size), zkey_pce,
+                                   zkey_pce ? "valid/zkeyPCE" : "valid/r1csPCE");
+      std::span<const Fr> pub(f.witness.data() + 1, f.key.num_public);
+      EXPECT_TRUE(groth16_verify<TypeParam>(f.key.verifying_key(), pub, proof)) << size;
+    }
+  }
+}
+
+TYPED_TEST(Groth16DeviceTest, EdgeWitnessesMatchCpu) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  for (std::uint64_t size : {kSizes[0], kSizes[1]}) {
+    auto& f = Fixture<TypeParam>::get(size);
+    const std::size_t vars = f.witness.size();
+    // Not satisfying, so the check is off on both sides (the CPU prover
+    // proves whatever it is given then).
+    std::vector<Fr> zeros(vars, Fr::zero());
+    zeros[0] = Fr::one();
+    f.compare(zeros, Fixture<TypeParam>::fixed(1, false), false, "all-zero");
+    std::vector<Fr> ones(vars, Fr::one());
+    f.compare(ones, Fixture<TypeParam>::fixed(2, false), false, "all-one");
+    std::vector<Fr> random(vars);
+    for (auto& v : random) v = random_field_element<Fr>();
+    random[0] = Fr::one();
+    f.compare(random, Fixture<TypeParam>::fixed(3, false), true, "random");
+    std::vector<Fr> minus_one(vars, -Fr::one());
+    minus_one[0] = Fr::one();
+    f.compare(minus_one, Fixture<TypeParam>::fixed(4, false), false, "all-minus-one");
+  }
+}
+
+TYPED_TEST(Groth16DeviceTest, RandomBlindingDiffersAndVerifies) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  auto& f = Fixture<TypeParam>::get(kSizes[0]);
+  const auto p1 = f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness));
+  const auto p2 = device_prove<TypeParam>(*context(), f.device_key, f.device_pce_r1cs,
+                                          std::span<const Fr>(f.witness), {}, nullptr);
+  EXPECT_FALSE(p1 == p2);
+  std::span<const Fr> pub(f.witness.data() + 1, f.key.num_public);
+  EXPECT_TRUE(groth16_verify<TypeParam>(f.key.verifying_key(), pub, p1));
+  EXPECT_TRUE(groth16_verify<TypeParam>(f.key.verifying_key(), pub, p2));
+}
+
+TYPED_TEST(Groth16DeviceTest, PinnedWitnessGivesTheSameProof) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  auto& f = Fixture<TypeParam>::get(kSizes[1]);
+  PinnedBuffer<Fr> pinned(f.witness.size());
+  std::copy(f.witness.begin(), f.witness.end(), pinned.data());
+  const auto options = Fixture<TypeParam>::fixed(11);
+  const auto from_pinned =
+      f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(pinned.data(), pinned.size()), options);
+  const auto from_pageable = f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options);
+  EXPECT_TRUE(from_pinned == from_pageable);
+}
+
+TYPED_TEST(Groth16DeviceTest, BadWitnessFailsAsOnCpu) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  auto& f = Fixture<TypeParam>::get(kSizes[0]);
+  auto messages = [&](const std::vector<Fr>& w, const DevicePce<Fr>& device_pce, const Pce<Fr>& pce) {
+    std::string cpu_message = "(none)", gpu_message = "(none)";
+    try {
+      groth16_prove<TypeParam>(f.key.proving_key(), pce, std::span<const Fr>(w), Fixture<TypeParam>::fixed(1));
+    } catch (const ProveError& e) {
+      cpu_message = e.what();
+    }
+    try {
+      f.prover->prove(f.device_key, device_pce, std::span<const Fr>(w), Fixture<TypeParam>::fixed(1));
+    } catch (const ProveError& e) {
+      gpu_message = e.what();
+    }
+    EXPECT_EQ(gpu_message, cpu_message);
+    return gpu_message;
+  };
+  // Unsatisfied constraint: the device names the same (first) row.
+  auto broken = f.witness;
+  broken[f.witness.size() / 2] += Fr::one();
+  broken[f.witness.size() - 3] += Fr::one();
+  EXPECT_NE(messages(broken, f.device_pce_r1cs, f.pce_r1cs).find("does not satisfy constraint"), std::string::npos);
+  // Wrong length and w[0] != 1.
+  auto short_witness = f.witness;
+  short_witness.pop_back();
+  EXPECT_NE(messages(short_witness, f.device_pce_r1cs, f.pce_r1cs).find("values but the circuit has"),
+            std::string::npos);
+  auto bad_constant = f.witness;
+  bad_constant[0] = Fr::zero();
+  EXPECT_NE(messages(bad_constant, f.device_pce_r1cs, f.pce_r1cs).find("witness[0]"), std::string::npos);
+  // Without C (zkey PCE) nothing is checked on either side: equal proofs.
+  f.compare(broken, Fixture<TypeParam>::fixed(5), true, "unsat/noC");
+}
+
+TYPED_TEST(Groth16DeviceTest, ReportsResidentAndScratchMemory) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  auto& f = Fixture<TypeParam>::get(kSizes[0]);
+  EXPECT_GT(f.device_key.device_bytes(), f.key.h.size() * sizeof(typename TypeParam::G1Affine));
+  EXPECT_GT(f.device_pce_r1cs.device_bytes(), f.device_pce_zkey.device_bytes());  // C
+  DeviceProveTimings t;
+  f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), Fixture<TypeParam>::fixed(2), &t);
+  EXPECT_EQ(t.scratch_bytes, (f.witness.size() + 3 * std::size_t(f.key.domain_size)) * sizeof(Fr));
+  EXPECT_GT(t.total_ms, 0);
+}
+
+TYPED_TEST(Groth16DeviceTest, ResidentCacheEvictsLeastRecentlyUsedAndProvesAfterReload) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  auto& small = Fixture<TypeParam>::get(kSizes[0]);
+  auto& medium = Fixture<TypeParam>::get(kSizes[1]);
+  auto maker = [](Fixture<TypeParam>& f) {
+    return [&f] {
+      const cudaStream_t stream = context()->stream(0);
+      return DeviceCircuit<TypeParam>{DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream),
+                                      DevicePce<Fr>::upload(f.pce_r1cs, stream)};
+    };
+  };
+  const std::size_t small_bytes = small.device_key.device_bytes() + small.device_pce_r1cs.device_bytes();
+  const std::size_t medium_bytes = medium.device_key.device_bytes() + medium.device_pce_r1cs.device_bytes();
+  // Room for the medium circuit and less than the small one besides it.
+  ResidentCache cache(*context(), medium_bytes + small_bytes - 1);
+  bool loaded = false;
+  auto s1 = cache.get<DeviceCircuit<TypeParam>>("small", maker(small), &loaded);
+  EXPECT_TRUE(loaded);
+  auto s2 = cache.get<DeviceCircuit<TypeParam>>("small", maker(small), &loaded);
+  EXPECT_FALSE(loaded);
+  EXPECT_EQ(s1.get(), s2.get());
+  auto m = cache.get<DeviceCircuit<TypeParam>>("medium", maker(medium), &loaded);
+  EXPECT_TRUE(loaded);
+  EXPECT_EQ(cache.resident(), std::vector<std::string>{"medium"});  // small evicted
+  ResidentCacheUsage usage = cache.usage();
+  EXPECT_EQ(usage.entries, 1u);
+  EXPECT_EQ(usage.resident_bytes, medium_bytes);
+  EXPECT_EQ(usage.evictions, 1u);
+  EXPECT_EQ(usage.loads, 2u);
+  EXPECT_EQ(usage.hits, 1u);
+  EXPECT_GT(usage.device.total, usage.device.free);
+  // The evicted state is still usable by whoever holds it, and a reload
+  // proves the same.
+  const auto options = Fixture<TypeParam>::fixed(21);
+  const auto held = small.prover->prove(s1->key, s1->pce, std::span<const Fr>(small.witness), options);
+  auto reloaded = cache.get<DeviceCircuit<TypeParam>>("small", maker(small), &loaded);
+  EXPECT_TRUE(loaded);
+  EXPECT_EQ(cache.resident(), std::vector<std::string>{"small"});
+  EXPECT_TRUE(held == small.prover->prove(reloaded->key, reloaded->pce, std::span<const Fr>(small.witness), options));
+  // run_evicting: a body that runs out of memory evicts everything but the
+  // kept id, then gives up with the error.
+  int attempts = 0;
+  EXPECT_THROW(cache.run_evicting("small",
+                                  [&]() -> int {
+                                    ++attempts;
+                                    throw DeviceOutOfMemory("test", 0);
+                                  }),
+               DeviceOutOfMemory);
+  EXPECT_EQ(attempts, 1);  // nothing but "small" to evict
+}
+
+}  // namespace
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_HAS_CUDA
