@@ -71,8 +71,8 @@ auto Coordinator::with_redis(F&& fn) -> decltype(fn()) {
     try {
       return fn();
     } catch (const RedisError& e) {
+      if (e.kind() != RedisError::Kind::kConnection || stopping_) throw;  // counted where caught
       metrics_->redis_errors().Increment();
-      if (e.kind() != RedisError::Kind::kConnection || stopping_) throw;
       ZKLOG(kWarning) << "Redis unavailable (" << e.what() << "); retrying in " << backoff.count() << " ms";
     }
     std::this_thread::sleep_for(backoff);
