@@ -1,95 +1,323 @@
 #!/bin/bash
-# demo.sh -- builds the zkfarm CLI and runs Groth16 end to end, printing timings.
+# demo.sh -- a whole zkfarm proving farm on this machine, one job through it.
 #
-#   sudo tools/demo.sh [--curve bn254|bls12381|both] [--constraints N] [--out DIR]
+#   sudo tools/demo.sh [--partitions N] [--constraints N] [--curve bn254|bls12381]
+#                      [--cpu-workers N] [--keep] [--local]
 #
-# Per curve (default: both, 16384 constraints, files under out/demo/<curve>):
-#   gen-circuit  synthetic R1CS + satisfying witness (zkfarm gen-circuit)
-#   setup        Groth16 proving key (.zkey, snarkjs format; test-only randomness)
-#   export-vk    verification key JSON (snarkjs format)
-#   prove        proof.json + public.json
-#   verify       zkfarm verify, then snarkjs groth16 verify when the interop
-#                node_modules are installed (cross-check against snarkjs)
-# Runs tools/install_deps.sh first (ZKFARM_SKIP_DEPS=1 skips it); ZKFARM_CLI=path
-# uses a prebuilt zkfarm instead of building //cli:zkfarm. Exit status 0
-# only when every step succeeded and every verifier accepted.
+# Steps (each timed; the table at the end also gives the time to first proof):
+#   1. tools/install_deps.sh (ZKFARM_SKIP_DEPS=1 skips it), bazel build of
+#      zkfarm, zkfarm-coordinator and zkfarm-worker;
+#   2. the example circuit: `zkfarm gen-circuit` writes a synthetic circuit
+#      with the Filecoin PoRep partition profile (default bn254, 16384
+#      constraints) and a witness, `zkfarm setup` makes its test-only key;
+#   3. the farm: a private redis-server (AOF on, noeviction, loopback only),
+#      one zkfarm-coordinator, and one zkfarm-worker per NVIDIA GPU
+#      (--device N) or, without GPUs or without a CUDA build, --cpu-workers
+#      CPU workers (default 2);
+#   4. `zkfarm circuit add`, `zkfarm submit` of a job with --partitions
+#      partitions (default 4; the same witness each time), `zkfarm wait`
+#      showing progress, `zkfarm result --out`, `zkfarm verify` of every
+#      partition proof (and snarkjs's verifier when the interop suite's
+#      node_modules are installed);
+#   5. `zkfarm workers`, where the Prometheus metrics are served and a few
+#      of their values.
+# ZKFARM_BIN=DIR uses prebuilt binaries DIR/cli/zkfarm,
+# DIR/coordinator/zkfarm-coordinator and DIR/worker/zkfarm-worker instead of
+# building them. Everything it starts it stops on exit, error or Ctrl-C; state (Redis AOF,
+# artifact store, logs, result files) lives in out/demo/farm and is removed
+# on exit unless --keep. Exit status 0 only when every partition proof
+# verified. --local runs the single-machine pipeline instead (gen-circuit,
+# setup, prove, verify without a farm; tools/demo_local.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-curves=(bn254 bls12381)
+curve=bn254
 constraints=16384
-out_dir=$ROOT/out/demo
+partitions=4
+cpu_workers=2
+keep=0
+usage_error() {
+  echo "demo.sh: $*" >&2
+  exit 2
+}
 while (($#)); do
   case $1 in
     --curve)
-      case ${2:-} in
-        bn254 | bls12381) curves=("$2") ;;
-        both) curves=(bn254 bls12381) ;;
-        *) echo "demo.sh: --curve takes bn254, bls12381 or both" >&2; exit 2 ;;
-      esac
+      [[ ${2:-} == bn254 || ${2:-} == bls12381 ]] || usage_error "--curve takes bn254 or bls12381"
+      curve=$2
       shift
       ;;
     --constraints)
-      [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "demo.sh: --constraints takes a number" >&2; exit 2; }
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--constraints takes a positive number"
       constraints=$2
       shift
       ;;
-    --out)
-      [[ -n ${2:-} ]] || { echo "demo.sh: --out takes a directory" >&2; exit 2; }
-      out_dir=$2
+    --partitions)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--partitions takes a positive number"
+      partitions=$2
       shift
       ;;
+    --cpu-workers)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--cpu-workers takes a positive number"
+      cpu_workers=$2
+      shift
+      ;;
+    --keep) keep=1 ;;
+    --local)
+      shift
+      exec "$ROOT/tools/demo_local.sh" "$@"
+      ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "demo.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+    *) usage_error "unknown argument $1 (try --help)" ;;
   esac
   shift
 done
 
+started_at=$(date +%s.%N)
 timings=()
+elapsed_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # timed LABEL CMD...: runs CMD, records its wall time under LABEL.
 timed() {
   local label=$1
   shift
-  local started
-  started=$(date +%s.%N)
-  echo "---- $label: $*"
+  local step_started
+  step_started=$(date +%s.%N)
+  echo "---- $label"
   "$@"
-  local seconds
-  seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-  timings+=("$(printf '%-32s %8s s' "$label" "$seconds")")
+  timings+=("$(printf '%-40s %8s s' "$label" "$(elapsed_since "$step_started")")")
 }
+say() { printf '\n==== %s\n' "$*"; }
+
+# ---- 1. dependencies and build -------------------------------------------
 
 if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   timed "install_deps" tools/install_deps.sh
 fi
-if [[ -n ${ZKFARM_CLI:-} ]]; then
-  ZKFARM=$ZKFARM_CLI  # a prebuilt binary: no build
+if [[ -n ${ZKFARM_BIN:-} ]]; then
+  BIN=$ZKFARM_BIN  # prebuilt binaries (cli/zkfarm, coordinator/..., worker/...): no build
 else
-  timed "bazel build //cli:zkfarm" bazel build //cli:zkfarm
-  ZKFARM=$ROOT/bazel-bin/cli/zkfarm
+  timed "bazel build (CLI, coordinator, worker)" \
+    bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker
+  BIN=$ROOT/bazel-bin
 fi
-[[ -x $ZKFARM ]] || { echo "demo.sh: $ZKFARM missing after the build" >&2; exit 1; }
-
-SNARKJS_CLI=$ROOT/tests/interop/node_modules/snarkjs/build/cli.cjs
-for curve in "${curves[@]}"; do
-  dir=$out_dir/$curve
-  mkdir -p "$dir"
-  rm -f "$dir"/{circuit.r1cs,witness.wtns,circuit.zkey,vk.json,proof.json,public.json}
-  timed "$curve gen-circuit ($constraints)" "$ZKFARM" gen-circuit --curve "$curve" \
-    --constraints "$constraints" --r1cs "$dir/circuit.r1cs" --wtns "$dir/witness.wtns" --seed 1
-  timed "$curve setup" "$ZKFARM" setup "$dir/circuit.r1cs" "$dir/circuit.zkey" --seed 1
-  timed "$curve export-vk" "$ZKFARM" export-vk "$dir/circuit.zkey" "$dir/vk.json"
-  timed "$curve prove" "$ZKFARM" prove "$dir/circuit.zkey" "$dir/witness.wtns" \
-    "$dir/proof.json" "$dir/public.json"
-  timed "$curve verify (zkfarm)" "$ZKFARM" verify "$dir/vk.json" "$dir/public.json" "$dir/proof.json"
-  if [[ -f $SNARKJS_CLI ]]; then
-    timed "$curve verify (snarkjs)" node "$SNARKJS_CLI" groth16 verify \
-      "$dir/vk.json" "$dir/public.json" "$dir/proof.json"
-  fi
+ZKFARM=$BIN/cli/zkfarm
+for binary in "$ZKFARM" "$BIN/coordinator/zkfarm-coordinator" "$BIN/worker/zkfarm-worker"; do
+  [[ -x $binary ]] || { echo "demo.sh: $binary missing after the build" >&2; exit 1; }
+done
+for tool in redis-server redis-cli; do
+  command -v "$tool" >/dev/null || { echo "demo.sh: $tool missing (run tools/install_deps.sh)" >&2; exit 1; }
 done
 
-echo
-echo "==== demo timings (files in $out_dir)"
+# ---- the farm's processes and their clean shutdown --------------------------
+
+STATE=$ROOT/out/demo/farm
+LOGS=$STATE/logs
+pids=()        # the coordinator, then the workers: stopped in reverse order
+redis_port=""
+watcher=""
+
+stop_farm() {
+  local status=$?
+  trap - EXIT INT TERM
+  [[ -n $watcher ]] && kill "$watcher" 2>/dev/null
+  if ((${#pids[@]})); then
+    say "stopping the farm"
+    local i
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+      # SIGTERM drains a worker and stops the coordinator; 15 s is plenty
+      # for an idle farm, after that it is killed.
+      for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    done
+  fi
+  if [[ -n $redis_port ]]; then
+    redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    wait 2>/dev/null || true
+  fi
+  if ((status != 0 && status != 130)) && [[ -d $LOGS ]]; then
+    echo "demo.sh: failed (exit $status); the last lines of each log:" >&2
+    for log in "$LOGS"/*.log; do
+      [[ -f $log ]] || continue
+      echo "---- $log" >&2
+      tail -n 15 "$log" >&2
+    done
+  fi
+  if ((keep)); then
+    echo "state kept in $STATE"
+  elif ((status == 0 || status == 130)); then
+    rm -rf "$STATE"
+  else
+    echo "state kept for inspection in $STATE" >&2
+  fi
+  exit "$status"
+}
+trap stop_farm EXIT
+trap 'echo; echo "demo.sh: interrupted" >&2; exit 130' INT TERM
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# free_port FROM: the first port >= FROM that nothing listens on.
+free_port() {
+  local port=$1
+  while port_in_use "$port"; do port=$((port + 1)); done
+  echo "$port"
+}
+# http_get PORT PATH: the body of http://127.0.0.1:PORT/PATH (bash only, no curl).
+http_get() {
+  exec 3<>"/dev/tcp/127.0.0.1/$1"
+  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+  sed '1,/^\r$/d' <&3
+  exec 3<&-
+}
+# wait_for_log FILE TEXT SECONDS PID: waits until FILE contains TEXT.
+wait_for_log() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$4" 2>/dev/null || { echo "demo.sh: process $4 exited; see $1" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "demo.sh: timed out waiting for '$2' in $1" >&2
+  return 1
+}
+
+rm -rf "$STATE"
+mkdir -p "$LOGS" "$STATE/artifacts" "$STATE/circuit" "$STATE/result" "$STATE/redis"
+
+# ---- 2. the example circuit --------------------------------------------------
+
+CIRCUIT=$STATE/circuit
+timed "gen-circuit ($curve, $constraints constraints)" "$ZKFARM" gen-circuit --curve "$curve" \
+  --constraints "$constraints" --r1cs "$CIRCUIT/circuit.r1cs" --wtns "$CIRCUIT/witness.wtns" --seed 1
+timed "setup (test-only key)" "$ZKFARM" setup "$CIRCUIT/circuit.r1cs" "$CIRCUIT/circuit.zkey" --seed 1
+
+# ---- 3. the farm ------------------------------------------------------------
+
+farm_started=$(date +%s.%N)
+say "starting the farm"
+redis_port=$(free_port 16379)
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$STATE/redis" --appendonly yes \
+  --appendfsync everysec --maxmemory-policy noeviction --save "" --daemonize no \
+  >"$LOGS/redis.log" 2>&1 &
+for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$redis_port" ping >/dev/null || { echo "demo.sh: redis-server did not start" >&2; exit 1; }
+export ZKFARM_REDIS=redis://127.0.0.1:$redis_port
+export ZKFARM_ARTIFACTS=$STATE/artifacts
+echo "redis-server         127.0.0.1:$redis_port (AOF in $STATE/redis)"
+
+coordinator_port=$(free_port 5555)
+coordinator_metrics=$(free_port 9460)
+"$BIN/coordinator/zkfarm-coordinator" --id demo --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
+  --listen "tcp://127.0.0.1:$coordinator_port" --metrics-listen "127.0.0.1:$coordinator_metrics" \
+  >"$LOGS/coordinator.log" 2>&1 &
+pids+=($!)
+wait_for_log "$LOGS/coordinator.log" "listening on" 20 "${pids[-1]}"
+echo "zkfarm-coordinator   tcp://127.0.0.1:$coordinator_port, metrics http://127.0.0.1:$coordinator_metrics/metrics"
+
+# One worker per GPU when there are GPUs and this build has CUDA.
+gpus=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+fi
+if ((gpus > 0)); then
+  # Without --artifacts the worker stops right after opening the device: it
+  # complains about --artifacts only when the device (and CUDA) work.
+  probe=$("$BIN/worker/zkfarm-worker" --device 0 --metrics-listen "" 2>&1 || true)
+  if ! grep -q -- "--artifacts is required" <<<"$probe"; then
+    echo "GPU 0 is not usable by this zkfarm-worker (${probe##*: }): using $cpu_workers CPU workers"
+    gpus=0
+  fi
+fi
+worker_args=()
+if ((gpus > 0)); then
+  for ((n = 0; n < gpus; n++)); do worker_args+=("--device $n"); done
+else
+  for ((n = 0; n < cpu_workers; n++)); do worker_args+=("--cpu"); done
+fi
+worker_ports=()
+for ((n = 0; n < ${#worker_args[@]}; n++)); do
+  port=$(free_port $((9470 + n)))
+  worker_ports+=("$port")
+  read -r -a backend <<<"${worker_args[n]}"
+  id=demo-$([[ ${backend[0]} == --cpu ]] && echo "cpu$n" || echo "gpu${backend[1]}")
+  "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "$id" --coordinator "tcp://127.0.0.1:$coordinator_port" \
+    --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" --cache-dir "$STATE/cache-$id" \
+    --metrics-listen "127.0.0.1:$port" >"$LOGS/worker-$id.log" 2>&1 &
+  pids+=($!)
+  echo "zkfarm-worker        $id (${worker_args[n]}), metrics http://127.0.0.1:$port/metrics"
+done
+for ((n = 0; n < ${#worker_args[@]}; n++)); do
+  wait_for_log "$LOGS/coordinator.log" "joined" 20 "${pids[0]}"
+done
+timings+=("$(printf '%-40s %8s s' "farm start (redis, coordinator, ${#worker_args[@]} workers)" \
+  "$(elapsed_since "$farm_started")")")
+
+# ---- 4. one job through the farm ---------------------------------------------
+
+say "registering the circuit"
+circuit_id=$("$ZKFARM" circuit add "$CIRCUIT/circuit.zkey" --r1cs "$CIRCUIT/circuit.r1cs")
+echo "circuit id $circuit_id (zkey, PCE and verifying key in $ZKFARM_ARTIFACTS/$circuit_id)"
+
+say "submitting a job of $partitions partitions"
+witnesses=()
+for ((i = 0; i < partitions; i++)); do witnesses+=("$CIRCUIT/witness.wtns"); done
+submitted=$(date +%s.%N)
+job=$("$ZKFARM" submit "$circuit_id" "${witnesses[@]}" --id "demo-$(date +%s)" --priority high)
+echo "job $job"
+# The first verified partition, watched from the job's event list.
+(
+  for _ in $(seq 6000); do
+    if redis-cli -p "$redis_port" lrange "zkfarm:job:$job:events" 0 -1 2>/dev/null | grep -q partition_proved; then
+      date +%s.%N >"$STATE/first_proof"
+      exit 0
+    fi
+    sleep 0.05
+  done
+) &
+watcher=$!
+timed "zkfarm wait (all $partitions partitions)" "$ZKFARM" wait "$job"
+wait "$watcher" 2>/dev/null || true
+job_seconds=$(elapsed_since "$submitted")
+
+say "fetching and verifying the proofs"
+"$ZKFARM" result "$job" --out "$STATE/result" >/dev/null
+"$ZKFARM" export-vk "$CIRCUIT/circuit.zkey" "$STATE/result/vk.json"
+SNARKJS_CLI=$ROOT/tests/interop/node_modules/snarkjs/build/cli.cjs
+verified=0
+for ((i = 0; i < partitions; i++)); do
+  "$ZKFARM" verify "$STATE/result/vk.json" "$STATE/result/public_$i.json" "$STATE/result/proof_$i.json" >/dev/null
+  line="partition $i: zkfarm verify OK"
+  if [[ -f $SNARKJS_CLI ]] && command -v node >/dev/null; then
+    node "$SNARKJS_CLI" groth16 verify "$STATE/result/vk.json" "$STATE/result/public_$i.json" \
+      "$STATE/result/proof_$i.json" >/dev/null
+    line+=", snarkjs groth16 verify OK"
+  fi
+  echo "$line"
+  verified=$((verified + 1))
+done
+
+# ---- 5. the farm's view ----------------------------------------------------
+
+say "workers"
+"$ZKFARM" workers
+say "metrics (Prometheus text format)"
+echo "coordinator: http://127.0.0.1:$coordinator_metrics/metrics"
+http_get "$coordinator_metrics" /metrics | grep -E '^zkfarm_(jobs_completed_total|partitions_verified_total|job_latency_seconds_(sum|count))' || true
+for ((n = 0; n < ${#worker_ports[@]}; n++)); do
+  echo "worker $n:    http://127.0.0.1:${worker_ports[n]}/metrics"
+  http_get "${worker_ports[n]}" /metrics | grep -E '^zkfarm_(device_proofs_total|device_busy_seconds_total)' || true
+done
+echo "(point Prometheus at these with monitoring/prometheus.yml; Grafana dashboards in monitoring/grafana/)"
+
+say "timings"
 printf '%s\n' "${timings[@]}"
+first_proof=$(cat "$STATE/first_proof" 2>/dev/null || echo 0)
+since() { awk -v a="$1" -v b="$first_proof" 'BEGIN { if (b == 0) print "?"; else printf "%.1f", b - a }'; }
+printf '%-40s %8s s\n' "submit -> first partition verified" "$(since "$submitted")"
+printf '%-40s %8s s\n' "submit -> job done ($partitions partitions)" "$job_seconds"
+printf '%-40s %8s s\n' "TIME TO FIRST PROOF (demo.sh start ->)" "$(since "$started_at")"
+echo
+echo "$verified of $partitions partition proofs verified; job $job done"
