@@ -16,8 +16,13 @@ TEST(SetupDevice, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device
 
 #else
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "formats/zkey.h"
@@ -142,6 +147,34 @@ TYPED_TEST(SetupDeviceTest, KeyIsByteIdenticalToTheCpuSetup) {
     ASSERT_EQ(cpu.size(), gpu.size()) << constraints << " constraints";
     EXPECT_TRUE(cpu == gpu) << constraints << " constraints: the device key differs from the CPU key";
   }
+}
+
+// The CLI's `zkfarm setup --device 0` path: same .zkey file as `zkfarm setup`.
+TEST(SetupDevice, RunSetupDeviceWritesTheCpuSetupsFile) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string prefix = std::string(dir ? dir : "/tmp") + "/setup_device_test_" + std::to_string(getpid());
+  for (CurveId curve : {CurveId::kBn254, CurveId::kBls12381}) {
+    SyntheticCircuitOptions circuit_options;
+    circuit_options.num_constraints = 500;
+    circuit_options.num_public = 5;
+    generate_synthetic_circuit(curve, circuit_options, prefix + ".r1cs", "");
+    Groth16SetupOptions options;
+    options.seed = 11;
+    run_setup(prefix + ".r1cs", prefix + "_cpu.zkey", options);
+    const DeviceSetupReport report = run_setup_device(prefix + ".r1cs", prefix + "_gpu.zkey", options, 0);
+    EXPECT_EQ(report.setup.curve, curve);
+    EXPECT_GT(report.device.total_ms, 0);
+    const auto cpu = FileBytes::map(prefix + "_cpu.zkey");
+    const auto gpu = FileBytes::map(prefix + "_gpu.zkey");
+    const auto a = cpu->bytes(), b = gpu->bytes();
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "the .zkey files differ";
+  }
+  EXPECT_THROW(run_setup_device(prefix + ".r1cs", prefix + "_bad.zkey", Groth16SetupOptions{},
+                                DeviceContext::visible_device_count()),
+               NoSuchDevice);
+  for (const char* suffix : {".r1cs", "_cpu.zkey", "_gpu.zkey"}) std::remove((prefix + suffix).c_str());
 }
 
 TEST(SetupDevice, RejectsInconsistentScalars) {

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# run_benchmarks.sh BUNDLE LOGDIR [SECONDS] -- the H200 benchmark session of
+# BENCHMARKS.md in one command, from a bundle made by build_bundle.sh:
+#   1. setup_device_test (the GPU setup equals the CPU setup byte for byte);
+#   2. partition_benchmark at PoRep-32G shape (130.3M constraints, BLS12-381):
+#      key made on the device, proof on the device, verified on the CPU;
+#   3. partition_benchmark --cpu-constraints=2^20: CPU prover vs GPU prover;
+#   4. gpu_benchmark: MSM G1 2^20..2^26, G2 2^20..2^24 (random and 0/1-heavy
+#      scalars), NTT 2^20..2^27, both curves.
+# Each step gets what is left of SECONDS (default 420) so the whole run ends
+# inside one call to the GPU host; a step cut short says so. Full logs go to
+# LOGDIR; the last lines printed are each step's results.
+# Environment: PARTITION_CONSTRAINTS (default 130300000), CPU_CONSTRAINTS
+# (default 1048576), BENCH_ARGS (extra gpu_benchmark arguments).
+set -uo pipefail
+bundle=$1
+logs=$2
+deadline=$((SECONDS + ${3:-420}))
+mkdir -p "$logs"
+left() { echo $((deadline - SECONDS)); }
+step() {  # step NAME SECONDS CMD...: runs CMD with at most SECONDS (and what is left)
+  local name=$1 limit=$2
+  shift 2
+  local budget
+  budget=$(left)
+  [ "$limit" -lt "$budget" ] && budget=$limit
+  if [ "$budget" -le 5 ]; then
+    echo "== $name: skipped (no time left)"
+    return
+  fi
+  echo "== $name (at most ${budget} s)"
+  local start=$SECONDS
+  timeout "$budget" "$@" >"$logs/$name.log" 2>&1
+  local status=$?
+  echo "== $name: exit $status after $((SECONDS - start)) s"
+}
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,power.draw --format=csv | tee "$logs/nvidia_smi.txt"
+nproc; free -g | head -2
+
+step setup_device_test 90 "$bundle/run" setup_device_test
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED' "$logs/setup_device_test.log"
+
+step partition 240 "$bundle/run" partition_benchmark --constraints="${PARTITION_CONSTRAINTS:-130300000}" --repeats=3
+grep -E '^  [a-z]|RESULT|CHECK|run [0-9]|partition_benchmark:' "$logs/partition.log"
+
+step cpu_ratio 90 "$bundle/run" partition_benchmark --constraints=0 --cpu-constraints="${CPU_CONSTRAINTS:-1048576}" \
+  --repeats=2
+grep -E 'RESULT|CHECK|groth16_prove|median|partition_benchmark:' "$logs/cpu_ratio.log"
+
+# shellcheck disable=SC2086
+step gpu_benchmark 600 "$bundle/run" gpu_benchmark ${BENCH_ARGS:-}
+if grep -q '==== summary' "$logs/gpu_benchmark.log"; then
+  sed -n '/==== summary/,$p' "$logs/gpu_benchmark.log"
+else
+  echo "(gpu_benchmark cut short: the rows it finished)"
+  grep -E ' ms ' "$logs/gpu_benchmark.log" | cut -c1-200
+fi
