@@ -8,8 +8,10 @@
 #include "cli/local_commands.h"
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -31,8 +33,13 @@
 #include "kernels/groth16_prover.h"
 #include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
+#include "kernels/parallel.h"
+#include "kernels/stopwatch.h"
 #include "kernels/synthetic_circuit.h"
 #ifdef ZKFARM_HAS_CUDA
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/device_key.h"
+#include "kernels/cuda/groth16_device.h"
 #include "kernels/cuda/setup_device.h"
 #endif
 
@@ -95,14 +102,77 @@ const char kProveHelp[] =
     "  --pce FILE      use a PCE built by `zkfarm pce` instead of the key's\n"
     "                  coefficient section (faster start for big circuits)\n"
     "  --seed N        fixed blinding factors r, s derived from N (tests only)\n"
-    "  --timings       print per-stage seconds as JSON on stderr\n"
+    "  --device N      prove on CUDA device N (key and PCE uploaded to it)\n"
+    "  --cpu           prove on the CPU even when a GPU is present\n"
+    "  --timings       print per-stage seconds, host RAM and device memory use\n"
+    "                  as JSON on stderr\n"
     "  --progress      progress lines on stderr even when it is not a terminal\n\n"
+    "Without --device or --cpu, a build with CUDA proves on GPU 0 when this\n"
+    "process sees one, else on the CPU; stderr says which. A device that does\n"
+    "not exist is an error at start. Both backends give the same proof for the\n"
+    "same --seed.\n\n"
     "Without --r1cs a witness that does not satisfy the circuit is caught by\n"
     "verifying the proof before writing it (exit 2, nothing written).\n"
     "exit: 0 proved, 2 error\n";
 
+// Host memory of this process from /proc/self/status, in bytes: the current
+// and the peak resident set (VmRSS, VmHWM); 0 where unavailable.
+struct HostMemory {
+  std::uint64_t rss = 0, peak_rss = 0;
+};
+HostMemory host_memory() {
+  HostMemory m;
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto kib = [&](const char* key) -> std::uint64_t {
+      return line.rfind(key, 0) == 0 ? std::stoull(line.substr(std::strlen(key))) * 1024 : 0;
+    };
+    if (auto v = kib("VmRSS:")) m.rss = v;
+    if (auto v = kib("VmHWM:")) m.peak_rss = v;
+  }
+  return m;
+}
+
+// Where `zkfarm prove` runs: the CPU, or a CUDA device opened at start.
+struct ProveBackend {
+#ifdef ZKFARM_HAS_CUDA
+  std::unique_ptr<cuda::DeviceContext> device;  // null: CPU
+#endif
+  bool on_device() const {
+#ifdef ZKFARM_HAS_CUDA
+    return device != nullptr;
+#else
+    return false;
+#endif
+  }
+};
+
+// --device N, --cpu, or the default (GPU 0 when the build has CUDA and the
+// process sees a device). Opens the device first thing, so a bad ordinal
+// fails before any file is read. Says on stderr which backend proves.
+ProveBackend choose_prove_backend(const Args& args) {
+  ProveBackend backend;
+  const std::optional<std::uint64_t> device = args.uint_option("device");
+  if (device && args.flag("cpu")) throw UsageError("give at most one of --device N and --cpu");
+#ifdef ZKFARM_HAS_CUDA
+  if (device && *device > 1023) throw UsageError("--device: no CUDA device " + std::to_string(*device));
+  if (device || (!args.flag("cpu") && cuda::DeviceContext::visible_device_count() > 0))
+    backend.device = std::make_unique<cuda::DeviceContext>(device ? int(*device) : 0);
+  if (backend.device) {
+    std::fprintf(stderr, "zkfarm prove: proving on the GPU, %s\n", backend.device->info().summary().c_str());
+    return backend;
+  }
+#else
+  if (device) throw UsageError("--device: this zkfarm was built without CUDA; use --cpu");
+#endif
+  std::fprintf(stderr, "zkfarm prove: proving on the CPU (%zu threads)%s\n", parallel_threads(),
+               args.flag("cpu") ? "" : ": no CUDA device");
+  return backend;
+}
+
 template <class Curve>
-int prove_with(const Args& args, Progress& progress) {
+int prove_with(const Args& args, Progress& progress, ProveBackend& backend) {
   using Fr = typename Curve::Fr;
   const auto& pos = args.positional();
   progress.step("loading key " + pos[0]);
@@ -139,8 +209,35 @@ int prove_with(const Args& args, Progress& progress) {
   }
   ProveTimings timings;
   const auto key = proving_key_from_zkey(zkey);
-  Groth16Proof<Curve> proof =
-      groth16_prove<Curve>(key, pce, std::span<const Fr>(witness), options, &timings);
+  Groth16Proof<Curve> proof;
+  // Device memory: what stays resident (key, PCE) and the proof's own vectors.
+  std::uint64_t device_resident = 0, device_scratch = 0, device_used = 0;
+  double upload_key_s = 0, upload_witness_s = 0;
+  if (!backend.on_device()) {
+    proof = groth16_prove<Curve>(key, pce, std::span<const Fr>(witness), options, &timings);
+  } else {
+#ifdef ZKFARM_HAS_CUDA
+    cuda::DeviceContext& ctx = *backend.device;
+    progress.step("uploading key and PCE to device " + std::to_string(ctx.ordinal()));
+    Stopwatch upload_clock;
+    const auto device_key = cuda::DeviceProvingKey<Curve>::upload(key, ctx.stream(0));
+    const auto device_pce = cuda::DevicePce<Fr>::upload(pce, ctx.stream(0), options.check_constraints);
+    upload_key_s = upload_clock.lap();
+    device_resident = device_key.device_bytes() + device_pce.device_bytes();
+    progress.step("proving on device " + std::to_string(ctx.ordinal()));
+    cuda::DeviceProver<Curve> prover(ctx);
+    cuda::DeviceProveTimings t;
+    proof = prover.prove(device_key, device_pce, std::span<const Fr>(witness), options, &t);
+    const cuda::MemoryInfo memory = ctx.memory();
+    device_used = memory.total - memory.free;
+    device_scratch = t.scratch_bytes;
+    upload_witness_s = t.upload_ms / 1e3;
+    timings.spmv = t.spmv_ms / 1e3;
+    timings.ntt = t.ntt_ms / 1e3;
+    timings.msm = t.msm_ms / 1e3;
+    timings.total = t.total_ms / 1e3;
+#endif
+  }
   std::span<const Fr> public_signals(witness.data() + 1, zkey.num_public);
   progress.step("self-check");
   if (!groth16_verify<Curve>(zkey.verifying_key(), public_signals, proof))
@@ -151,22 +248,34 @@ int prove_with(const Args& args, Progress& progress) {
   write_proof<Curve>(pos[2], proof);
   write_public_signals<Fr>(pos[3], public_signals);
   progress.finish();
-  if (args.flag("timings"))
+  if (args.flag("timings")) {
+    const HostMemory host = host_memory();
     std::fprintf(stderr,
-                 "{\"witness_check\": %.6f, \"spmv\": %.6f, \"ntt\": %.6f, \"msm\": %.6f, "
-                 "\"total\": %.6f}\n",
-                 timings.witness_check, timings.spmv, timings.ntt, timings.msm, timings.total);
+                 "{\"backend\": \"%s\", \"witness_check\": %.6f, \"spmv\": %.6f, \"ntt\": %.6f, "
+                 "\"msm\": %.6f, \"total\": %.6f, \"host_rss_bytes\": %llu, \"host_peak_rss_bytes\": %llu",
+                 backend.on_device() ? "cuda" : "cpu", timings.witness_check, timings.spmv, timings.ntt,
+                 timings.msm, timings.total, static_cast<unsigned long long>(host.rss),
+                 static_cast<unsigned long long>(host.peak_rss));
+    if (backend.on_device())
+      std::fprintf(stderr,
+                   ", \"upload_key_pce\": %.6f, \"upload_witness\": %.6f, \"device_resident_bytes\": %llu, "
+                   "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu",
+                   upload_key_s, upload_witness_s, static_cast<unsigned long long>(device_resident),
+                   static_cast<unsigned long long>(device_scratch), static_cast<unsigned long long>(device_used));
+    std::fprintf(stderr, "}\n");
+  }
   return 0;
 }
 
 int run_prove(const std::vector<std::string>& argv) {
   return run_guarded("prove", kProveUsage, [&] {
-    Args args(argv, {"r1cs", "pce", "seed"}, {"timings", "progress"});
+    Args args(argv, {"r1cs", "pce", "seed", "device"}, {"timings", "progress", "cpu"});
     args.expect_positional(4, kProveUsage);
+    ProveBackend backend = choose_prove_backend(args);
     Progress progress(args.flag("progress"));
     try {
       CurveId id = zkey_curve(FileBytes::map(args.positional()[0]));
-      return with_curve(id, [&](auto curve) { return prove_with<decltype(curve)>(args, progress); });
+      return with_curve(id, [&](auto curve) { return prove_with<decltype(curve)>(args, progress, backend); });
     } catch (...) {
       progress.abort();
       throw;

@@ -1,7 +1,7 @@
 // main.cc -- zkfarm-worker: flags, backend selection, run.
 //
 //   zkfarm-worker --cpu --artifacts /shared/zkfarm --coordinator tcp://coord:5555
-//   zkfarm-worker --device 3 ...        (CUDA backend: not built yet)
+//   zkfarm-worker --device 3 ...        (CUDA backend: builds with ZKFARM_HAS_CUDA)
 //
 // SIGTERM drains: the worker tells the coordinator, finishes the tasks it
 // holds and exits 0.
@@ -15,6 +15,7 @@
 #include "cluster/log.h"
 #include "monitoring/metrics/metrics.h"
 #include "worker/cpu_backend.h"
+#include "worker/cuda_backend.h"
 #include "worker/worker.h"
 
 int main(int argc, char** argv) {
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
              "--cpu 0.0.0.0:9469; \"\" disables; port 0 picks a free one")
       .flag("help", "print this help");
   WorkerConfig config;
+  std::unique_ptr<ProverBackend> backend;
   try {
     flags.parse(argc, argv);
     if (flags.is_set("help")) {
@@ -59,9 +61,23 @@ int main(int argc, char** argv) {
     }
     if (flags.is_set("cpu") == !flags.get("device").empty())
       throw FlagError("give exactly one of --cpu and --device N");
-    if (!flags.get("device").empty())
-      throw FlagError("--device: the CUDA backend is not built into this binary yet; use --cpu");
-    config.worker_id = flags.get("id").empty() ? std::string(host) + "/cpu" : flags.get("id");
+    if (!flags.get("device").empty()) {
+      // The device is opened first (cudaSetDevice before any other CUDA
+      // work); an ordinal this process cannot see fails here, exit 2.
+#ifdef ZKFARM_HAS_CUDA
+      const int ordinal = static_cast<int>(flags.get_int("device", 0, 1023));
+      backend = std::make_unique<CudaBackend>(ordinal);
+      std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s)\n", ordinal,
+                   backend->device().name.c_str(), backend->device().uuid.c_str());
+#else
+      throw FlagError("--device: this zkfarm-worker was built without CUDA; use --cpu");
+#endif
+    } else {
+      backend = std::make_unique<CpuBackend>();
+    }
+    config.worker_id = flags.get("id").empty()
+                           ? std::string(host) + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
+                           : flags.get("id");
     config.coordinator = flags.get("coordinator");
     config.redis_url = flags.get("redis");
     config.artifacts = flags.get("artifacts");
@@ -103,7 +119,7 @@ int main(int argc, char** argv) {
   set_log_component("worker[" + config.worker_id + "]");
   init_log_from_env();
   try {
-    Worker worker(config, std::make_unique<CpuBackend>());
+    Worker worker(config, std::move(backend));
     // Bound before run(): a taken port is a start-up error (exit 2).
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
     if (!config.metrics_listen.empty()) {

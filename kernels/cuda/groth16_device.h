@@ -193,16 +193,17 @@ class DeviceProver {
     Event start, uploaded, multiplied, transformed, done;
     start.record(stream);
 
-    // 2. Witness.
+    // 2. Witness. Every buffer is allocated before the copy is queued, so
+    // an out-of-memory error never leaves a DMA reading the caller's memory.
     DeviceBuffer<Fr> device_witness(witness.size(), stream);
+    DeviceBuffer<Fr> a(n, stream), b(n, stream), c(n, stream);
+    DeviceBuffer<std::uint32_t> first_unsatisfied(1, stream);
+    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + c.bytes();
     upload_witness(witness, device_witness, stream);
     uploaded.record(stream);
 
     // 3. a = A.w, b = B.w, c = a o b (+ the constraint check).
-    DeviceBuffer<Fr> a(n, stream), b(n, stream), c(n, stream);
-    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + c.bytes();
     const bool check = options.check_constraints && pce.has_c();
-    DeviceBuffer<std::uint32_t> first_unsatisfied(1, stream);
     ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
     const DeviceCsrView<Fr> c_view = pce.c().view();
     launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,

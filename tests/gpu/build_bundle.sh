@@ -58,7 +58,9 @@ host_sources=(formats/binfile.cc formats/r1cs.cc formats/wtns.cc formats/zkey.cc
 # Binary name = source name; each links the shared CUDA library and the host objects.
 binary_sources=(tests/gpu/gpu_kernels_test.cc tests/gpu/gpu_benchmark.cc tests/gpu/setup_device_test.cc
   tests/gpu/partition_benchmark.cc tests/gpu/groth16_device_test.cc)
-for src in "${cuda_sources[@]}" "${host_sources[@]}" "${binary_sources[@]}"; do build "$src"; done
+# The CLI's local commands (tests/gpu/cli_device_check.sh): zkfarm_local.
+cli_sources=(tests/gpu/zkfarm_local.cc cli/local_commands.cc formats/snarkjs_json.cc)
+for src in "${cuda_sources[@]}" "${host_sources[@]}" "${binary_sources[@]}" "${cli_sources[@]}"; do build "$src"; done
 
 obj_of() { echo "$out/obj/$(basename "${1%.*}").o"; }
 cuda_objs=() host_objs=()
@@ -78,6 +80,10 @@ for src in "${binary_sources[@]}"; do
   g++ -o "$out/obj/$name" "$(obj_of "$src")" "${host_objs[@]}" "${extra[@]}" "${link[@]}"
   binaries+=("$out/obj/$name")
 done
+cli_objs=()
+for src in "${cli_sources[@]}"; do cli_objs+=("$(obj_of "$src")"); done
+g++ -o "$out/obj/zkfarm_local" "${cli_objs[@]}" "${host_objs[@]}" "${link[@]}"
+binaries+=("$out/obj/zkfarm_local")
 /work/shared/tools/bundle.sh "$out" "${binaries[@]}" >/dev/null
-cp tests/gpu/run_gpu_tests.sh "$out/"
+cp tests/gpu/run_gpu_tests.sh tests/gpu/cli_device_check.sh "$out/"
 echo "bundle ready in $out: $(du -sh "$out/bin" "$out/lib" | awk '{print $1}' | tr '\n' ' ')"
