@@ -187,7 +187,10 @@ void Coordinator::intake_main() {
       }
       auto raw = store.take_next(config_.coordinator_id);
       if (!raw) raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);
-      if (raw) handle_intake_raw(redis, store, *raw);
+      if (raw) {
+        handle_intake_raw(redis, store, *raw);
+        next_depth_sample = Clock::now();  // the queue just changed
+      }
       backoff = std::chrono::milliseconds(100);
     } catch (const RedisError& e) {
       if (stopping_) break;

@@ -244,6 +244,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
       throw;
     }
     const double load_seconds = resident ? 0 : seconds_since(t0);
+    metrics_->circuit_cache_resident().Set(static_cast<double>(cache_.resident().size()));
     if (resident) {
       metrics_->circuit_cache_hits(task.circuit_id).Increment();
     } else {
