@@ -11,7 +11,7 @@
 # env:   REPEATS (default 3), CURVES (default "bn254 bls12381"), WORK (temp dir)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-ZKFARM="$ROOT/bazel-bin/cli/zkfarm"
+ZKFARM="${ZKFARM:-$ROOT/bazel-bin/cli/zkfarm}"
 SNARKJS="$ROOT/tests/interop/node_modules/.bin/snarkjs"
 SIZES=("${@:-16 18 20}")
 [ $# -eq 0 ] && SIZES=(16 18 20)
