@@ -489,8 +489,8 @@ int run_result(const std::vector<std::string>& argv) {
       write_output(dir / "proofs.bin", std::string(bytes.begin(), bytes.end()));
     }
     write_output(dir / "result.json", result.dump(1) + "\n");
-    std::fprintf(stderr, "zkfarm result: %zu partition proofs of %s written to %s\n", partitions.size(), id.c_str(),
-                 dir.string().c_str());
+    std::fprintf(stderr, "zkfarm result: %zu partition proof%s of %s written to %s\n", partitions.size(),
+                 partitions.size() == 1 ? "" : "s", id.c_str(), dir.string().c_str());
     return kExitOk;
   });
 }

@@ -48,6 +48,9 @@ std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(t
 CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
                         const std::optional<std::string>& r1cs_path) {
   if (options.artifacts.empty()) throw FarmError("no artifact store given (--artifacts or ZKFARM_ARTIFACTS)");
+  // A file that is not a Groth16 zkey fails here, naming it, before
+  // anything is copied into the store.
+  (void)zkey_curve(FileBytes::map(zkey_path));
   CircuitInfo info;
   info.id = sha256_file_hex(zkey_path);
   ArtifactStore store(options.artifacts);

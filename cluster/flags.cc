@@ -2,8 +2,11 @@
 #include "cluster/flags.h"
 
 #include <cstdlib>
+#include <fstream>
 
 namespace zkfarm {
+
+Flags::Flags() { value("config", "", "config file of `name = value` lines (environment and flags override it)"); }
 
 Flags& Flags::value(const std::string& name, const std::string& default_value, const std::string& help) {
   specs_[name] = Spec{default_value, help, false};
@@ -23,7 +26,55 @@ std::string Flags::env_name(const std::string& name) {
   return out;
 }
 
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  const auto end = s.find_last_not_of(" \t\r");
+  return s.substr(begin, end - begin + 1);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> Flags::read_config(const std::string& path) const {
+  std::ifstream in(path);
+  if (!in) throw FlagError("--config: cannot read " + path);
+  std::map<std::string, std::string> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    const std::string text = trim(line);
+    if (text.empty() || text[0] == '#') continue;
+    const auto eq = text.find('=');
+    if (eq == std::string::npos) throw FlagError(where + ": expected `name = value`, got '" + text + "'");
+    std::string name = trim(text.substr(0, eq));
+    std::string value = trim(text.substr(eq + 1));
+    if (name.rfind("--", 0) == 0) name = name.substr(2);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    auto it = specs_.find(name);
+    if (it == specs_.end() || name == "config") throw FlagError(where + ": unknown setting '" + name + "'");
+    if (it->second.boolean) {
+      if (value == "true" || value == "1" || value == "yes") value = "1";
+      else if (value == "false" || value == "0" || value == "no") value = "";
+      else throw FlagError(where + ": " + name + " must be true or false, got '" + value + "'");
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
 void Flags::parse(int argc, char** argv) {
+  // The config file comes first so the environment and flags override it.
+  std::string config_path;
+  if (const char* env = std::getenv(env_name("config").c_str())) config_path = env;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) config_path = argv[i + 1];
+    else if (arg.rfind("--config=", 0) == 0) config_path = arg.substr(9);
+  }
+  if (!config_path.empty())
+    for (auto& [name, v] : read_config(config_path)) values_[name] = v;
   for (const auto& [name, spec] : specs_) {
     if (const char* env = std::getenv(env_name(name).c_str())) {
       values_[name] = spec.boolean ? (std::string(env) == "0" || std::string(env).empty() ? "" : "1") : env;

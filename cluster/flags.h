@@ -1,10 +1,17 @@
-// flags.h -- command-line flags with ZKFARM_ environment fallbacks.
+// flags.h -- command-line flags with a config file and ZKFARM_ environment
+// fallbacks.
 //
 // Each daemon declares its flags once (name, default, help); a value comes
 // from --name=VALUE or --name VALUE, else from the environment variable
-// ZKFARM_<NAME> (upper case, '-' -> '_'), else the default. Boolean flags are
-// given as --name (or ZKFARM_NAME=1). Unknown flags are errors (FlagError,
-// naming the flag), so a misspelt option never silently keeps its default.
+// ZKFARM_<NAME> (upper case, '-' -> '_'), else from the config file, else the
+// default. Boolean flags are given as --name (or ZKFARM_NAME=1).
+//
+// Every Flags knows --config FILE (or ZKFARM_CONFIG): a text file of
+// `name = value` lines (the flag names without "--"; '#' starts a comment
+// line; blank lines are ignored; a boolean is `name = true|false|1|0`).
+// Unknown flags -- on the command line or in the file -- are errors
+// (FlagError naming the flag, and the file:line), so a misspelt option never
+// silently keeps its default.
 #pragma once
 
 #include <cstdint>
@@ -22,13 +29,15 @@ class FlagError : public std::runtime_error {
 
 class Flags {
  public:
+  Flags();  // declares --config
   // Declares a flag taking a value.
   Flags& value(const std::string& name, const std::string& default_value, const std::string& help);
   // Declares a boolean flag.
   Flags& flag(const std::string& name, const std::string& help);
 
-  // Parses argv[1..]. Throws FlagError on unknown flags, missing values or
-  // positional arguments.
+  // Parses argv[1..] (and the config file, if any). Throws FlagError on
+  // unknown flags, missing values, positional arguments, or an unreadable or
+  // malformed config file.
   void parse(int argc, char** argv);
 
   const std::string& get(const std::string& name) const;
@@ -44,6 +53,8 @@ class Flags {
     bool boolean = false;
   };
   static std::string env_name(const std::string& name);
+  // name -> value from a config file; throws FlagError naming path:line.
+  std::map<std::string, std::string> read_config(const std::string& path) const;
   std::map<std::string, Spec> specs_;
   std::vector<std::string> order_;
   std::map<std::string, std::string> values_;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <limits>
 #include <random>
 
 #include "cluster/log.h"
@@ -551,9 +552,14 @@ void Coordinator::requeue(const std::string& job_id, std::uint32_t partition, co
   metrics_->partitions_requeued(reason).Increment();
 }
 
-void Coordinator::make_pending(Job& job, std::uint32_t partition) {
-  job.partitions[partition].pending_since = Clock::now();
-  pending_.insert({static_cast<int>(job.prepared.spec.priority), job.seq, partition});
+void Coordinator::make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead) {
+  Partition& p = job.partitions[partition];
+  p.pending_since = Clock::now();
+  const int priority = static_cast<int>(job.prepared.spec.priority);
+  const double deadline = job.prepared.spec.deadline_unix.value_or(std::numeric_limits<double>::infinity());
+  p.pending_key = {priority, deadline, current_round_[static_cast<std::size_t>(priority)] + rounds_ahead, job.seq,
+                   partition};
+  pending_.insert(p.pending_key);
 }
 
 void Coordinator::update_gauges() {
@@ -599,9 +605,10 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   }
   job.prepared = std::move(prepared);
   const bool resumed = job.proved > 0;
+  std::uint64_t rounds_ahead = 0;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i)
     if (job.partitions[i].phase == Phase::kPending) {
-      make_pending(job, i);
+      make_pending(job, i, rounds_ahead++);
       if (resumed) metrics_->partitions_requeued("recovered").Increment();
     }
   ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
@@ -620,7 +627,7 @@ void Coordinator::dispatch() {
   for (const auto& [peer, s] : sessions_) any_credit = any_credit || (s.credits > 0 && !s.draining && !s.quarantined);
   if (!any_credit) return;
   for (auto it = pending_.begin(); it != pending_.end();) {
-    const auto [priority, seq, partition] = *it;
+    const auto [priority, deadline, round, seq, partition] = *it;
     auto job_it = jobs_.find(seq_to_job_[seq]);
     if (job_it == jobs_.end()) {
       it = pending_.erase(it);
@@ -679,6 +686,8 @@ void Coordinator::dispatch() {
     p.task_id = task_id;
     ZKLOG(kDebug) << "task " << task_id << ": job " << job.prepared.spec.id << " partition " << partition
                   << " -> " << best->worker_id;
+    auto& current = current_round_[static_cast<std::size_t>(priority)];
+    current = std::max(current, round);
     it = pending_.erase(it);
     bool credit_left = false;
     for (const auto& [peer, s] : sessions_) credit_left = credit_left || (s.credits > 0 && !s.draining && !s.quarantined);
@@ -716,6 +725,10 @@ void Coordinator::on_result(const std::string& peer, wire::Result::Reader result
   request.device_uuid = result.getDeviceUuid().cStr();
   request.timings_json = timings.dump();
   request.attempt = p.attempts;
+  request.received = Clock::now();
+  request.worker_seconds = std::chrono::duration<double>(request.received - task.sent).count();
+  if (p.pending_since != Clock::time_point{})
+    request.wait_seconds = std::chrono::duration<double>(task.sent - p.pending_since).count();
   request.item.circuit = job.prepared.circuit;
   auto proof = result.getProof();
   request.item.proof.assign(reinterpret_cast<const char*>(proof.begin()), proof.size());
@@ -754,6 +767,11 @@ void Coordinator::on_verified(const VerifyDone& done) {
                 {"public", json::parse(done.outcome.public_json)}, {"worker", r.worker_id},
                 {"device_uuid", r.device_uuid}, {"timings", json::parse(r.timings_json)}};
   if (!done.outcome.compressed.empty()) entry["compressed_hex"] = hex(done.outcome.compressed);
+  // Where the time went, as the coordinator saw it: queued (pending ->
+  // dispatched), at the worker (dispatched -> result), and accepting it
+  // (result received -> verified, up to the Redis write that follows).
+  entry["coordinator"] = {{"wait_s", r.wait_seconds}, {"worker_s", r.worker_seconds},
+                          {"accept_s", std::chrono::duration<double>(Clock::now() - r.received).count()}};
   p.proof_json = entry.dump();
   p.phase = Phase::kProved;
   ++job.proved;
@@ -838,7 +856,7 @@ void Coordinator::release_tasks(Job& job) {
   const std::string& id = job.prepared.spec.id;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i) {
     Partition& p = job.partitions[i];
-    pending_.erase({static_cast<int>(job.prepared.spec.priority), job.seq, i});
+    if (p.phase == Phase::kPending) pending_.erase(p.pending_key);
     if (p.phase != Phase::kAssigned) continue;
     auto t = tasks_.find(p.task_id);
     if (t == tasks_.end()) continue;

@@ -16,9 +16,12 @@
 // Scheduling: each partition is a task. Workers grant credits; a task goes
 // to a worker with a free credit that supports the curve, preferring one
 // that holds the circuit resident (affinity) and avoiding workers that
-// already failed this partition. Partitions are served in (priority, job
-// arrival, partition) order: strict priority, FIFO within a priority, so no
-// job starves behind later ones of its priority.
+// already failed this partition. Partitions are served in (priority,
+// deadline, round, job arrival, partition) order: strict priority; within a
+// priority earliest deadline first (none = last); then round-robin between
+// jobs: a job arriving in scheduling round R has its k-th partition due in
+// round R + k, so jobs of one priority share the workers partition by
+// partition and none starves behind a bigger or older one.
 //
 // Failures: a dead worker's tasks go back to pending without counting as an
 // attempt, and its late results are ignored (unknown task id). An invalid
@@ -30,6 +33,7 @@
 // message) or its own (retry elsewhere, up to max_attempts).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -102,6 +106,8 @@ class Coordinator {
     std::string worker_id, device_uuid;
     std::string timings_json;
     std::uint32_t attempt = 0;
+    double wait_seconds = 0, worker_seconds = 0;  // pending -> dispatched -> result received
+    std::chrono::steady_clock::time_point received{};
     PartitionVerifier::Item item;
   };
   struct VerifyDone {
@@ -119,6 +125,7 @@ class Coordinator {
     std::uint64_t task_id = 0;
     std::string proof_json;                  // stored entry, once proved
     std::chrono::steady_clock::time_point pending_since{};  // when it last became pending
+    std::tuple<int, double, std::uint64_t, std::uint64_t, std::uint32_t> pending_key{};  // while pending
   };
   struct Job {
     PreparedJob prepared;
@@ -143,7 +150,8 @@ class Coordinator {
     std::string peer, worker_id;
     std::chrono::steady_clock::time_point sent;
   };
-  using PendingKey = std::tuple<int, std::uint64_t, std::uint32_t>;  // priority, seq, partition
+  // priority, deadline (unix s; +inf when none), round, job seq, partition
+  using PendingKey = std::tuple<int, double, std::uint64_t, std::uint64_t, std::uint32_t>;
 
   void intake_main();
   void verifier_main();
@@ -163,8 +171,10 @@ class Coordinator {
   // Puts an assigned partition back to pending without counting an attempt;
   // reason labels zkfarm_partitions_requeued_total (workerDead, ...).
   void requeue(const std::string& job_id, std::uint32_t partition, const std::string& reason);
-  // Adds a partition to pending_ and starts its dispatch-wait clock.
-  void make_pending(Job& job, std::uint32_t partition);
+  // Adds a partition to pending_ and starts its dispatch-wait clock; it is
+  // due `rounds_ahead` scheduling rounds after the current one of its
+  // priority (round-robin between jobs, see the file comment).
+  void make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead = 0);
   // Recomputes the gauges derived from scheduler state (active jobs,
   // pending and in-flight partitions).
   void update_gauges();
@@ -199,6 +209,7 @@ class Coordinator {
 
   std::map<std::string, Job> jobs_;
   std::set<PendingKey> pending_;
+  std::array<std::uint64_t, 4> current_round_{};  // per priority: round of the last dispatch
   std::map<std::uint64_t, std::string> seq_to_job_;
   std::map<std::string, Session> sessions_;  // by peer
   std::map<std::uint64_t, Task> tasks_;

@@ -16,6 +16,7 @@
 namespace zkfarm::testing {
 namespace {
 
+using namespace std::chrono_literals;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -145,19 +146,27 @@ TEST_F(CliTest, CircuitAddSubmitWaitResultWorkers) {
   EXPECT_NE(table.out.find("WORKER"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("w1"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("w2"), std::string::npos) << table.out;
-  CommandResult listed = zkfarm({"workers", "--json"});
-  ASSERT_EQ(listed.exit_code, 0) << last_;
-  json workers = json::parse(listed.out);
-  ASSERT_EQ(workers.size(), 2u);
-  std::string loaded_all;
+  // Worker records are refreshed every couple of seconds from heartbeats,
+  // which carry the resident circuits.
+  json workers;
+  EXPECT_TRUE(eventually(
+      [&] {
+        CommandResult listed = zkfarm({"workers", "--json"});
+        if (listed.exit_code != 0) return false;
+        workers = json::parse(listed.out);
+        std::string loaded_all;
+        for (const auto& w : workers) loaded_all += w["loaded"].get<std::string>();
+        return loaded_all.find(bn254_.id) != std::string::npos;
+      },
+      30s))
+      << last_;
+  ASSERT_EQ(workers.size(), 2u) << last_;
   for (const auto& w : workers) {
     EXPECT_EQ(w["state"], "alive");
     EXPECT_FALSE(w["device"].get<std::string>().empty());
     EXPECT_EQ(w["quarantined"], false);
     EXPECT_EQ(w["faults"], 0);
-    loaded_all += w["loaded"].get<std::string>();
   }
-  EXPECT_NE(loaded_all.find(bn254_.id), std::string::npos) << listed.out;
 
   // A job that fails (BLS witness for a BN254 circuit): wait and status
   // exit 1 with the error, result refuses with 1.

@@ -52,8 +52,10 @@ void FarmTest::start_coordinator(const std::vector<std::string>& extra) {
                                    "--dead-after-ms", "1000",
                                    "--intake-poll-ms", "50"};
   argv.insert(argv.end(), coordinator_flags_.begin(), coordinator_flags_.end());
+  // Metrics on a free port: tests run several farms (and coordinators) at once.
   coordinator_ = std::make_unique<Process>(
-      argv, dir_->file("coordinator-" + std::to_string(++coordinator_starts_) + ".log"));
+      argv, dir_->file("coordinator-" + std::to_string(++coordinator_starts_) + ".log"),
+      std::map<std::string, std::string>{{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
 }
 
 void FarmTest::kill_coordinator() {
@@ -70,7 +72,7 @@ std::size_t FarmTest::start_worker(const std::string& id, const std::vector<std:
                                    "--cache-dir", dir_->file("cache-" + id)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   workers_.push_back(std::make_unique<Process>(argv, dir_->file("worker-" + id + ".log"),
-                                               std::map<std::string, std::string>{{"ZKFARM_THREADS", "1"}}));
+                                               std::map<std::string, std::string>{{"ZKFARM_THREADS", "1"}, {"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}}));
   return workers_.size() - 1;
 }
 

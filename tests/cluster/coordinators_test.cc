@@ -1,0 +1,123 @@
+// coordinators_test.cc -- several coordinators share one Redis: each job is
+// taken by exactly one of them (BLMOVE into its own processing list), none is
+// proved twice, and a coordinator killed mid-run recovers its processing
+// list when it restarts under the same --id.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+#include "tests/cluster/farm_fixture.h"
+
+namespace zkfarm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
+  // Small active-job caps so both coordinators must keep taking jobs.
+  start_coordinator({"--max-active-jobs", "4"});
+  const int port2 = free_port();
+  auto start_second = [&](int generation) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id",
+                                 "c2", "--listen", "tcp://127.0.0.1:" + std::to_string(port2), "--artifacts",
+                                 options_.artifacts, "--heartbeat-ms", "100", "--dead-after-ms", "1000",
+                                 "--intake-poll-ms", "50", "--max-active-jobs", "4"},
+        dir_->file("coordinator-c2-" + std::to_string(generation) + ".log"),
+        std::map<std::string, std::string>{{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
+  };
+  auto second = start_second(1);
+  const std::string to_second = "tcp://127.0.0.1:" + std::to_string(port2);
+  start_worker("w1");
+  start_worker("w2");
+  start_worker("w3", {"--coordinator", to_second});
+  start_worker("w4", {"--coordinator", to_second});
+
+  const std::string bn = "file://" + witness_file("bn128_mul.wtns");
+  const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
+  const std::size_t num_jobs = 120;
+  std::map<std::string, std::size_t> partitions;
+  for (std::size_t i = 0; i < num_jobs; ++i) {
+    const std::string id = "shared-" + std::to_string(i);
+    const bool use_bls = i % 3 == 2;
+    partitions[id] = 1 + i % 2;
+    farm::submit(options_, job_json(id, use_bls ? bls12381_.id : bn254_.id,
+                                    std::vector<std::string>(partitions[id], use_bls ? bls : bn)));
+  }
+  RedisClient redis(options_.redis_url);
+  KeyLayout keys;
+  auto done_count = [&] {
+    std::size_t n = 0;
+    for (const auto& [id, _] : partitions) n += redis.command({"EXISTS", keys.done(id)}).as_integer() == 1;
+    return n;
+  };
+  // A third of the way in, SIGKILL the second coordinator and restart it:
+  // whatever its processing list holds must resume, nothing run twice.
+  auto wait_done = [&](std::size_t n, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (done_count() < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(200ms);
+    }
+    return true;
+  };
+  ASSERT_TRUE(wait_done(num_jobs / 3, 10min)) << logs();
+  second->signal(SIGKILL);
+  second->wait_for(10s);
+  const long long orphaned = redis.command({"LLEN", keys.processing("c2")}).as_integer();
+  std::this_thread::sleep_for(1s);
+  second = start_second(2);
+  ASSERT_TRUE(wait_done(num_jobs, 20min)) << done_count() << " of " << num_jobs << " done\n" << logs();
+
+  std::map<std::string, std::size_t> by_owner;
+  for (const auto& [id, n] : partitions) {
+    auto s = farm::status(options_, id);
+    ASSERT_TRUE(s) << id;
+    ASSERT_EQ(s->state, "done") << id << ": " << s->error;
+    ++by_owner[s->owner];
+    EXPECT_EQ(redis.command({"LLEN", keys.done(id)}).as_integer(), 1) << id;
+    std::size_t finished = 0, proved = 0;
+    const RedisReply events = redis.command({"LRANGE", keys.job_events(id), "0", "-1"});
+    for (const auto& e : events.as_array()) {
+      const std::string type = json::parse(e.as_string())["type"];
+      finished += type == "finished";
+      proved += type == "partition_proved";
+    }
+    EXPECT_EQ(finished, 1u) << id;
+    EXPECT_EQ(proved, n) << id << ": a partition was proved and stored twice";
+    expect_result_verifies(id, n);
+  }
+  // Both coordinators worked, and each job started on one coordinator only
+  // (the restarted c2 may start its own jobs again: a resume, same owner).
+  EXPECT_GT(by_owner["c1"], 0u);
+  EXPECT_GT(by_owner["c2"], 0u);
+  EXPECT_EQ(by_owner["c1"] + by_owner["c2"], num_jobs);
+  const std::string c1_log = coordinator_->log();
+  const std::string c2_log = read_file(dir_->file("coordinator-c2-1.log")) + read_file(dir_->file("coordinator-c2-2.log"));
+  for (const auto& [id, n] : partitions) {
+    const std::string started = "job " + id + " started";
+    const std::size_t in_c1 = count_occurrences(c1_log, started + ":");
+    const std::size_t in_c2 = count_occurrences(c2_log, started + ":");
+    EXPECT_TRUE((in_c1 == 1 && in_c2 == 0) || (in_c1 == 0 && in_c2 >= 1)) << id << " started " << in_c1
+                                                                            << " times on c1, " << in_c2 << " on c2";
+  }
+  EXPECT_EQ(redis.command({"LLEN", keys.processing("c1")}).as_integer(), 0);
+  EXPECT_EQ(redis.command({"LLEN", keys.processing("c2")}).as_integer(), 0);
+  for (auto p : kAllPriorities) EXPECT_EQ(redis.command({"LLEN", keys.queue(p)}).as_integer(), 0);
+  if (orphaned > 0) {
+    EXPECT_NE(read_file(dir_->file("coordinator-c2-2.log")).find("recovering"), std::string::npos) << logs();
+  }
+}
+
+}  // namespace
+}  // namespace zkfarm::testing
