@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build_bundle.sh [OUT] -- builds the GPU test and benchmark binaries without
-# Bazel (nvcc + g++, static cudart) and bundles them for a GPU
+# Bazel (nvcc + g++) and bundles them for a GPU
 # host that has only the driver: OUT (default out/gpu) gets bin/, lib/, run
 # and run_gpu_tests.sh. The device code of every .cu is linked once into
 # lib/libzkfarm_cuda.so, which all binaries share (each statically linked
@@ -67,11 +67,13 @@ cuda_objs=() host_objs=()
 for src in "${cuda_sources[@]}"; do cuda_objs+=("$(obj_of "$src")"); done
 for src in "${host_sources[@]}"; do host_objs+=("$(obj_of "$src")"); done
 lib="$out/obj/libzkfarm_cuda.so"
-# libstdc++ stays a shared library (bundle.sh copies it into lib/), so that
-# the library and the binaries share one C++ runtime and exceptions thrown in
-# one are caught in the other.
-g++ -shared -o "$lib" "${cuda_objs[@]}" -L"$cuda/lib64" -lcudart_static -ldl -lpthread -lrt
-link=(-L"$out/obj" -Wl,-rpath,"$(cd "$out/obj" && pwd)" -lzkfarm_cuda -lcrypto -lpthread)
+# libstdc++ and the CUDA runtime stay shared libraries (bundle.sh copies them
+# into lib/), so that the library and the binaries share one C++ runtime
+# (exceptions thrown in one are caught in the other) and one CUDA runtime
+# (the binaries' inline DeviceBuffer copies call it too).
+cudart=(-L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart)
+g++ -shared -o "$lib" "${cuda_objs[@]}" "${cudart[@]}" -ldl -lpthread -lrt
+link=(-L"$out/obj" -Wl,-rpath,"$(cd "$out/obj" && pwd)" -lzkfarm_cuda "${cudart[@]}" -lcrypto -lpthread)
 binaries=()
 for src in "${binary_sources[@]}"; do
   name=$(basename "${src%.*}")
