@@ -3,7 +3,7 @@
 // costs show).
 //
 //   bazel run //bench:cluster_bench -- [--jobs N] [--partitions P]
-//       [--workers 1,2,4] [--curve bn254|bls12381]
+//       [--workers 1,2,4] [--curve bn254|bls12381] [--serial N]
 //
 // For each worker count it starts a private redis-server (AOF, fsync
 // always, as the tests do), a zkfarm-coordinator and that many zkfarm-worker
@@ -17,7 +17,10 @@
 //   accept_s  result received -> verified and stored in Redis (the
 //             coordinator's overhead per partition: verification, Redis)
 // and the worker reports its own prove time. Prints one Markdown table row
-// per worker count. Asserts nothing.
+// per worker count. With --serial N it then measures latency on an idle
+// farm (one worker): N one-partition critical jobs, each submitted only
+// after the previous one is done; submit -> done, and the coordinator's
+// share of it. Asserts nothing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +50,7 @@ struct Options {
   std::size_t jobs = 200, partitions = 2;
   std::vector<std::size_t> workers = {1, 2, 4};
   std::string curve = "bn254";
+  std::size_t serial = 0;
 };
 
 Options parse(int argc, char** argv) {
@@ -60,6 +64,7 @@ Options parse(int argc, char** argv) {
     if (arg == "--jobs") o.jobs = std::stoul(value());
     else if (arg == "--partitions") o.partitions = std::stoul(value());
     else if (arg == "--curve") o.curve = value();
+    else if (arg == "--serial") o.serial = std::stoul(value());
     else if (arg == "--workers") {
       o.workers.clear();
       std::stringstream list(value());
@@ -67,7 +72,7 @@ Options parse(int argc, char** argv) {
     } else {
       throw std::invalid_argument("unknown argument " + arg +
                                   " (usage: cluster_bench [--jobs N] [--partitions P] [--workers 1,2,4] "
-                                  "[--curve bn254|bls12381])");
+                                  "[--curve bn254|bls12381] [--serial N])");
     }
   }
   if (o.curve != "bn254" && o.curve != "bls12381") throw std::invalid_argument("--curve: bn254 or bls12381");
@@ -90,7 +95,9 @@ struct Stats {
   }
 };
 
-void run(const Options& o, std::size_t num_workers) {
+// Runs the farm: with serial == 0 the throughput row, else the idle-farm
+// latency row.
+void run(const Options& o, std::size_t num_workers, std::size_t serial = 0) {
   TempDir dir;
   RedisServer redis_server(dir.path(), RedisServer::Options{.appendonly = true, .password = ""});
   farm::FarmOptions options;
@@ -108,7 +115,7 @@ void run(const Options& o, std::size_t num_workers) {
                       dir.file("coordinator.log"),
                       {{"ZKFARM_LOG_LEVEL", "warning"}, {"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
   std::vector<std::string> ids;
-  for (std::size_t j = 0; j < o.jobs; ++j) {
+  for (std::size_t j = 0; j < (serial ? 0 : o.jobs); ++j) {
     json job = {{"id", "bench-" + std::to_string(j)}, {"circuit", circuit.id}, {"partitions", json::array()}};
     for (std::size_t p = 0; p < o.partitions; ++p) job["partitions"].push_back({{"witness", "file://" + witness}});
     ids.push_back(farm::submit(options, job.dump()));
@@ -130,6 +137,22 @@ void run(const Options& o, std::size_t num_workers) {
         std::map<std::string, std::string>{{"ZKFARM_THREADS", "1"}, {"ZKFARM_LOG_LEVEL", "warning"},
                                            {"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}}));
   }
+  Stats latency;
+  if (serial) {
+    // Let the worker join and load the circuit first (one warm-up job).
+    for (std::size_t j = 0; j <= serial; ++j) {
+      json job = {{"id", "serial-" + std::to_string(j)}, {"circuit", circuit.id}, {"priority", "critical"},
+                  {"partitions", json::array({{{"witness", "file://" + witness}}})}};
+      const auto submitted = Clock::now();
+      const std::string id = farm::submit(options, job.dump());
+      auto s = farm::wait(options, id, std::chrono::minutes(5));
+      if (!s || s->state != "done") throw std::runtime_error("job " + id + " did not finish");
+      if (j > 0) {
+        ids.push_back(id);
+        latency.add(std::chrono::duration<double>(Clock::now() - submitted).count());
+      }
+    }
+  }
   for (const auto& id : ids) {
     auto s = farm::wait(options, id, std::chrono::minutes(30));
     if (!s || s->state != "done")
@@ -148,6 +171,15 @@ void run(const Options& o, std::size_t num_workers) {
       }
       prove.add(p["timings"].value("total", 0.0));
     }
+  }
+  if (serial) {
+    std::printf("| %s | idle farm, 1 worker | %zu serial critical jobs x 1 | submit->done p50/p99 %.2f / %.2f ms | "
+                "accept p50 %.2f ms | worker round trip p50 %.2f ms | wait p50 %.2f ms | worker prove mean %.2f ms |\n",
+                o.curve.c_str(), serial, latency.percentile(0.5) * 1e3, latency.percentile(0.99) * 1e3,
+                accept.percentile(0.5) * 1e3, worker.percentile(0.5) * 1e3, wait.percentile(0.5) * 1e3,
+                prove.mean() * 1e3);
+    std::fflush(stdout);
+    return;
   }
   const double partitions = static_cast<double>(o.jobs * o.partitions);
   std::printf("| %s | %zu | %zu x %zu | %.2f | %.1f | %.1f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f |\n",
@@ -168,6 +200,7 @@ int main(int argc, char** argv) {
         "worker round trip p50/p99 (ms) | wait p50/p99 (ms) | worker prove mean (ms) |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n");
     for (std::size_t w : o.workers) run(o, w);
+    if (o.serial) run(o, 1, o.serial);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cluster_bench: %s\n", e.what());
     return 2;

@@ -80,6 +80,15 @@ TEST_F(CliTest, CircuitAddSubmitWaitResultWorkers) {
   EXPECT_NE(waited.err.find("cli-bn: "), std::string::npos) << waited.err;
   EXPECT_NE(waited.err.find("3/3 partitions proved"), std::string::npos) << waited.err;
 
+  // On a terminal (a pty from script(1)) wait draws the progress bar.
+  if (std::filesystem::exists("/usr/bin/script")) {
+    CommandResult tty = run_command({"/usr/bin/script", "-qec", runfile("cli/zkfarm") + " wait cli-bn --timeout 60",
+                                     "/dev/null"},
+                                    dir_->path(), {{"ZKFARM_REDIS", options_.redis_url}});
+    EXPECT_EQ(tty.exit_code, 0) << tty.out << tty.err;
+    EXPECT_NE(tty.out.find("[" + std::string(30, '#') + "] 3/3 partitions"), std::string::npos) << tty.out;
+  }
+
   CommandResult st = zkfarm({"status", "cli-bn"});
   ASSERT_EQ(st.exit_code, 0) << last_;
   EXPECT_EQ(json::parse(st.out)["state"], "done");
