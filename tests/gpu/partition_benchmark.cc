@@ -4,6 +4,7 @@
 //
 //   partition_benchmark [--device=N] [--curve=bls12381|bn254]
 //                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
+//                       [--msm-breakdown]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -20,6 +21,8 @@
 // by the CPU prover (groth16_prove on all cores, key downloaded from the
 // device) and by device_prove, which must give the same proof for the same
 // r and s; prints the ratio.
+// --msm-breakdown: after the proofs, the five MSMs of the partition timed
+// one by one on the resident key (what bounds the MSM stage).
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -44,6 +47,7 @@ int main() {
 #include "formats/pce.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/msm.h"
 #include "kernels/cuda/setup_device.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
@@ -63,6 +67,7 @@ struct Options {
   std::uint64_t constraints = 130'300'000;  // a PoRep-32G partition (~130.3M; domain 2^27)
   int repeats = 3;
   std::uint64_t cpu_constraints = 0;
+  bool msm_breakdown = false;
 };
 
 int g_failures = 0;
@@ -237,6 +242,52 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
   return proof;
 }
 
+// The five MSMs of a proof timed one by one (CUDA events, median of
+// `repeats` after a warm-up) on the resident key, with the witness as
+// scalars and, for H, random full-width scalars (h = a*b - c on the coset
+// is as dense as random): what bounds the proof's MSM stage.
+template <class Curve>
+void msm_breakdown(const DeviceContext& ctx, const Prepared<Curve>& p, int repeats) {
+  using Fr = typename Curve::Fr;
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  const DeviceProvingKey<Curve>& key = p.key.proving_key;
+  const cudaStream_t stream = ctx.stream(0);
+  DeviceBuffer<Fr> witness(p.witness.size(), stream);
+  witness.upload(p.witness.data(), p.witness.size(), stream);
+  std::vector<Fr> h(key.domain_size);
+  {
+    Xoshiro256 rng(99);
+    for (Fr& x : h) x = rng.template field_element<Fr>();
+  }
+  DeviceBuffer<Fr> device_h(h.size(), stream);
+  device_h.upload(h.data(), h.size(), stream);
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  auto time = [&](const char* name, auto&& body) {
+    std::vector<double> ms;
+    for (int r = 0; r <= repeats; ++r) {
+      Event start, stop;
+      start.record(stream);
+      body();
+      stop.record(stream);
+      stop.synchronize();
+      if (r > 0) ms.push_back(Event::elapsed_ms(start, stop));
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("    msm %-34s %9.1f ms (median of %d)\n", name, ms[ms.size() / 2], repeats);
+  };
+  const std::size_t private_count = key.num_vars - key.num_public - 1;
+  const Fr* w = witness.data();
+  time("A (witness)", [&] { (void)msm_device<Curve, G1>(ctx, key.a_points.data(), w, key.num_vars, stream); });
+  time("B1 (witness)", [&] { (void)msm_device<Curve, G1>(ctx, key.b1_points.data(), w, key.num_vars, stream); });
+  time("B2 (witness, G2)", [&] { (void)msm_device<Curve, G2>(ctx, key.b2_points.data(), w, key.num_vars, stream); });
+  time("C (private witness)", [&] {
+    (void)msm_device<Curve, G1>(ctx, key.c_points.data(), w + key.num_public + 1, private_count, stream);
+  });
+  time("H (random scalars, dense)",
+       [&] { (void)msm_device<Curve, G1>(ctx, key.h_points.data(), device_h.data(), key.domain_size, stream); });
+}
+
 template <class Curve>
 void run_partition(DeviceContext& ctx, const Options& o) {
   std::printf("== partition %s, %llu constraints\n", Curve::kName, static_cast<unsigned long long>(o.constraints));
@@ -257,6 +308,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   check(ok, "partition proof verifies");
   std::printf("RESULT partition %s %llu constraints: device_prove %.1f ms (median), proof %s\n", Curve::kName,
               static_cast<unsigned long long>(o.constraints), total_ms, ok ? "valid" : "INVALID");
+  if (o.msm_breakdown) msm_breakdown<Curve>(ctx, p, o.repeats);
 }
 
 template <class Curve>
@@ -327,10 +379,11 @@ int main(int argc, char** argv) {
     else if (a.rfind("--constraints=", 0) == 0) o.constraints = value("--constraints=");
     else if (a.rfind("--cpu-constraints=", 0) == 0) o.cpu_constraints = value("--cpu-constraints=");
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
+    else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
-                   "[--cpu-constraints=N]\n",
+                   "[--cpu-constraints=N] [--msm-breakdown]\n",
                    argv[0]);
       return 2;
     }

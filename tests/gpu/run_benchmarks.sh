@@ -40,8 +40,9 @@ nproc; free -g | head -2
 step setup_device_test 90 "$bundle/run" setup_device_test
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED' "$logs/setup_device_test.log"
 
-step partition 240 "$bundle/run" partition_benchmark --constraints="${PARTITION_CONSTRAINTS:-130300000}" --repeats=3
-grep -E '^  [a-z]|RESULT|CHECK|run [0-9]|partition_benchmark:' "$logs/partition.log"
+step partition 240 "$bundle/run" partition_benchmark --constraints="${PARTITION_CONSTRAINTS:-130300000}" --repeats=3 \
+  --msm-breakdown
+grep -E '^  [a-z]|^    msm|RESULT|CHECK|run [0-9]|partition_benchmark:' "$logs/partition.log"
 
 step cpu_ratio 90 "$bundle/run" partition_benchmark --constraints=0 --cpu-constraints="${CPU_CONSTRAINTS:-1048576}" \
   --repeats=2
