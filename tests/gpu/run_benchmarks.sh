@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_benchmarks.sh BUNDLE LOGDIR [SECONDS] -- the H200 benchmark session of
 # BENCHMARKS.md in one command, from a bundle made by build_bundle.sh:
-#   1. setup_device_test (the GPU setup equals the CPU setup byte for byte);
+#   1. the GPU tests named in TESTS (default setup_device_test: the GPU setup
+#      equals the CPU setup byte for byte);
 #   2. partition_benchmark at PoRep-32G shape (130.3M constraints, BLS12-381):
 #      key made on the device, proof on the device, verified on the CPU;
 #   3. partition_benchmark --cpu-constraints=2^20: CPU prover vs GPU prover;
@@ -10,8 +11,9 @@
 # Each step gets what is left of SECONDS (default 420) so the whole run ends
 # inside one call to the GPU host; a step cut short says so. Full logs go to
 # LOGDIR; the last lines printed are each step's results.
-# Environment: PARTITION_CONSTRAINTS (default 130300000), CPU_CONSTRAINTS
-# (default 1048576), BENCH_ARGS (extra gpu_benchmark arguments).
+# Environment: TESTS, PARTITION_CONSTRAINTS (default 130300000),
+# CPU_CONSTRAINTS (default 1048576; 0 skips step 3), BENCH_ARGS (extra
+# gpu_benchmark arguments, e.g. --msm-max-log=0 for the NTT rows only).
 set -uo pipefail
 bundle=$1
 logs=$2
@@ -37,16 +39,20 @@ step() {  # step NAME SECONDS CMD...: runs CMD with at most SECONDS (and what is
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,power.draw --format=csv | tee "$logs/nvidia_smi.txt"
 nproc; free -g | head -2
 
-step setup_device_test 90 "$bundle/run" setup_device_test
-grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED' "$logs/setup_device_test.log"
+for test in ${TESTS:-setup_device_test}; do
+  step "$test" 150 "$bundle/run" "$test"
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED' "$logs/$test.log"
+done
 
 step partition 240 "$bundle/run" partition_benchmark --constraints="${PARTITION_CONSTRAINTS:-130300000}" --repeats=3 \
   --msm-breakdown
 grep -E '^  [a-z]|^    msm|RESULT|CHECK|run [0-9]|partition_benchmark:' "$logs/partition.log"
 
-step cpu_ratio 90 "$bundle/run" partition_benchmark --constraints=0 --cpu-constraints="${CPU_CONSTRAINTS:-1048576}" \
-  --repeats=2
-grep -E 'RESULT|CHECK|groth16_prove|median|partition_benchmark:' "$logs/cpu_ratio.log"
+if [ "${CPU_CONSTRAINTS:-1048576}" != 0 ]; then
+  step cpu_ratio 90 "$bundle/run" partition_benchmark --constraints=0 --cpu-constraints="${CPU_CONSTRAINTS:-1048576}" \
+    --repeats=2
+  grep -E 'RESULT|CHECK|groth16_prove|median|partition_benchmark:' "$logs/cpu_ratio.log"
+fi
 
 # shellcheck disable=SC2086
 step gpu_benchmark 600 "$bundle/run" gpu_benchmark ${BENCH_ARGS:-}
