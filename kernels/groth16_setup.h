@@ -25,7 +25,9 @@
 //     g^n - 1, so these points absorb Z. For g = w_2n they are snarkjs's
 //     "odd-index Lagrange points of the 2n domain", L^(2n)_(2i+1)(tau)/delta;
 //   * coefficients stored as c*R^2 mod r (ZkeyCoefficients::encode_value).
-// Every point goes through a FixedBaseTable (msm.h), on all cores.
+// The scalars (groth16_setup_scalars) are computed first and are shared with
+// the GPU setup (kernels/cuda/setup_device.h); here every point then goes
+// through a FixedBaseTable (msm.h), on all cores.
 // Section 10 holds a zero circuit hash and no contributions (the hash is a
 // transcript of a powers-of-tau phase we do not have; snarkjs's prover and
 // `zkey export verificationkey` do not read it).
