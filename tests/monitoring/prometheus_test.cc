@@ -213,7 +213,10 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   coordinator_metrics_port_ = free_port();
   prometheus_port_ = free_port();
   for (const char* id : {"w1", "w2", "doomed", "bad-proofs"}) worker_ports_[id] = free_port();
-  start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(coordinator_metrics_port_)});
+  // Up to three invalid proofs (then bad-proofs is quarantined) and one
+  // corrupt cache may hit the same partition: allow the attempts.
+  start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(coordinator_metrics_port_),
+                     "--max-attempts", "6"});
   start_prometheus();
   const std::string bn = "file://" + witness_file("bn128_mul.wtns");
   const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
