@@ -4,9 +4,11 @@
 //
 //   bazel run //bench:cluster_bench -- [--jobs N] [--partitions P]
 //       [--workers 1,2,4] [--curve bn254|bls12381] [--serial N]
+//       [--appendfsync always|everysec]
 //
-// For each worker count it starts a private redis-server (AOF, fsync
-// always, as the tests do), a zkfarm-coordinator and that many zkfarm-worker
+// For each worker count it starts a private redis-server (AOF with
+// appendfsync everysec as deploy/ runs it, or always as the tests do), a
+// zkfarm-coordinator and that many zkfarm-worker
 // --cpu processes (one prover thread each), queues N jobs of P partitions
 // before the workers join, and measures from the moment the workers start
 // until every job is done. Per partition the coordinator records (in each
@@ -51,6 +53,7 @@ struct Options {
   std::vector<std::size_t> workers = {1, 2, 4};
   std::string curve = "bn254";
   std::size_t serial = 0;
+  std::string appendfsync = "everysec";
 };
 
 Options parse(int argc, char** argv) {
@@ -65,6 +68,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--partitions") o.partitions = std::stoul(value());
     else if (arg == "--curve") o.curve = value();
     else if (arg == "--serial") o.serial = std::stoul(value());
+    else if (arg == "--appendfsync") o.appendfsync = value();
     else if (arg == "--workers") {
       o.workers.clear();
       std::stringstream list(value());
@@ -72,10 +76,12 @@ Options parse(int argc, char** argv) {
     } else {
       throw std::invalid_argument("unknown argument " + arg +
                                   " (usage: cluster_bench [--jobs N] [--partitions P] [--workers 1,2,4] "
-                                  "[--curve bn254|bls12381] [--serial N])");
+                                  "[--curve bn254|bls12381] [--serial N] [--appendfsync always|everysec])");
     }
   }
   if (o.curve != "bn254" && o.curve != "bls12381") throw std::invalid_argument("--curve: bn254 or bls12381");
+  if (o.appendfsync != "always" && o.appendfsync != "everysec")
+    throw std::invalid_argument("--appendfsync: always or everysec");
   if (o.jobs == 0 || o.partitions == 0 || o.workers.empty()) throw std::invalid_argument("nothing to run");
   return o;
 }
@@ -99,7 +105,8 @@ struct Stats {
 // latency row.
 void run(const Options& o, std::size_t num_workers, std::size_t serial = 0) {
   TempDir dir;
-  RedisServer redis_server(dir.path(), RedisServer::Options{.appendonly = true, .password = ""});
+  RedisServer redis_server(dir.path(),
+                           RedisServer::Options{.appendonly = true, .password = "", .appendfsync = o.appendfsync});
   farm::FarmOptions options;
   options.redis_url = redis_server.url();
   options.artifacts = dir.file("artifacts");
@@ -111,7 +118,7 @@ void run(const Options& o, std::size_t num_workers, std::size_t serial = 0) {
   const int port = free_port();
   Process coordinator({runfile("coordinator/zkfarm-coordinator"), "--redis", options.redis_url, "--id", "bench",
                        "--listen", "tcp://127.0.0.1:" + std::to_string(port), "--artifacts", options.artifacts,
-                       "--max-active-jobs", "256"},
+                       "--max-active-jobs", std::to_string(std::max<std::size_t>(o.jobs, 64))},
                       dir.file("coordinator.log"),
                       {{"ZKFARM_LOG_LEVEL", "warning"}, {"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
   std::vector<std::string> ids;
@@ -120,7 +127,8 @@ void run(const Options& o, std::size_t num_workers, std::size_t serial = 0) {
     for (std::size_t p = 0; p < o.partitions; ++p) job["partitions"].push_back({{"witness", "file://" + witness}});
     ids.push_back(farm::submit(options, job.dump()));
   }
-  // Let the coordinator take in the backlog before the clock starts.
+  // Let the coordinator take in the whole backlog (it may hold all the
+  // jobs) before the clock starts.
   RedisClient redis(options.redis_url);
   KeyLayout keys;
   eventually([&] { return redis.command({"LLEN", keys.queue(Priority::kNormal)}).as_integer() == 0; },

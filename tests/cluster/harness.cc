@@ -131,7 +131,7 @@ void RedisServer::start() {
   std::vector<std::string> argv = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
                                    "--dir", dir_, "--save", "", "--daemonize", "no",
                                    "--appendonly", options_.appendonly ? "yes" : "no",
-                                   "--appendfsync", "always", "--maxmemory-policy", "noeviction"};
+                                   "--appendfsync", options_.appendfsync, "--maxmemory-policy", "noeviction"};
   if (!options_.password.empty()) {
     argv.push_back("--requirepass");
     argv.push_back(options_.password);

@@ -66,6 +66,9 @@ class RedisServer {
   struct Options {
     bool appendonly = false;
     std::string password;  // requirepass when non-empty
+    // "always" (tests: an acknowledged write survives a SIGKILL) or
+    // "everysec" (what deploy/ runs in production).
+    std::string appendfsync = "always";
   };
   // Starts redis-server on a free port in dir and waits until it answers.
   // Throws std::runtime_error (with the server log) if it does not come up.
