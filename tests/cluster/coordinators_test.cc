@@ -114,9 +114,10 @@ TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
   EXPECT_EQ(redis.command({"LLEN", keys.processing("c1")}).as_integer(), 0);
   EXPECT_EQ(redis.command({"LLEN", keys.processing("c2")}).as_integer(), 0);
   for (auto p : kAllPriorities) EXPECT_EQ(redis.command({"LLEN", keys.queue(p)}).as_integer(), 0);
-  if (orphaned > 0) {
-    EXPECT_NE(read_file(dir_->file("coordinator-c2-2.log")).find("recovering"), std::string::npos) << logs();
-  }
+  // With 4 jobs at a time and most of the queue left, c2 held jobs when it
+  // died; the restarted c2 recovered them from its processing list.
+  EXPECT_GT(orphaned, 0);
+  EXPECT_NE(read_file(dir_->file("coordinator-c2-2.log")).find("recovering"), std::string::npos) << logs();
 }
 
 }  // namespace
