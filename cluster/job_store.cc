@@ -18,6 +18,27 @@ end
 return false
 )lua";
 
+// KEYS: dead's lease, processing:<dead>, processing:<me>, cancels:<dead>,
+// cancels:<me>. ARGV: key prefix, dead, me. Job hashes are named from the
+// prefix and each job's id (standalone Redis only, like the rest).
+const char kTakeOverScript[] = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local moved = 0
+while true do
+  local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
+  if not raw then break end
+  moved = moved + 1
+  local ok, job = pcall(cjson.decode, raw)
+  if ok and type(job) == 'table' and type(job.id) == 'string' then
+    local key = ARGV[1] .. 'job:' .. job.id
+    if redis.call('HGET', key, 'owner') == ARGV[2] then redis.call('HSET', key, 'owner', ARGV[3]) end
+  end
+end
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do redis.call('SADD', KEYS[5], id) end
+redis.call('DEL', KEYS[4])
+return moved
+)lua";
+
 // KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec.
 // Returns {"new"} | {"resume"} | {"terminal", state} | {"elsewhere", owner}.
 const char kClaimScript[] = R"lua(
@@ -160,6 +181,36 @@ JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, s
   if (what == "resume") return Claim::kResume;
   if (what == "terminal") return Claim::kTerminal;
   return Claim::kOwnedElsewhere;
+}
+
+bool JobStore::renew_lease(const std::string& owner, std::chrono::milliseconds ttl, bool first) {
+  const std::string ms = std::to_string(std::max<long long>(ttl.count(), 1));
+  RedisReply r = redis_.transaction({{"SET", keys_.coordinator_lease(owner), format_time(unix_now()), "PX", ms,
+                                      "XX"},
+                                     {"SET", keys_.coordinator_lease(owner), format_time(unix_now()), "PX", ms},
+                                     {"SADD", keys_.coordinators(), owner}});
+  return first || !r.as_array().at(0).is_nil();
+}
+
+std::vector<std::string> JobStore::expired_coordinators(const std::string& me) {
+  std::vector<std::string> out;
+  RedisReply ids = redis_.command({"SMEMBERS", keys_.coordinators()});
+  for (const auto& id : ids.as_array()) {
+    const std::string& other = id.as_string();
+    if (other == me) continue;
+    if (redis_.command({"EXISTS", keys_.coordinator_lease(other)}).as_integer() == 1) continue;
+    if (redis_.command({"LLEN", keys_.processing(other)}).as_integer() == 0) continue;
+    out.push_back(other);
+  }
+  return out;
+}
+
+std::size_t JobStore::take_over(const std::string& dead, const std::string& me) {
+  RedisReply r = redis_.eval(kTakeOverScript,
+                             {keys_.coordinator_lease(dead), keys_.processing(dead), keys_.processing(me),
+                              keys_.cancels(dead), keys_.cancels(me)},
+                             {keys_.prefix(), dead, me});
+  return static_cast<std::size_t>(r.as_integer());
 }
 
 void JobStore::drop_processing(const std::string& owner, const std::string& raw) {

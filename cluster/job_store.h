@@ -51,6 +51,19 @@ class JobStore {
   // runs a job of the same id. Does not touch the processing list.
   Claim claim(const JobSpec& spec, const std::string& owner, std::string* detail);
 
+  // Sets owner's lease (expires after ttl) and records owner in
+  // <p>coordinators. Returns false if the lease had expired since the last
+  // renewal (then another coordinator may have taken owner's jobs).
+  bool renew_lease(const std::string& owner, std::chrono::milliseconds ttl, bool first);
+  // Ids in <p>coordinators other than me whose lease has expired while
+  // their processing list still holds jobs.
+  std::vector<std::string> expired_coordinators(const std::string& me);
+  // If dead's lease is still absent, moves every job of processing:<dead>
+  // into processing:<me>, makes me the owner of those jobs (so claim()
+  // resumes them, keeping proved partitions) and moves dead's pending
+  // cancels to me; all in one script. Returns the number of jobs moved.
+  std::size_t take_over(const std::string& dead, const std::string& me);
+
   // Removes raw from processing:<owner>.
   void drop_processing(const std::string& owner, const std::string& raw);
   // Records a submission that cannot be attributed to a job id and removes

@@ -19,6 +19,8 @@
 //   <p>workers                 set    worker ids ever seen (stale ones have no hash)
 //   <p>quarantine              set    quarantined worker ids (cleared by an operator)
 //   <p>cancels:<coord>         set    job ids whose cancel a coordinator must act on
+//   <p>coordinator:<coord>     string a coordinator's lease (with --takeover-after-ms; expires)
+//   <p>coordinators            set    ids of coordinators that hold or held a lease
 //   <p>rejected                list   submissions that could not even be attributed to a job id
 #pragma once
 
@@ -59,6 +61,8 @@ class KeyLayout {
   std::string quarantine() const { return prefix_ + "quarantine"; }
   std::string cancels(std::string_view coordinator) const { return cat("cancels:", coordinator); }
   std::string rejected() const { return prefix_ + "rejected"; }
+  std::string coordinator_lease(std::string_view coordinator) const { return cat("coordinator:", coordinator); }
+  std::string coordinators() const { return prefix_ + "coordinators"; }
 
  private:
   std::string cat(std::string_view kind, std::string_view id) const {

@@ -166,12 +166,34 @@ void Coordinator::intake_main() {
   JobStore store(redis, keys_);
   bool recovered = false;
   std::chrono::milliseconds backoff(100);
+  // Leases (--takeover-after-ms): renewed every third of their length; a
+  // renewal that finds the lease gone means we were silent long enough for
+  // another coordinator to take our jobs, so we stop rather than run them
+  // twice.
+  bool first_lease = true;
+  auto next_lease = Clock::now();
   auto next_depth_sample = Clock::now();
   while (!stopping_) {
     try {
       if (Clock::now() >= next_depth_sample) {
         sample_queue_depth(redis);
         next_depth_sample = Clock::now() + config_.intake_poll;
+      }
+      if (config_.takeover_after.count() > 0 && Clock::now() >= next_lease) {
+        if (!store.renew_lease(config_.coordinator_id, config_.takeover_after, first_lease)) {
+          ZKLOG(kError) << "lease lost (silent for more than " << config_.takeover_after.count()
+                        << " ms): another coordinator may own our jobs now; stopping";
+          stop();
+          break;
+        }
+        first_lease = false;
+        next_lease = Clock::now() + config_.takeover_after / 3;
+        for (const auto& dead : store.expired_coordinators(config_.coordinator_id)) {
+          const std::size_t moved = store.take_over(dead, config_.coordinator_id);
+          if (moved == 0) continue;
+          ZKLOG(kWarning) << "took over " << moved << " jobs of coordinator " << dead << " (lease expired)";
+          recovered = false;  // resume them below, keeping proved partitions
+        }
       }
       if (!recovered) {
         // Everything in our processing list is ours: jobs taken before a

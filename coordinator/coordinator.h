@@ -71,6 +71,10 @@ struct CoordinatorConfig {
   std::uint32_t max_attempts = 3;              // failed attempts per partition before the job fails
   std::uint32_t quarantine_after = 3;          // faults before a worker is quarantined
   std::uint32_t max_active_jobs = 64;          // jobs held at once (the rest wait in Redis)
+  // 0: off. Else this coordinator keeps a lease of this length in Redis and
+  // takes over the processing list of any coordinator whose lease expired
+  // (a coordinator that cannot renew its lease in time stops).
+  std::chrono::milliseconds takeover_after{0};
   long terminal_ttl_seconds = 7 * 24 * 3600;
   // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
   std::string curve_secret_key;          // Z85

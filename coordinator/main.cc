@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       .value("max-attempts", "3", "failed attempts per partition before the job fails")
       .value("quarantine-after", "3", "faults before a worker is quarantined")
       .value("max-active-jobs", "64", "jobs held at once")
+      .value("takeover-after-ms", "0",
+             "lease length: take over the jobs of a coordinator silent this long (0: off; same on every coordinator)")
       .value("ttl-s", "604800", "seconds terminal jobs stay in Redis")
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
@@ -64,6 +66,9 @@ int main(int argc, char** argv) {
     config.max_attempts = static_cast<std::uint32_t>(flags.get_int("max-attempts", 1, 100));
     config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
     config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));
+    config.takeover_after = std::chrono::milliseconds(flags.get_int("takeover-after-ms", 0, 3600000));
+    if (config.takeover_after.count() > 0 && config.takeover_after < std::chrono::milliseconds(300))
+      throw FlagError("--takeover-after-ms must be 0 (off) or at least 300");
     config.terminal_ttl_seconds = flags.get_int("ttl-s", 0, 365L * 86400);
     if (!flags.get("curve-secret-key-file").empty()) {
       config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));

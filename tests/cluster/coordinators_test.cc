@@ -17,6 +17,8 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
+bool log_contains_text(const std::string& log, const std::string& text) { return log.find(text) != std::string::npos; }
+
 std::size_t count_occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
@@ -118,6 +120,65 @@ TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
   // died; the restarted c2 recovered them from its processing list.
   EXPECT_GT(orphaned, 0);
   EXPECT_NE(read_file(dir_->file("coordinator-c2-2.log")).find("recovering"), std::string::npos) << logs();
+}
+
+TEST_F(FarmTest, WithLeasesASurvivingCoordinatorTakesOverADeadOnesJobs) {
+  // Leases on: c2 is SIGKILLed holding jobs and never comes back; c1 takes
+  // its processing list over once c2's lease expires and finishes them,
+  // keeping the partitions c2 had already proved.
+  const std::vector<std::string> lease = {"--takeover-after-ms", "1500", "--max-active-jobs", "3"};
+  start_coordinator(lease);
+  const int port2 = free_port();
+  std::vector<std::string> argv2 = {runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id",
+                                    "c2", "--listen", "tcp://127.0.0.1:" + std::to_string(port2), "--artifacts",
+                                    options_.artifacts, "--heartbeat-ms", "100", "--dead-after-ms", "1000",
+                                    "--intake-poll-ms", "50"};
+  argv2.insert(argv2.end(), lease.begin(), lease.end());
+  Process second(argv2, dir_->file("coordinator-c2.log"), {{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
+  // c2's worker is slow, so c2 is surely mid-job when it dies.
+  start_worker("w1");
+  start_worker("w2", {"--coordinator", "tcp://127.0.0.1:" + std::to_string(port2), "--prove-delay-ms", "400"});
+  const std::string bn = "file://" + witness_file("bn128_mul.wtns");
+  std::map<std::string, std::size_t> partitions;
+  for (std::size_t i = 0; i < 24; ++i) {
+    const std::string id = "lease-" + std::to_string(i);
+    partitions[id] = 3;
+    farm::submit(options_, job_json(id, bn254_.id, {bn, bn, bn}));
+  }
+  RedisClient redis(options_.redis_url);
+  KeyLayout keys;
+  ASSERT_TRUE(eventually([&] { return log_contains_text(second.log(), "partition 0 verified"); }, 60s)) << logs();
+  second.signal(SIGKILL);
+  second.wait_for(10s);
+  const long long orphaned = redis.command({"LLEN", keys.processing("c2")}).as_integer();
+  EXPECT_GT(orphaned, 0) << logs();
+  for (const auto& [id, n] : partitions) {
+    farm::JobStatus s = wait_job(id, 120s);
+    ASSERT_EQ(s.state, "done") << id << ": " << s.error << logs();
+    const RedisReply events = redis.command({"LRANGE", keys.job_events(id), "0", "-1"});
+    std::size_t proved = 0;
+    for (const auto& e : events.as_array()) proved += json::parse(e.as_string())["type"] == "partition_proved";
+    EXPECT_EQ(proved, n) << id << ": a partition was proved and stored twice";
+    expect_result_verifies(id, n);
+  }
+  EXPECT_EQ(redis.command({"LLEN", keys.processing("c2")}).as_integer(), 0);
+  EXPECT_EQ(redis.command({"LLEN", keys.processing("c1")}).as_integer(), 0);
+  EXPECT_NE(coordinator_->log().find("jobs of coordinator c2 (lease expired)"), std::string::npos) << logs();
+  EXPECT_NE(coordinator_->log().find("already proved"), std::string::npos) << logs();
+}
+
+TEST_F(FarmTest, ACoordinatorThatLostItsLeaseStops) {
+  // Paused (SIGSTOP) past its lease, a coordinator may have been taken over:
+  // on waking it must stop instead of running jobs another one now owns.
+  start_coordinator({"--takeover-after-ms", "600"});
+  ASSERT_TRUE(eventually([&] { return coordinator_->log().find("listening on") != std::string::npos; }, 20s));
+  std::this_thread::sleep_for(500ms);  // the first lease is taken
+  coordinator_->signal(SIGSTOP);
+  std::this_thread::sleep_for(2s);
+  coordinator_->signal(SIGCONT);
+  auto status = coordinator_->wait_for(20s);
+  ASSERT_TRUE(status) << logs();
+  EXPECT_NE(coordinator_->log().find("lease lost"), std::string::npos) << logs();
 }
 
 }  // namespace
