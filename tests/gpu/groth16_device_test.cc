@@ -202,6 +202,12 @@ TYPED_TEST(Groth16DeviceTest, PinnedWitnessGivesTheSameProof) {
       f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(pinned.data(), pinned.size()), options);
   const auto from_pageable = f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options);
   EXPECT_TRUE(from_pinned == from_pageable);
+  // Many staging chunks, the last one partial.
+  DeviceProver<TypeParam> chunked(*context(), 1000);
+  const auto from_chunks = chunked.prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options);
+  EXPECT_GT(f.witness.size() % 1000, 0u);
+  EXPECT_GT(f.witness.size(), 3000u);
+  EXPECT_TRUE(from_chunks == from_pageable);
 }
 
 TYPED_TEST(Groth16DeviceTest, BadWitnessFailsAsOnCpu) {
