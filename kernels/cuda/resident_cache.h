@@ -64,6 +64,7 @@ class ResidentCache {
   template <class T, class Make>
   std::shared_ptr<const T> get(const std::string& id, Make&& make, bool* loaded = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
+    ctx_.activate();  // uploads and frees may run on any host thread
     if (loaded) *loaded = false;
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->id == id) {
@@ -112,6 +113,7 @@ class ResidentCache {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->id == id) {
+        ctx_.activate();  // the frees are queued on this device's stream
         entries_.erase(it);
         ++evictions_;
         return true;
@@ -161,6 +163,7 @@ class ResidentCache {
   bool evict_lru_locked(const std::string* keep = nullptr) {
     for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
       if (keep && it->id == *keep) continue;
+      ctx_.activate();
       entries_.erase(std::next(it).base());
       ++evictions_;
       ctx_.synchronize();
