@@ -154,9 +154,9 @@ class DeviceProver {
   using G2 = typename Curve::G2;
 
   // Elements per pinned staging chunk (32 MiB of Fr): each chunk is filled
-  // by all cores (one thread's memcpy measured ~5.6 GB/s on the H200 host,
-  // 4 MiB chunks: 23 ms for a 2^22-signal witness) while the other chunk's
-  // DMA runs.
+  // by all cores while the other chunk's DMA runs. One thread filling 4 MiB
+  // chunks measured ~5.6 GB/s on the H200 host; all cores halve a warm
+  // prover's upload (NOTES.md runs 5-6). A pinned witness skips staging.
   static constexpr std::size_t kStagingChunk = std::size_t(1) << 20;
 
   // Builds the NTT tables on ctx.stream(0). staging_chunk: elements per
