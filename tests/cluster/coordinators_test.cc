@@ -42,8 +42,9 @@ TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
   const std::string to_second = "tcp://127.0.0.1:" + std::to_string(port2);
   start_worker("w1");
   start_worker("w2");
-  start_worker("w3", {"--coordinator", to_second});
-  start_worker("w4", {"--coordinator", to_second});
+  // c2's workers are slow, so c2 always has jobs in progress when it dies.
+  start_worker("w3", {"--coordinator", to_second, "--prove-delay-ms", "200"});
+  start_worker("w4", {"--coordinator", to_second, "--prove-delay-ms", "200"});
 
   const std::string bn = "file://" + witness_file("bn128_mul.wtns");
   const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
