@@ -120,6 +120,7 @@ watcher=""
 
 stop_farm() {
   local status=$?
+  set +e  # clean up as much as possible, whatever fails
   trap - EXIT INT TERM
   [[ -n $watcher ]] && kill "$watcher" 2>/dev/null
   if ((${#pids[@]})); then
