@@ -226,7 +226,10 @@ fi
 if ((gpus > 0)); then
   # Without --artifacts the worker stops right after opening the device: it
   # complains about --artifacts only when the device (and CUDA) work.
-  probe=$("$BIN/worker/zkfarm-worker" --device 0 --metrics-listen "" 2>&1 || true)
+  # (The farm's ZKFARM_* variables are unset for the probe: the worker reads
+  # them as flags, and with ZKFARM_ARTIFACTS it would start serving.)
+  probe=$(env -u ZKFARM_ARTIFACTS -u ZKFARM_CONFIG -u ZKFARM_REDIS timeout 30 \
+    "$BIN/worker/zkfarm-worker" --device 0 --metrics-listen "" 2>&1 || true)
   if ! grep -q -- "--artifacts is required" <<<"$probe"; then
     echo "GPU 0 is not usable by this zkfarm-worker (${probe##*: }): using $cpu_workers CPU workers"
     gpus=0

@@ -34,6 +34,7 @@ struct CudaBackend::State {
 
   template <class Curve>
   cuda::DeviceProver<Curve>& prover() {
+    ctx->activate();  // the prover's streams, events and NTT tables live on ctx's device
     if constexpr (std::is_same_v<Curve, Bn254>) {
       if (!bn254) bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx);
       return *bn254;
@@ -191,6 +192,11 @@ std::shared_ptr<const LoadedCircuit> CudaBackend::load(const std::string& zkey_p
   // Upload now, so that the first partition moves only its witness.
   std::lock_guard<std::mutex> lock(prove_mutex_);
   device_guarded("uploading " + zkey_path + " to device " + std::to_string(state_->ctx->ordinal()), [&] {
+    // load() and prove() run on the worker's prover threads, whose current
+    // device is CUDA's default (0) until set: every CUDA object made below
+    // (streams, events, pinned staging, the NTT tables) must be made on
+    // this worker's device, or a --device 1 worker opens a context on GPU 0.
+    state_->ctx->activate();
     dispatch_curve(circuit->curve(), [&](auto curve) {
       using Curve = decltype(curve);
       static_cast<const CudaCircuit<Curve>&>(*circuit).device(*state_);
@@ -203,6 +209,9 @@ std::string CudaBackend::prove(const LoadedCircuit& circuit, const std::shared_p
                                ProverStageTimings* timings, const std::atomic<bool>* cancelled) {
   std::lock_guard<std::mutex> lock(prove_mutex_);
   if (cancelled && cancelled->load()) throw ProverFailure(wire::ErrorCode::CANCELLED, "cancelled");
+  // This thread's current device must be ours before the first CUDA call
+  // (see load()).
+  device_guarded("selecting device " + std::to_string(state_->ctx->ordinal()), [&] { state_->ctx->activate(); });
   WitnessSummary summary;
   try {
     summary = summarize_witness(witness, 0);
