@@ -2,7 +2,7 @@
 # demo.sh -- a whole zkfarm proving farm on this machine, one job through it.
 #
 #   sudo tools/demo.sh [--partitions N] [--constraints N] [--curve bn254|bls12381]
-#                      [--cpu-workers N] [--keep] [--local]
+#                      [--jobs N] [--cpu-workers N] [--keep] [--local]
 #
 # Steps (each timed; the table at the end also gives the time to first proof):
 #   1. tools/install_deps.sh (ZKFARM_SKIP_DEPS=1 skips it), bazel build of
@@ -19,6 +19,8 @@
 #      showing progress, `zkfarm result --out`, `zkfarm verify` of every
 #      partition proof (and snarkjs's verifier when the interop suite's
 #      node_modules are installed);
+#      with --jobs N, N - 1 more such jobs submitted at once (a stream), each
+#      waited for, fetched into out/demo/farm/result-<k> and verified;
 #   5. `zkfarm workers`, where the Prometheus metrics are served and a few
 #      of their values.
 # ZKFARM_BIN=DIR uses prebuilt binaries DIR/cli/zkfarm,
@@ -36,6 +38,7 @@ cd "$ROOT"
 curve=bn254
 constraints=16384
 partitions=4
+jobs=1
 cpu_workers=2
 keep=0
 usage_error() {
@@ -57,6 +60,11 @@ while (($#)); do
     --partitions)
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--partitions takes a positive number"
       partitions=$2
+      shift
+      ;;
+    --jobs)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--jobs takes a positive number"
+      jobs=$2
       shift
       ;;
     --cpu-workers)
@@ -303,6 +311,27 @@ for ((i = 0; i < partitions; i++)); do
   verified=$((verified + 1))
 done
 
+if ((jobs > 1)); then
+  say "a stream of $((jobs - 1)) more jobs of $partitions partitions"
+  stream_started=$(date +%s.%N)
+  stream=()
+  for ((k = 1; k < jobs; k++)); do
+    stream+=("$("$ZKFARM" submit "$circuit_id" "${witnesses[@]}" --id "demo-$(date +%s)-$k")")
+  done
+  for ((k = 1; k < jobs; k++)); do
+    "$ZKFARM" wait "${stream[k - 1]}" --quiet --timeout 600 >/dev/null
+    "$ZKFARM" result "${stream[k - 1]}" --out "$STATE/result-$k" >/dev/null
+    for ((i = 0; i < partitions; i++)); do
+      "$ZKFARM" verify "$STATE/result/vk.json" "$STATE/result-$k/public_$i.json" \
+        "$STATE/result-$k/proof_$i.json" >/dev/null
+      verified=$((verified + 1))
+    done
+  done
+  stream_seconds=$(elapsed_since "$stream_started")
+  echo "$((jobs - 1)) jobs, $(((jobs - 1) * partitions)) partitions: all verified (zkfarm verify) in $stream_seconds s"
+  timings+=("$(printf '%-40s %8s s' "stream of $((jobs - 1)) jobs (submit -> all verified)" "$stream_seconds")")
+fi
+
 # ---- 5. the farm's view ----------------------------------------------------
 
 say "workers"
@@ -324,4 +353,4 @@ printf '%-40s %8s s\n' "submit -> first partition verified" "$(since "$submitted
 printf '%-40s %8s s\n' "submit -> job done ($partitions partitions)" "$job_seconds"
 printf '%-40s %8s s\n' "TIME TO FIRST PROOF (demo.sh start ->)" "$(since "$started_at")"
 echo
-echo "$verified of $partitions partition proofs verified; job $job done"
+echo "$verified of $((jobs * partitions)) partition proofs verified; job $job done"
