@@ -2,7 +2,7 @@
 # demo.sh -- a whole zkfarm proving farm on this machine, one job through it.
 #
 #   sudo tools/demo.sh [--partitions N] [--constraints N] [--curve bn254|bls12381]
-#                      [--jobs N] [--cpu-workers N] [--keep] [--local]
+#                      [--jobs N] [--gpus N] [--cpu-workers N] [--keep] [--local]
 #
 # Steps (each timed; the table at the end also gives the time to first proof):
 #   1. tools/install_deps.sh (ZKFARM_SKIP_DEPS=1 skips it), bazel build of
@@ -12,7 +12,7 @@
 #      constraints) and a witness, `zkfarm setup` makes its test-only key;
 #   3. the farm: a private redis-server (AOF on, noeviction, loopback only),
 #      one zkfarm-coordinator, and one zkfarm-worker per NVIDIA GPU
-#      (--device N) or, without GPUs or without a CUDA build, --cpu-workers
+#      (--device N; --gpus N uses only the first N) or, without GPUs or without a CUDA build, --cpu-workers
 #      CPU workers (default 2);
 #   4. `zkfarm circuit add`, `zkfarm submit` of a job with --partitions
 #      partitions (default 4; the same witness each time), `zkfarm wait`
@@ -39,6 +39,7 @@ curve=bn254
 constraints=16384
 partitions=4
 jobs=1
+gpu_limit=0
 cpu_workers=2
 keep=0
 usage_error() {
@@ -65,6 +66,11 @@ while (($#)); do
     --jobs)
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--jobs takes a positive number"
       jobs=$2
+      shift
+      ;;
+    --gpus)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--gpus takes a positive number"
+      gpu_limit=$2
       shift
       ;;
     --cpu-workers)
@@ -230,6 +236,7 @@ echo "zkfarm-coordinator   tcp://127.0.0.1:$coordinator_port, metrics http://127
 gpus=0
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  ((gpu_limit > 0 && gpu_limit < gpus)) && gpus=$gpu_limit
 fi
 if ((gpus > 0)); then
   # Without --artifacts the worker stops right after opening the device: it
@@ -318,8 +325,10 @@ if ((jobs > 1)); then
   for ((k = 1; k < jobs; k++)); do
     stream+=("$("$ZKFARM" submit "$circuit_id" "${witnesses[@]}" --id "demo-$(date +%s)-$k")")
   done
+  last_finished=0
   for ((k = 1; k < jobs; k++)); do
-    "$ZKFARM" wait "${stream[k - 1]}" --quiet --timeout 600 >/dev/null
+    finished=$("$ZKFARM" wait "${stream[k - 1]}" --quiet --timeout 600 | grep -o '"finished_at":[0-9.]*' | cut -d: -f2)
+    last_finished=$(awk -v a="$last_finished" -v b="${finished:-0}" 'BEGIN { print (b > a) ? b : a }')
     "$ZKFARM" result "${stream[k - 1]}" --out "$STATE/result-$k" >/dev/null
     for ((i = 0; i < partitions; i++)); do
       "$ZKFARM" verify "$STATE/result/vk.json" "$STATE/result-$k/public_$i.json" \
@@ -329,6 +338,9 @@ if ((jobs > 1)); then
   done
   stream_seconds=$(elapsed_since "$stream_started")
   echo "$((jobs - 1)) jobs, $(((jobs - 1) * partitions)) partitions: all verified (zkfarm verify) in $stream_seconds s"
+  # Farm throughput: first submission to the last job done, as Redis recorded it.
+  awk -v n=$(((jobs - 1) * partitions)) -v a="$stream_started" -v b="$last_finished" \
+    'BEGIN { if (b > a) printf "farm throughput: %d partitions in %.2f s = %.1f partitions/s (%d workers)\n", n, b - a, n / (b - a), '"${#worker_args[@]}"' }'
   timings+=("$(printf '%-40s %8s s' "stream of $((jobs - 1)) jobs (submit -> all verified)" "$stream_seconds")")
 fi
 

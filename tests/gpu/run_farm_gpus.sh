@@ -49,9 +49,12 @@ done <"$logs/gpu_processes_unique.log"
 grep -q -- '--device' "$logs/gpu_processes_unique.log" ||
   echo "note: nvidia-smi's pids are not visible here (PID namespace); see 'zkfarm workers' in the demo log for each worker's device"
 echo "==== partitions per device (from the workers' results)"
-python3 - "$logs/gpus.csv" out/demo/farm >"$logs/result_devices.log" 2>&1 <<'PY'
+python3 - "$logs/gpus.csv" out/demo/farm "$logs/demo.log" >"$logs/result_devices.log" 2>&1 <<'PY'
 import glob, json, re, sys
 gpus = {int(line.split(",")[0]): line.split(",")[1].strip() for line in open(sys.argv[1]) if line.strip()}
+# Only the GPUs the demo started a worker on (demo.sh --gpus N uses the first N).
+started = {int(n) for n in re.findall(r"zkfarm-worker +demo-gpu(\d+) ", open(sys.argv[3]).read())}
+gpus = {i: u for i, u in gpus.items() if i in started}
 counts, bad, total = {}, 0, 0
 for path in sorted(glob.glob(sys.argv[2] + "/result*/result.json")):
     for entry in json.load(open(path))["partitions"]:

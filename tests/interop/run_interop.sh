@@ -12,6 +12,10 @@
 #   d  zkfarm export-vk    == snarkjs zkey export verificationkey (deep-equal)
 #   e  zkfarm setup        -> the key works with snarkjs prove/verify and with zkfarm prove
 #   f  malformed inputs    -> zkfarm exits 2 naming the file, never a signal
+#   g  the farm            -> a 10-partition job through a real farm (redis,
+#                             zkfarm-coordinator, two CPU zkfarm-workers, via
+#                             tools/demo.sh): every partition proof passes
+#                             zkfarm verify and snarkjs groth16 verify
 # Each check prints "PASS <curve> <check>" or "FAIL <curve> <check>: <why>"; the
 # last line is "interop: N passed, M failed" and the exit status is 0 only when
 # nothing failed.
@@ -364,6 +368,26 @@ if ((!fixtures_only && cli_ok)); then
     done
     cli_checks "$curve" "$WORK/$curve" "$other_dir"
   done
+fi
+
+# g: the farm end to end, its results checked by snarkjs (tools/demo.sh runs
+# `snarkjs groth16 verify` on every partition when node_modules is present).
+farm_check() {
+  local curve=$1 bin
+  bin=$(dirname "$(dirname "$(readlink -f "$CLI")")")
+  local log=$WORK/farm-$curve.log
+  ZKFARM_SKIP_DEPS=1 ZKFARM_BIN=$bin timeout 600 "$ROOT/tools/demo.sh" --curve "${curve/bn128/bn254}" \
+    --partitions 10 >"$log" 2>&1
+  local status=$? verified
+  verified=$(grep -c 'zkfarm verify OK, snarkjs groth16 verify OK' "$log")
+  if ((status == 0 && verified == 10)); then
+    pass "$curve farm-10-partitions-snarkjs-verified"
+  else
+    fail "$curve farm-10-partitions-snarkjs-verified" "demo exit $status, $verified of 10 partitions verified by both: $(log_tail "$log")"
+  fi
+}
+if ((!fixtures_only && cli_ok)); then
+  for curve in "${curves[@]}"; do farm_check "$curve"; done
 fi
 
 echo "interop: $passed passed, $failed failed"
