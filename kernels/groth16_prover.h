@@ -80,6 +80,39 @@ struct ProveTimings {
 // Returns the proof; throws ProveError on a witness of the wrong length, with
 // w[0] != 1, or that fails a constraint (when pce has C and the check is on),
 // and std::invalid_argument when key and pce disagree in size.
+// The proof from the five MSMs and the blinding factors r, s (Groth16's
+// A = alpha + A.w + r delta, B = beta + B.w + s delta, C = C.w + H + s A +
+// r B1 - r s delta). Shared by the CPU prover and the device prover
+// (kernels/cuda/groth16_device.h), so the two cannot drift apart. KeyPoints
+// is anything with alpha1, beta1, delta1, beta2 and delta2 in affine form
+// (Groth16ProvingKey, cuda::DeviceProvingKey).
+template <class Curve, class KeyPoints>
+Groth16Proof<Curve> groth16_assemble(const KeyPoints& key, const typename Curve::G1& msm_a,
+                                     const typename Curve::G1& msm_b1, const typename Curve::G2& msm_b2,
+                                     const typename Curve::G1& msm_c, const typename Curve::G1& msm_h,
+                                     const typename Curve::Fr& r, const typename Curve::Fr& s) {
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  const auto r_int = r.to_canonical();
+  const auto s_int = s.to_canonical();
+  G1 delta1 = G1::from_affine(key.delta1);
+  G1 proof_a = msm_a;
+  proof_a += G1::from_affine(key.alpha1);
+  proof_a += delta1.scalar_mul(r_int);
+  G2 proof_b = msm_b2;
+  proof_b += G2::from_affine(key.beta2);
+  proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
+  G1 b1 = msm_b1;
+  b1 += G1::from_affine(key.beta1);
+  b1 += delta1.scalar_mul(s_int);
+  G1 proof_c = msm_c;
+  proof_c += msm_h;
+  proof_c += proof_a.scalar_mul(s_int);
+  proof_c += b1.scalar_mul(r_int);
+  proof_c += -delta1.scalar_mul((r * s).to_canonical());
+  return {proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+}
+
 template <class Curve>
 Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
                                   const Pce<typename Curve::Fr>& pce,
@@ -149,26 +182,8 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
   G1 msm_c = msm<Curve, G1>(key.c_points, private_witness);
   G1 msm_h = msm<Curve, G1>(key.h_points.first(n), std::span<const Fr>(h));
 
-  const auto r_int = r.to_canonical();
-  const auto s_int = s.to_canonical();
-  G1 delta1 = G1::from_affine(key.delta1);
-  G1 proof_a = msm_a;
-  proof_a += G1::from_affine(key.alpha1);
-  proof_a += delta1.scalar_mul(r_int);
-  G2 proof_b = msm_b2;
-  proof_b += G2::from_affine(key.beta2);
-  proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
-  G1 b1 = msm_b1;
-  b1 += G1::from_affine(key.beta1);
-  b1 += delta1.scalar_mul(s_int);
-  G1 proof_c = msm_c;
-  proof_c += msm_h;
-  proof_c += proof_a.scalar_mul(s_int);
-  proof_c += b1.scalar_mul(r_int);
-  proof_c += -delta1.scalar_mul((r * s).to_canonical());
+  Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c, msm_h, r, s);
   local.msm = clock.lap();
-
-  Groth16Proof<Curve> proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
   local.total = total_clock.lap();
   if (timings) *timings = local;
   return proof;

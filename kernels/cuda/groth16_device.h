@@ -250,25 +250,8 @@ class DeviceProver {
     done.record(stream);
     done.synchronize();
 
-    // 6. Assembly: groth16_prove's step 4, verbatim.
-    const auto r_int = r.to_canonical();
-    const auto s_int = s.to_canonical();
-    G1 delta1 = G1::from_affine(key.delta1);
-    G1 proof_a = msm_a;
-    proof_a += G1::from_affine(key.alpha1);
-    proof_a += delta1.scalar_mul(r_int);
-    G2 proof_b = msm_b2;
-    proof_b += G2::from_affine(key.beta2);
-    proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
-    G1 b1 = msm_b1;
-    b1 += G1::from_affine(key.beta1);
-    b1 += delta1.scalar_mul(s_int);
-    G1 proof_c = msm_c;
-    proof_c += msm_h;
-    proof_c += proof_a.scalar_mul(s_int);
-    proof_c += b1.scalar_mul(r_int);
-    proof_c += -delta1.scalar_mul((r * s).to_canonical());
-    Groth16Proof<Curve> proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+    // 6. Assembly: the CPU prover's own code (groth16_assemble).
+    Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c, msm_h, r, s);
 
     if (timings) {
       local.upload_ms = Event::elapsed_ms(start, uploaded);
