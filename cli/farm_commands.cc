@@ -35,6 +35,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/farm_api.h"
 #include "cluster/job.h"
+#include "cluster/job_result.h"
 #include "cluster/redis_client.h"
 #include "formats/binfile.h"
 
@@ -467,28 +468,33 @@ int run_result(const std::vector<std::string>& argv) {
       std::printf("%s\n", text->c_str());
       return kExitOk;
     }
-    const json result = json::parse(*text);
+    JobResult result;
+    try {
+      result = parse_job_result(*text);
+    } catch (const ResultFormatError& e) {
+      throw std::runtime_error("result of " + id + " is malformed: " + e.what());
+    }
     const fs::path dir(*out_dir);
     fs::create_directories(dir);
-    const json& partitions = result.at("partitions");
-    for (const json& p : partitions) {
-      const std::string index = std::to_string(p.at("partition").get<std::uint32_t>());
-      write_output(dir / ("proof_" + index + ".json"), p.at("proof").dump(1) + "\n");
-      write_output(dir / ("public_" + index + ".json"), p.at("public").dump(1) + "\n");
+    const auto& partitions = result.partitions;
+    for (const PartitionResult& p : partitions) {
+      const std::string index = std::to_string(p.partition);
+      write_output(dir / ("proof_" + index + ".json"), p.proof.dump(1) + "\n");
+      write_output(dir / ("public_" + index + ".json"), p.public_signals.dump(1) + "\n");
     }
     if (partitions.size() == 1) {
-      write_output(dir / "proof.json", partitions[0].at("proof").dump(1) + "\n");
-      write_output(dir / "public.json", partitions[0].at("public").dump(1) + "\n");
+      write_output(dir / "proof.json", partitions[0].proof.dump(1) + "\n");
+      write_output(dir / "public.json", partitions[0].public_signals.dump(1) + "\n");
     }
-    if (result.contains("proofs_hex")) {
-      auto bytes = from_hex(result["proofs_hex"].get<std::string>(), "proofs_hex");
+    if (result.proofs_hex) {
+      auto bytes = from_hex(*result.proofs_hex, "proofs_hex");
       if (bytes.size() != 192 * partitions.size())
         throw std::runtime_error("result of " + id + " has " + std::to_string(bytes.size()) +
                                  " bytes of compressed proofs, expected 192 x " +
                                  std::to_string(partitions.size()));
       write_output(dir / "proofs.bin", std::string(bytes.begin(), bytes.end()));
     }
-    write_output(dir / "result.json", result.dump(1) + "\n");
+    write_output(dir / "result.json", to_json(result).dump(1) + "\n");
     std::fprintf(stderr, "zkfarm result: %zu partition proof%s of %s written to %s\n", partitions.size(),
                  partitions.size() == 1 ? "" : "s", id.c_str(), dir.string().c_str());
     return kExitOk;

@@ -11,6 +11,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
+#include "coordinator/constants.h"
 #include "coordinator/coordinator.h"
 #include "monitoring/metrics/metrics.h"
 
@@ -32,16 +33,16 @@ int main(int argc, char** argv) {
       .value("id", default_id(), "coordinator id, stable across restarts (names its processing list)")
       .value("listen", "tcp://127.0.0.1:5555", "ZeroMQ endpoint for workers")
       .value("artifacts", "", "artifact store root (required)")
-      .value("heartbeat-ms", "1000", "heartbeat interval")
-      .value("dead-after-ms", "5000", "silence after which a worker is dead")
-      .value("intake-poll-ms", "200", "poll interval of the non-critical queues")
+      .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
+      .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
+      .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
       .value("task-timeout-s", "0", "a task running longer is a fault (0: no limit)")
-      .value("max-attempts", "3", "failed attempts per partition before the job fails")
-      .value("quarantine-after", "3", "faults before a worker is quarantined")
-      .value("max-active-jobs", "64", "jobs held at once")
+      .value("max-attempts", std::to_string(coordinator::kDefaultMaxAttempts), "failed attempts per partition before the job fails")
+      .value("quarantine-after", std::to_string(coordinator::kDefaultQuarantineAfter), "faults before a worker is quarantined")
+      .value("max-active-jobs", std::to_string(coordinator::kDefaultMaxActiveJobs), "jobs held at once")
       .value("takeover-after-ms", "0",
              "lease length: take over the jobs of a coordinator silent this long (0: off; same on every coordinator)")
-      .value("ttl-s", "604800", "seconds terminal jobs stay in Redis")
+      .value("ttl-s", std::to_string(coordinator::kDefaultTerminalTtlSeconds), "seconds terminal jobs stay in Redis")
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
       .value("metrics-listen", std::string(metrics::kDefaultCoordinatorBindAddress),

@@ -8,6 +8,22 @@
 
 namespace zkfarm {
 
+namespace {
+
+// Frames queued per peer before sends are dropped (and logged): a Task is
+// well under 1 KB unless its witness is inline (at most 1 MiB), so this is
+// far more than the credits (at most 1024) a worker can have outstanding.
+constexpr int kSendHighWaterMark = 10000;
+// Messages read per poll before the thread turns to commands and heartbeats,
+// so a flood of frames cannot delay heartbeats (and make live workers look
+// dead).
+constexpr int kMaxReceivesPerPoll = 1000;
+// A peer silent for more than 1.5 heartbeat intervals has missed one (half an
+// interval of slack for scheduling and network jitter).
+constexpr int kMissedHeartbeatNum = 3, kMissedHeartbeatDen = 2;
+
+}  // namespace
+
 RouterLink::RouterLink(zmq::context_t& context, Options options, std::function<void(LinkEvent)> sink)
     : context_(context), options_(std::move(options)), events_(std::move(sink)),
       socket_(context_, zmq::socket_type::router) {}
@@ -28,7 +44,7 @@ void RouterLink::start() {
   socket_.set(zmq::sockopt::router_mandatory, 1);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxFrameBytes));
   socket_.set(zmq::sockopt::linger, 0);
-  socket_.set(zmq::sockopt::sndhwm, 10000);
+  socket_.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
   socket_.bind(options_.endpoint);
   thread_ = std::thread([this] { run(); });
 }
@@ -129,7 +145,7 @@ void RouterLink::run() {
         }
         // Peers heartbeat every interval: silence past 1.5 intervals means
         // one was missed (counted once per tick while it lasts).
-        if (now - it->second > options_.heartbeat_interval * 3 / 2)
+        if (now - it->second > options_.heartbeat_interval * kMissedHeartbeatNum / kMissedHeartbeatDen)
           events_(LinkEvent{LinkEvent::Kind::kHeartbeatMissed, it->first, {}});
         send_frame(it->first, hb);
         ++it;
@@ -153,7 +169,7 @@ void RouterLink::run() {
       }
     }
     // Drain what arrived (bounded, so commands and heartbeats keep flowing).
-    for (int n = 0; n < 1000; ++n) {
+    for (int n = 0; n < kMaxReceivesPerPoll; ++n) {
       std::vector<zmq::message_t> parts;
       try {
         zmq::message_t part;

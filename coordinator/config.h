@@ -1,0 +1,40 @@
+// config.h -- zkfarm-coordinator's settings (flags in main.cc; defaults and
+// the reasons for them in constants.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "coordinator/constants.h"
+#include "monitoring/metrics/metrics.h"
+
+namespace zkfarm {
+
+struct CoordinatorConfig {
+  std::string redis_url = "redis://127.0.0.1:6379";
+  std::string key_prefix = "zkfarm:";
+  std::string coordinator_id;  // stable across restarts: names processing:<id>
+  std::string listen = "tcp://127.0.0.1:5555";
+  std::string artifacts;       // artifact store root
+  std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
+  std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
+  std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound
+  std::chrono::milliseconds task_timeout{0};   // 0: none; else a stalled task is a fault
+  std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;          // failed attempts per partition
+  std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;  // faults before quarantine
+  std::uint32_t max_active_jobs = coordinator::kDefaultMaxActiveJobs;     // jobs held at once
+  // 0: off. Else this coordinator keeps a lease of this length in Redis and
+  // takes over the processing list of any coordinator whose lease expired
+  // (a coordinator that cannot renew its lease in time stops).
+  std::chrono::milliseconds takeover_after{0};
+  long terminal_ttl_seconds = coordinator::kDefaultTerminalTtlSeconds;
+  // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
+  std::string curve_secret_key;          // Z85
+  std::set<std::string> curve_allowlist;  // worker public keys, Z85
+  // Where /metrics is served (docs/METRICS.md); "" disables. main() binds it.
+  std::string metrics_listen = std::string(metrics::kDefaultCoordinatorBindAddress);
+};
+
+}  // namespace zkfarm

@@ -1,0 +1,97 @@
+// constants.h -- every interval, cap and default of zkfarm-coordinator, each
+// with the reason for its value. Flags (coordinator/main.cc) override the
+// defaults; the rest are fixed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace zkfarm::coordinator {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// --- Defaults of flags (main.cc and CoordinatorConfig use these only) ---
+
+// Heartbeats both ways. 1 s keeps the traffic negligible (one small frame per
+// worker per second) and detects a dead worker within dead_after.
+inline constexpr milliseconds kDefaultHeartbeatInterval{1000};
+// Five missed heartbeats: a worker busy proving on a loaded host still
+// answers within a second or two (its link thread never blocks on proving),
+// so five seconds of silence is a dead or cut-off process, not a slow one.
+inline constexpr milliseconds kDefaultDeadAfter{5000};
+// How often the non-critical queues are polled (the critical queue wakes the
+// intake at once with BLMOVE). Bounds the queue latency of a normal job at
+// 200 ms, against one cheap Redis script per poll.
+inline constexpr milliseconds kDefaultIntakePoll{200};
+// Failed attempts per partition before the job fails: a second worker and a
+// third get their chance, more only repeats a deterministic failure.
+inline constexpr std::uint32_t kDefaultMaxAttempts = 3;
+// Faults (invalid proofs, timeouts) before a worker is quarantined: one fault
+// can be bad luck (a cosmic-ray flip, a kill mid-task), three in one session
+// are a broken device.
+inline constexpr std::uint32_t kDefaultQuarantineAfter = 3;
+// Jobs held in memory at once; the rest wait in Redis, where any coordinator
+// can take them.
+inline constexpr std::uint32_t kDefaultMaxActiveJobs = 64;
+// How long terminal jobs stay in Redis for `zkfarm status`/`result`: a week.
+inline constexpr long kDefaultTerminalTtlSeconds = 7L * 24 * 3600;
+
+// --- Scheduler ---
+
+// The most tasks one worker may hold, whatever credits it grants: a bound on
+// what a single (possibly rogue) worker can take out of the pending set.
+// Real workers grant their slot count (1-8 on the hosts in BENCHMARKS.md).
+inline constexpr std::uint32_t kMaxCreditsPerWorker = 1024;
+// Period of the scheduler's periodic work: cancels from Redis, deadlines,
+// task timeouts, gauges. 100 ms makes a cancel or an expired deadline act
+// within a tenth of a second at one SPOP per tick; dispatch itself is
+// event-driven and does not wait for the tick.
+inline constexpr milliseconds kTickInterval{100};
+// Cancel requests popped from Redis per tick (SPOP count): 640 per second
+// is far above any real cancel rate and keeps one tick short.
+inline constexpr std::size_t kCancelsPerTick = 64;
+// Invalid proofs of one partition from this many different workers blame the
+// witness, not the devices (the job fails as unsatisfied).
+inline constexpr std::size_t kInvalidProofsToBlameWitness = 2;
+
+// --- Worker sessions ---
+
+// A worker's Redis record (<prefix>worker:<id>, read by `zkfarm workers`) is
+// rewritten at most this often on heartbeats: fresh enough for a human,
+// one MULTI per worker every two seconds.
+inline constexpr seconds kWorkerRecordRefresh{2};
+// The record expires after max(this, 3 x dead_after) without a refresh, so a
+// coordinator that dies does not leave workers listed as alive forever.
+inline constexpr seconds kWorkerRecordMinTtl{60};
+inline constexpr int kWorkerRecordTtlDeadAfters = 3;
+// Worker ids name Redis keys and metric labels: bounded.
+inline constexpr std::size_t kMaxWorkerIdBytes = 200;
+
+// --- Redis ---
+
+// Scheduler-side Redis steps are retried while Redis is unreachable (they
+// are idempotent), backing off from 100 ms (a restart of Redis takes about
+// that) doubling up to 2 s (a long outage costs one attempt per 2 s).
+inline constexpr milliseconds kRedisRetryFirst{100};
+inline constexpr milliseconds kRedisRetryMax{2000};
+
+// --- Intake ---
+
+// While max_active_jobs are held the intake checks again this often:
+// a job finishing frees a slot that is used within 50 ms.
+inline constexpr milliseconds kIntakeFullRecheck{50};
+// Pause after an unexpected intake error (not Redis), so a persistent one
+// cannot spin a core.
+inline constexpr milliseconds kIntakeErrorPause{200};
+// With --takeover-after-ms the lease is renewed every third of its length:
+// two renewals can be lost (a slow Redis, a pause) before it expires.
+inline constexpr int kLeaseRenewalsPerLease = 3;
+
+// --- Verifier ---
+
+// The verifier thread wakes at least this often to notice a stop.
+inline constexpr milliseconds kVerifierWake{500};
+
+}  // namespace zkfarm::coordinator

@@ -1,0 +1,226 @@
+// intake.cc -- see intake.h.
+#include "coordinator/intake.h"
+
+#include <optional>
+#include <thread>
+
+#include "cluster/artifacts.h"
+#include "cluster/log.h"
+
+namespace zkfarm {
+
+using Clock = std::chrono::steady_clock;
+
+Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
+               std::atomic<std::uint32_t>& active_jobs, std::function<void(PreparedJob)> deliver,
+               std::function<void()> stop)
+    : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix), active_jobs_(active_jobs),
+      deliver_(std::move(deliver)), stop_(std::move(stop)) {}
+
+void Intake::run(const std::atomic<bool>& stopping) {
+  RedisClient redis(config_.redis_url);
+  JobStore store(redis, keys_);
+  bool recovered = false;
+  std::chrono::milliseconds backoff = coordinator::kRedisRetryFirst;
+  // Leases (--takeover-after-ms): renewed every third of their length; a
+  // renewal that finds the lease gone means we were silent long enough for
+  // another coordinator to take our jobs, so we stop rather than run them
+  // twice.
+  bool first_lease = true;
+  auto next_lease = Clock::now();
+  auto next_depth_sample = Clock::now();
+  while (!stopping) {
+    try {
+      if (Clock::now() >= next_depth_sample) {
+        sample_queue_depth(redis);
+        next_depth_sample = Clock::now() + config_.intake_poll;
+      }
+      if (config_.takeover_after.count() > 0 && Clock::now() >= next_lease) {
+        if (!store.renew_lease(config_.coordinator_id, config_.takeover_after, first_lease)) {
+          ZKLOG(kError) << "lease lost (silent for more than " << config_.takeover_after.count()
+                        << " ms): another coordinator may own our jobs now; stopping";
+          stop_();
+          break;
+        }
+        first_lease = false;
+        next_lease = Clock::now() + config_.takeover_after / coordinator::kLeaseRenewalsPerLease;
+        for (const auto& dead : store.expired_coordinators(config_.coordinator_id)) {
+          const std::size_t moved = store.take_over(dead, config_.coordinator_id);
+          if (moved == 0) continue;
+          ZKLOG(kWarning) << "took over " << moved << " jobs of coordinator " << dead << " (lease expired)";
+          recovered = false;  // resume them below, keeping proved partitions
+        }
+      }
+      if (!recovered) {
+        // Everything in our processing list is ours: jobs taken before a
+        // crash (or before a lost reply). Already-running ones are deduped
+        // by the scheduler.
+        auto items = store.processing(config_.coordinator_id);
+        if (!items.empty()) ZKLOG(kInfo) << "recovering " << items.size() << " jobs from the processing list";
+        for (const auto& raw : items) handle_raw(redis, store, raw);
+        recovered = true;
+      }
+      if (active_jobs_.load() >= config_.max_active_jobs) {
+        std::this_thread::sleep_for(coordinator::kIntakeFullRecheck);
+        continue;
+      }
+      auto raw = store.take_next(config_.coordinator_id);
+      if (!raw) raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);
+      if (raw) {
+        handle_raw(redis, store, *raw);
+        next_depth_sample = Clock::now();  // the queue just changed
+      }
+      backoff = coordinator::kRedisRetryFirst;
+    } catch (const RedisError& e) {
+      if (stopping) break;
+      metrics_->redis_errors().Increment();
+      ZKLOG(kWarning) << "intake: " << e.what() << "; retrying in " << backoff.count() << " ms";
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, coordinator::kRedisRetryMax);
+      recovered = false;  // a lost LMOVE reply leaves the job in the processing list
+    } catch (const std::exception& e) {
+      ZKLOG(kError) << "intake: " << e.what();
+      std::this_thread::sleep_for(coordinator::kIntakeErrorPause);
+    }
+  }
+}
+
+void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& raw) {
+  const std::string& me = config_.coordinator_id;
+  // Labels for the job counters; stay "none"/"unknown" until the job parses.
+  std::string spec_circuit, spec_priority = "unknown";
+  auto fail = [&](const std::string& id, JobErrorCode code, const std::string& message) {
+    ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
+    JobStore::Finish f;
+    f.state = kStateFailed;
+    f.error_code = job_error_name(code);
+    f.error = message;
+    f.raw = raw;
+    f.owner = me;
+    f.ttl_seconds = config_.terminal_ttl_seconds;
+    store.finish(id, f);
+    metrics_->jobs_failed(spec_circuit, spec_priority, job_error_name(code)).Increment();
+  };
+  JobSpec spec;
+  try {
+    spec = parse_job(raw);
+  } catch (const JobError& e) {
+    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
+    auto id = extract_job_id(raw);
+    if (!id) {
+      ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
+      store.reject_unattributable(me, raw, std::string("invalid job: ") + e.what());
+      return;
+    }
+    JobSpec stub;
+    stub.id = *id;
+    std::string detail;
+    auto claim = store.claim(stub, me, &detail);
+    if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
+      fail(*id, JobErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
+    else
+      store.reject_unattributable(me, raw, "invalid job with the id of another job: " + std::string(e.what()));
+    return;
+  }
+  spec_circuit = spec.circuit;
+  spec_priority = priority_name(spec.priority);
+  // Read before claim(), which stamps submitted_at on jobs pushed without it.
+  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), "submitted_at"});
+  std::string detail;
+  const auto claim = store.claim(spec, me, &detail);
+  const double intake_time = unix_now();
+  double submitted_at = intake_time;
+  if (submitted.type == RedisReply::Type::kString) {
+    try {
+      submitted_at = std::stod(submitted.str);
+    } catch (const std::exception&) {
+      submitted_at = intake_time;  // not a number: treat as pushed without one
+    }
+  }
+  if (claim == JobStore::Claim::kNew) {
+    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
+    if (submitted.type == RedisReply::Type::kString && submitted_at <= intake_time)
+      metrics_->job_queue_wait(spec_priority).Observe(intake_time - submitted_at);
+  }
+  if (claim == JobStore::Claim::kTerminal) {
+    ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
+    store.drop_processing(me, raw);
+    return;
+  }
+  if (claim == JobStore::Claim::kOwnedElsewhere) {
+    store.reject_unattributable(me, raw, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")");
+    return;
+  }
+  if (redis.command({"HGET", keys_.job(spec.id), "cancel_requested"}).str == "1") {
+    const std::string cancelled(job_error_name(JobErrorCode::kCancelled));
+    JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", raw, me, config_.terminal_ttl_seconds};
+    store.finish(spec.id, f);
+    metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
+    return;
+  }
+  PreparedJob job;
+  job.raw = raw;
+  job.spec = spec;
+  job.submitted_at = std::min(submitted_at, intake_time);
+  std::optional<CircuitInfo> circuit;
+  try {
+    circuit = load_circuit_info(redis, keys_, spec.circuit);
+  } catch (const RedisError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(spec.id, JobErrorCode::kUnknownCircuit, e.what());
+    return;
+  }
+  if (!circuit) {
+    fail(spec.id, JobErrorCode::kUnknownCircuit,
+         "unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
+    return;
+  }
+  job.circuit = *circuit;
+  if (spec.deadline_unix && *spec.deadline_unix < unix_now()) {
+    fail(spec.id, JobErrorCode::kDeadlineExceeded, "deadline passed before the job started");
+    return;
+  }
+  for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
+    const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
+    WitnessSummary summary;
+    try {
+      summary = summarize_witness(fetch_witness(spec.partitions[i], &redis), circuit->num_public);
+    } catch (const WitnessUnavailable& e) {
+      fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
+      return;
+    } catch (const RedisError&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(spec.id, JobErrorCode::kBadWitness, where + ": " + e.what());
+      return;
+    }
+    if (summary.curve != circuit->curve) {
+      fail(spec.id, JobErrorCode::kWrongCurve,
+           where + ": witness is for " + curve_display_name(summary.curve) + " but circuit " + spec.circuit +
+               " is " + curve_display_name(circuit->curve));
+      return;
+    }
+    if (summary.num_values != circuit->num_vars) {
+      fail(spec.id, JobErrorCode::kWitnessLength,
+           where + ": witness has " + std::to_string(summary.num_values) + " values but the circuit has " +
+               std::to_string(circuit->num_vars) + " signals");
+      return;
+    }
+    job.public_inputs.push_back(std::move(summary.public_inputs));
+  }
+  if (claim == JobStore::Claim::kResume) job.stored_proofs = store.proofs(spec.id);
+  ++active_jobs_;
+  deliver_(std::move(job));
+}
+
+void Intake::sample_queue_depth(RedisClient& redis) {
+  std::vector<std::vector<std::string>> commands;
+  for (std::size_t i = 0; i < 4; ++i) commands.push_back({"LLEN", keys_.queue(static_cast<Priority>(i))});
+  const RedisReply lengths = redis.transaction(commands);
+  const auto& replies = lengths.as_array();
+  for (std::size_t i = 0; i < replies.size() && i < 4; ++i)
+    metrics_->queue_depth(priority_name(static_cast<Priority>(i))).Set(static_cast<double>(replies[i].as_integer()));
+}
+
+}  // namespace zkfarm

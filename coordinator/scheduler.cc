@@ -1,0 +1,440 @@
+// scheduler.cc -- see scheduler.h.
+#include "coordinator/scheduler.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "cluster/log.h"
+#include "coordinator/result_assembly.h"
+
+namespace zkfarm {
+
+namespace {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string label(JobErrorCode code) { return std::string(job_error_name(code)); }
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerConfig config, SchedulerEffects& effects, metrics::CoordinatorMetrics& metrics)
+    : config_(config), effects_(effects), metrics_(metrics) {}
+
+// ---------------------------------------------------------------------------
+// Jobs
+
+bool Scheduler::add_job(ScheduledJob spec) {
+  const std::string id = spec.id;
+  if (jobs_.count(id)) return false;
+  Job job;
+  job.seq = next_seq_++;
+  job.started = unix_seconds();
+  job.partitions.resize(spec.partitions);
+  for (auto& [index, result] : spec.proved) {
+    if (index >= job.partitions.size()) continue;
+    job.partitions[index].phase = Phase::kProved;
+    job.partitions[index].result = std::move(result);
+    ++job.proved;
+  }
+  spec.proved.clear();
+  job.spec = std::move(spec);
+  const bool resumed = job.proved > 0;
+  std::uint64_t rounds_ahead = 0;
+  for (std::uint32_t i = 0; i < job.partitions.size(); ++i)
+    if (job.partitions[i].phase == Phase::kPending) {
+      make_pending(job, i, rounds_ahead++);
+      if (resumed) metrics_.partitions_requeued("recovered").Increment();
+    }
+  ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
+               << job.spec.circuit.substr(0, 12) << ", priority " << priority_name(job.spec.priority)
+               << (job.proved ? ", " + std::to_string(job.proved) + " already proved" : "");
+  seq_to_job_[job.seq] = id;
+  const bool all = job.proved == job.partitions.size();
+  auto [it, inserted] = jobs_.emplace(id, std::move(job));
+  effects_.job_started(it->second.spec);
+  if (all) complete_job(id);
+  return true;
+}
+
+bool Scheduler::end_job(const std::string& id, JobErrorCode code, const std::string& message) {
+  if (!jobs_.count(id)) return false;
+  fail_job(id, code, message);
+  return true;
+}
+
+void Scheduler::expire(double unix_now, Clock::time_point now) {
+  std::vector<std::string> expired;
+  for (const auto& [id, job] : jobs_)
+    if (job.spec.deadline_unix && *job.spec.deadline_unix < unix_now) expired.push_back(id);
+  for (const auto& id : expired) fail_job(id, JobErrorCode::kDeadlineExceeded, "deadline exceeded");
+  if (config_.task_timeout.count() <= 0) return;
+  std::vector<std::uint64_t> stalled;
+  for (const auto& [task_id, t] : tasks_)
+    if (now - t.sent > config_.task_timeout) stalled.push_back(task_id);
+  for (auto task_id : stalled) {
+    auto t = tasks_.find(task_id);
+    if (t == tasks_.end()) continue;
+    Task task = t->second;
+    tasks_.erase(t);
+    if (auto w = workers_.find(task.peer); w != workers_.end()) w->second.tasks.erase(task_id);
+    effects_.send_cancel(task.peer, task_id, task.job_id);
+    count_fault(task.worker_id, "task timed out");
+    auto j = jobs_.find(task.job_id);
+    if (j != jobs_.end())
+      partition_failed(j->second, task.partition, task.worker_id, JobErrorCode::kTaskTimeout,
+                       "worker " + task.worker_id + " did not finish within the task timeout");
+  }
+}
+
+void Scheduler::fail_job(const std::string& job_id, JobErrorCode code, const std::string& message) {
+  auto j = jobs_.find(job_id);
+  if (j == jobs_.end()) return;
+  release_tasks(j->second);
+  const std::string state = code == JobErrorCode::kCancelled ? kStateCancelled : kStateFailed;
+  ZKLOG(kWarning) << "job " << job_id << " " << state << ": " << message;
+  const ScheduledJob spec = std::move(j->second.spec);
+  jobs_.erase(j);
+  metrics_.jobs_failed(spec.circuit, priority_name(spec.priority), job_error_name(code)).Increment();
+  effects_.job_finished(spec, JobEnd{state, code, message, std::nullopt});
+}
+
+void Scheduler::complete_job(const std::string& job_id) {
+  auto j = jobs_.find(job_id);
+  if (j == jobs_.end()) return;
+  Job& job = j->second;
+  std::vector<PartitionResult> partitions;
+  partitions.reserve(job.partitions.size());
+  for (auto& p : job.partitions) partitions.push_back(std::move(*p.result));
+  JobResult result = assemble_job_result(job_id, job.spec.circuit, job.spec.curve, unix_seconds() - job.started,
+                                         std::move(partitions));
+  release_tasks(job);
+  const ScheduledJob spec = std::move(job.spec);
+  const std::size_t count = job.partitions.size();
+  jobs_.erase(j);
+  effects_.job_finished(spec, JobEnd{kStateDone, std::nullopt, "", std::move(result)});
+  ZKLOG(kInfo) << "job " << job_id << " done: " << count << " partitions verified";
+  const std::string priority = priority_name(spec.priority);
+  metrics_.jobs_completed(spec.circuit, priority).Increment();
+  metrics_.job_latency(spec.circuit, priority).Observe(std::max(0.0, unix_seconds() - spec.submitted_at));
+}
+
+void Scheduler::release_tasks(Job& job) {
+  const std::string& id = job.spec.id;
+  for (std::uint32_t i = 0; i < job.partitions.size(); ++i) {
+    Partition& p = job.partitions[i];
+    if (p.phase == Phase::kPending) pending_.erase(p.pending_key);
+    if (p.phase != Phase::kAssigned) continue;
+    auto t = tasks_.find(p.task_id);
+    if (t == tasks_.end()) continue;
+    effects_.send_cancel(t->second.peer, p.task_id, id);
+    if (auto w = workers_.find(t->second.peer); w != workers_.end()) w->second.tasks.erase(p.task_id);
+    tasks_.erase(t);
+  }
+  seq_to_job_.erase(job.seq);
+}
+
+void Scheduler::make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead) {
+  Partition& p = job.partitions[partition];
+  p.pending_since = Clock::now();
+  const int priority = static_cast<int>(job.spec.priority);
+  const double deadline = job.spec.deadline_unix.value_or(std::numeric_limits<double>::infinity());
+  p.pending_key = {priority, deadline, current_round_[static_cast<std::size_t>(priority)] + rounds_ahead, job.seq,
+                   partition};
+  pending_.insert(p.pending_key);
+}
+
+void Scheduler::requeue(const std::string& job_id, std::uint32_t partition, std::string_view reason) {
+  auto j = jobs_.find(job_id);
+  if (j == jobs_.end()) return;
+  Partition& p = j->second.partitions[partition];
+  if (p.phase != Phase::kAssigned) return;
+  p.phase = Phase::kPending;
+  p.task_id = 0;
+  make_pending(j->second, partition);
+  metrics_.partitions_requeued(reason).Increment();
+}
+
+// ---------------------------------------------------------------------------
+// Workers
+
+void Scheduler::add_worker(const std::string& peer, WorkerOffer offer) {
+  Worker w;
+  w.peer = peer;
+  w.worker_id = std::move(offer.worker_id);
+  w.curves = std::move(offer.curves);
+  w.loaded = std::move(offer.loaded);
+  w.credits = std::min(offer.credits, coordinator::kMaxCreditsPerWorker);
+  workers_[peer] = std::move(w);
+}
+
+void Scheduler::remove_worker(const std::string& peer, std::string_view reason) {
+  auto it = workers_.find(peer);
+  if (it == workers_.end()) return;
+  const Worker& w = it->second;
+  for (std::uint64_t task_id : w.tasks) {
+    auto t = tasks_.find(task_id);
+    if (t == tasks_.end()) continue;
+    ZKLOG(kInfo) << "task " << task_id << " (job " << t->second.job_id << " partition " << t->second.partition
+                 << ") goes back to the queue: worker " << w.worker_id << " "
+                 << (reason == "workerDead" ? "died" : "replaced by a new hello");
+    const std::string job_id = t->second.job_id;
+    const std::uint32_t partition = t->second.partition;
+    tasks_.erase(t);
+    requeue(job_id, partition, reason);
+  }
+  workers_.erase(it);
+}
+
+void Scheduler::grant_credits(const std::string& peer, std::uint32_t credits) {
+  auto it = workers_.find(peer);
+  if (it == workers_.end()) return;
+  // Sum in 64 bits: a hostile grant must not wrap around the cap.
+  it->second.credits = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      std::uint64_t{it->second.credits} + credits, coordinator::kMaxCreditsPerWorker));
+}
+
+void Scheduler::set_loaded(const std::string& peer, std::set<std::string> loaded) {
+  if (auto it = workers_.find(peer); it != workers_.end()) it->second.loaded = std::move(loaded);
+}
+
+void Scheduler::set_draining(const std::string& peer) {
+  if (auto it = workers_.find(peer); it != workers_.end()) it->second.draining = true;
+}
+
+std::optional<Scheduler::WorkerView> Scheduler::worker(const std::string& peer) const {
+  auto it = workers_.find(peer);
+  if (it == workers_.end()) return std::nullopt;
+  return WorkerView{it->second.credits, it->second.tasks.size(), &it->second.loaded, it->second.quarantined};
+}
+
+std::uint32_t Scheduler::faults(const std::string& worker_id) const {
+  auto it = faults_.find(worker_id);
+  return it == faults_.end() ? 0 : it->second;
+}
+
+void Scheduler::count_fault(const std::string& worker_id, const std::string& why) {
+  const std::uint32_t n = ++faults_[worker_id];
+  metrics_.worker_faults(worker_id).Increment();
+  effects_.faults_changed(worker_id, +1);
+  if (n >= config_.quarantine_after) {
+    ZKLOG(kError) << "worker " << worker_id << " quarantined after " << n << " faults (last: " << why << ")";
+    effects_.worker_quarantined(worker_id);
+    metrics_.worker_quarantined(worker_id).Set(1);
+    for (auto& [peer, w] : workers_)
+      if (w.worker_id == worker_id) w.quarantined = true;
+  }
+}
+
+void Scheduler::refund_fault(const std::string& worker_id) {
+  if (faults_[worker_id] > 0) --faults_[worker_id];
+  effects_.faults_changed(worker_id, -1);
+}
+
+// ---------------------------------------------------------------------------
+// Tasks
+
+bool Scheduler::any_credit() const {
+  for (const auto& [peer, w] : workers_)
+    if (w.credits > 0 && !w.draining && !w.quarantined) return true;
+  return false;
+}
+
+void Scheduler::dispatch() {
+  if (!any_credit()) return;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const auto [priority, deadline, round, seq, partition] = *it;
+    auto job_it = jobs_.find(seq_to_job_[seq]);
+    if (job_it == jobs_.end()) {
+      it = pending_.erase(it);
+      continue;
+    }
+    Job& job = job_it->second;
+    Partition& p = job.partitions[partition];
+    const std::string& circuit = job.spec.circuit;
+    Worker* best = nullptr;
+    bool any_capable_unavoided = false;
+    auto score = [&](const Worker& w) {
+      return std::make_tuple(!p.avoid.count(w.worker_id), w.loaded.count(circuit) > 0, w.credits);
+    };
+    for (auto& [peer, w] : workers_) {
+      if (w.draining || w.quarantined || !w.curves.count(job.spec.curve)) continue;
+      if (!p.avoid.count(w.worker_id)) any_capable_unavoided = true;
+      if (w.credits == 0) continue;
+      if (!best || score(w) > score(*best)) best = &w;
+    }
+    // A worker that failed this partition gets it again only when no other
+    // capable worker exists at all (a farm of one must still retry).
+    if (!best || (p.avoid.count(best->worker_id) && any_capable_unavoided)) {
+      ++it;
+      continue;
+    }
+    const std::uint64_t task_id = next_task_id_++;
+    if (p.pending_since != Clock::time_point{})
+      metrics_.partition_dispatch_wait(priority_name(job.spec.priority))
+          .Observe(std::chrono::duration<double>(Clock::now() - p.pending_since).count());
+    effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.spec, partition, p.attempts});
+    --best->credits;
+    best->tasks.insert(task_id);
+    best->loaded.insert(circuit);  // it will load it: prefer it for the rest of the job
+    tasks_[task_id] = Task{job.spec.id, partition, best->peer, best->worker_id, Clock::now()};
+    p.phase = Phase::kAssigned;
+    p.task_id = task_id;
+    ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec.id << " partition " << partition << " -> "
+                  << best->worker_id;
+    auto& current = current_round_[static_cast<std::size_t>(priority)];
+    current = std::max(current, round);
+    it = pending_.erase(it);
+    if (!any_credit()) return;
+  }
+}
+
+std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std::uint64_t task_id) {
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end() || t->second.peer != peer) return std::nullopt;
+  Task task = t->second;
+  tasks_.erase(t);
+  if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
+  auto j = jobs_.find(task.job_id);
+  if (j == jobs_.end()) return std::nullopt;
+  Job& job = j->second;
+  Partition& p = job.partitions[task.partition];
+  p.phase = Phase::kVerifying;
+  metrics_.partitions_proved(job.spec.circuit).Increment();
+  AcceptedResult accepted;
+  accepted.job_id = task.job_id;
+  accepted.partition = task.partition;
+  accepted.worker_id = task.worker_id;
+  accepted.attempt = p.attempts;
+  accepted.prepared = job.spec.prepared;
+  accepted.received = Clock::now();
+  accepted.worker_seconds = std::chrono::duration<double>(accepted.received - task.sent).count();
+  if (p.pending_since != Clock::time_point{})
+    accepted.wait_seconds = std::chrono::duration<double>(task.sent - p.pending_since).count();
+  return accepted;
+}
+
+void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::string& reason, PartitionResult result) {
+  auto j = jobs_.find(r.job_id);
+  if (j == jobs_.end()) return;  // failed or cancelled meanwhile
+  Job& job = j->second;
+  Partition& p = job.partitions[r.partition];
+  if (p.phase != Phase::kVerifying) return;
+  if (!valid) {
+    ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
+                    << " is invalid: " << reason;
+    p.invalid_by.insert(r.worker_id);
+    metrics_.partitions_invalid(job.spec.circuit, r.worker_id).Increment();
+    count_fault(r.worker_id, "invalid proof");
+    if (p.invalid_by.size() >= coordinator::kInvalidProofsToBlameWitness) {
+      // Different devices agree: the witness, not the devices.
+      for (const auto& w : p.invalid_by) refund_fault(w);
+      fail_job(r.job_id, JobErrorCode::kUnsatisfied,
+               "partition " + std::to_string(r.partition) + ": proofs from " + std::to_string(p.invalid_by.size()) +
+                   " different workers failed verification: the witness does not satisfy the circuit");
+      return;
+    }
+    partition_failed(job, r.partition, r.worker_id, JobErrorCode::kInvalidProof, "proof failed verification");
+    return;
+  }
+  p.phase = Phase::kProved;
+  p.result = std::move(result);
+  ++job.proved;
+  metrics_.partitions_verified(job.spec.circuit).Increment();
+  effects_.partition_proved(job.spec, *p.result);
+  ZKLOG(kInfo) << "job " << r.job_id << " partition " << r.partition << " verified (" << job.proved << "/"
+               << job.partitions.size() << ")";
+  if (job.proved == job.partitions.size()) complete_job(r.job_id);
+}
+
+void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, JobErrorCode code,
+                                 const std::string& message) {
+  Partition& p = job.partitions[partition];
+  ++p.attempts;
+  p.avoid.insert(worker_id);
+  effects_.attempt_failed(job.spec, partition);
+  if (p.attempts >= config_.max_attempts) {
+    // Refund faults for invalid proofs: with every attempt invalid we cannot
+    // tell a bad witness from bad devices.
+    for (const auto& w : p.invalid_by) refund_fault(w);
+    fail_job(job.spec.id, code,
+             "partition " + std::to_string(partition) + " failed " + std::to_string(p.attempts) +
+                 " attempts; last error: " + message);
+    return;
+  }
+  p.phase = Phase::kPending;
+  p.task_id = 0;
+  make_pending(job, partition);
+  metrics_.partitions_retried(job.spec.circuit, label(code)).Increment();
+}
+
+void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, JobErrorCode code,
+                              const std::string& message) {
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end() || t->second.peer != peer) return;
+  Task task = t->second;
+  tasks_.erase(t);
+  if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
+  auto j = jobs_.find(task.job_id);
+  if (j == jobs_.end()) return;
+  ZKLOG(kWarning) << "job " << task.job_id << " partition " << task.partition << ": worker " << task.worker_id
+                  << " reported " << job_error_name(code) << ": " << message;
+  if (code == JobErrorCode::kCancelled) {
+    requeue(task.job_id, task.partition, "cancelled");
+    return;
+  }
+  if (claims_bad_input(code)) {
+    fail_job(task.job_id, code, "partition " + std::to_string(task.partition) + ": " + message);
+    return;
+  }
+  j->second.partitions[task.partition].phase = Phase::kAssigned;
+  partition_failed(j->second, task.partition, task.worker_id, code, message);
+}
+
+// ---------------------------------------------------------------------------
+// State for gauges and status
+
+void Scheduler::update_gauges() {
+  std::array<double, 4> active{}, pending{};
+  auto slot = [](Priority priority) {
+    const auto index = static_cast<std::size_t>(priority);
+    return index < 4 ? index : 3;
+  };
+  for (const auto& [id, job] : jobs_) ++active[slot(job.spec.priority)];
+  for (const auto& key : pending_) ++pending[slot(static_cast<Priority>(std::get<0>(key)))];
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string name = priority_name(static_cast<Priority>(i));
+    metrics_.jobs_active(name).Set(active[i]);
+    metrics_.partitions_pending(name).Set(pending[i]);
+  }
+  metrics_.partitions_in_flight().Set(static_cast<double>(tasks_.size()));
+}
+
+SchedulerSnapshot Scheduler::snapshot() const {
+  SchedulerSnapshot s;
+  for (const auto& [id, job] : jobs_) {
+    SchedulerSnapshot::Job j;
+    j.id = id;
+    j.circuit = job.spec.circuit;
+    j.priority = job.spec.priority;
+    j.deadline_unix = job.spec.deadline_unix;
+    j.partitions = static_cast<std::uint32_t>(job.partitions.size());
+    for (const auto& p : job.partitions) {
+      switch (p.phase) {
+        case Phase::kPending: ++j.pending; break;
+        case Phase::kAssigned: ++j.assigned; break;
+        case Phase::kVerifying: ++j.verifying; break;
+        case Phase::kProved: ++j.proved; break;
+      }
+    }
+    s.jobs.push_back(std::move(j));
+  }
+  for (const auto& [peer, w] : workers_)
+    s.workers.push_back({peer, w.worker_id, w.credits, static_cast<std::uint32_t>(w.tasks.size()), faults(w.worker_id),
+                         w.draining, w.quarantined});
+  s.tasks_in_flight = tasks_.size();
+  return s;
+}
+
+}  // namespace zkfarm

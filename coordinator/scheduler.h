@@ -1,0 +1,275 @@
+// scheduler.h -- which partition goes to which worker, and what a failure
+// means: the coordinator's decisions, with no Redis and no ZeroMQ in it.
+//
+// The scheduler holds the running jobs (their partitions: pending, assigned,
+// verifying, proved), the workers' scheduling view (curves, resident
+// circuits, credits, draining, quarantined), the tasks in flight and the
+// workers' fault counts. Everything it decides that must leave the process
+// (a task or a cancel to send, a proof to store, a job to finish, a fault to
+// record) it hands to its SchedulerEffects; the coordinator implements them
+// with Redis and the router link, the unit tests record them.
+//
+// Scheduling: each partition is a task. Workers grant credits; a task goes
+// to a worker with a free credit that supports the curve, preferring one
+// that holds the circuit resident (affinity) and avoiding workers that
+// already failed this partition. Partitions are served in (priority,
+// deadline, round, job arrival, partition) order: strict priority; within a
+// priority earliest deadline first (none = last); then round-robin between
+// jobs: a job arriving in scheduling round R has its k-th partition due in
+// round R + k, so jobs of one priority share the workers partition by
+// partition and none starves behind a bigger or older one.
+//
+// Failures: a dead worker's tasks go back to pending without counting as an
+// attempt, and its late results are ignored (unknown task id). An invalid
+// proof counts a fault against the worker (quarantine after
+// quarantine_after faults) and retries the partition elsewhere; invalid
+// proofs from two different workers mean the witness is at fault: the job
+// fails as "unsatisfied" and the workers' faults are refunded. Errors a
+// worker reports are either the input's (the job fails with the worker's
+// message) or its own (retry elsewhere, up to max_attempts).
+//
+// Threading: none of its own; one thread (the coordinator's scheduler
+// thread) calls everything. Effects are called synchronously from inside
+// the calls and must not call back into the scheduler.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "cluster/job_error.h"
+#include "cluster/job_result.h"
+#include "cluster/keys.h"
+#include "coordinator/constants.h"
+#include "formats/curve_id.h"
+#include "monitoring/metrics/metrics.h"
+
+namespace zkfarm {
+
+struct PreparedJob;  // coordinator/prepared_job.h: opaque to the scheduler
+
+struct SchedulerConfig {
+  std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;
+  std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;
+  std::chrono::milliseconds task_timeout{0};  // 0: none; else a task held longer is a fault
+};
+
+// What the scheduler needs to know of a job.
+struct ScheduledJob {
+  std::string id, circuit;
+  CurveId curve = CurveId::kBn254;
+  Priority priority = Priority::kNormal;
+  std::optional<double> deadline_unix;  // seconds
+  std::uint32_t partitions = 0;
+  double submitted_at = 0;                            // unix seconds (job latency)
+  std::map<std::uint32_t, PartitionResult> proved;    // resumed: verified before a restart
+  std::shared_ptr<const PreparedJob> prepared;        // handed back to the effects untouched
+};
+
+// What the scheduler needs to know of a worker (from its Hello).
+struct WorkerOffer {
+  std::string worker_id;
+  std::set<CurveId> curves;
+  std::set<std::string> loaded;  // resident circuit ids
+  std::uint32_t credits = 0;
+};
+
+// A task to send: the job's partition to the worker at peer.
+struct TaskOrder {
+  std::uint64_t task_id = 0;
+  std::string peer, worker_id;
+  const ScheduledJob* job = nullptr;
+  std::uint32_t partition = 0;
+  std::uint32_t attempt = 0;  // failed attempts so far
+};
+
+// How a job ended.
+struct JobEnd {
+  std::string state;                 // kStateDone | kStateFailed | kStateCancelled
+  std::optional<JobErrorCode> code;  // unless done
+  std::string message;               // unless done
+  std::optional<JobResult> result;   // when done
+};
+
+class SchedulerEffects {
+ public:
+  virtual ~SchedulerEffects() = default;
+  virtual void send_task(const TaskOrder& order) = 0;
+  virtual void send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) = 0;
+  virtual void job_started(const ScheduledJob& job) = 0;
+  virtual void partition_proved(const ScheduledJob& job, const PartitionResult& result) = 0;
+  // A failed attempt at one of the job's partitions (job:<id> "attempts").
+  virtual void attempt_failed(const ScheduledJob& job, std::uint32_t partition) = 0;
+  // The job is terminal; the scheduler forgot it before this call.
+  virtual void job_finished(const ScheduledJob& job, const JobEnd& end) = 0;
+  // delta: +1 a fault, -1 a refunded one.
+  virtual void faults_changed(const std::string& worker_id, int delta) = 0;
+  virtual void worker_quarantined(const std::string& worker_id) = 0;
+};
+
+// A result taken off a task: what the verifier needs, and what on_verified
+// takes back.
+struct AcceptedResult {
+  std::string job_id, worker_id;
+  std::uint32_t partition = 0;
+  std::uint32_t attempt = 0;
+  std::shared_ptr<const PreparedJob> prepared;
+  double wait_seconds = 0, worker_seconds = 0;  // pending -> dispatched -> result received
+  std::chrono::steady_clock::time_point received{};
+};
+
+// What the scheduler holds, for a status page (copied out; cheap: no proofs).
+struct SchedulerSnapshot {
+  struct Job {
+    std::string id, circuit;
+    Priority priority = Priority::kNormal;
+    std::optional<double> deadline_unix;
+    std::uint32_t partitions = 0, pending = 0, assigned = 0, verifying = 0, proved = 0;
+  };
+  struct Worker {
+    std::string peer, worker_id;
+    std::uint32_t credits = 0, tasks = 0, faults = 0;
+    bool draining = false, quarantined = false;
+  };
+  std::vector<Job> jobs;
+  std::vector<Worker> workers;
+  std::size_t tasks_in_flight = 0;
+};
+
+class Scheduler {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Scheduler(SchedulerConfig config, SchedulerEffects& effects, metrics::CoordinatorMetrics& metrics);
+
+  // --- Jobs ---
+  // Starts a job (its unproved partitions become pending). Returns false,
+  // doing nothing, when a job of that id already runs (a recovery pass saw
+  // it again). A job whose partitions are all proved completes at once.
+  bool add_job(ScheduledJob job);
+  bool has_job(const std::string& id) const { return jobs_.count(id) > 0; }
+  std::size_t job_count() const { return jobs_.size(); }
+  // Ends a running job (cancels its tasks at the workers). Returns false if
+  // it does not run here.
+  bool end_job(const std::string& id, JobErrorCode code, const std::string& message);
+  // Fails every job whose deadline is before unix_now, and treats every task
+  // held longer than the task timeout at `now` as a fault of its worker.
+  void expire(double unix_now, Clock::time_point now);
+
+  // --- Workers (by peer: the link's routing id) ---
+  // A new session. The caller has dropped any older one of the worker first.
+  void add_worker(const std::string& peer, WorkerOffer offer);
+  // The session ended: its tasks go back to pending without counting an
+  // attempt (reason labels zkfarm_partitions_requeued_total: workerDead,
+  // workerRestarted).
+  void remove_worker(const std::string& peer, std::string_view reason);
+  void grant_credits(const std::string& peer, std::uint32_t credits);
+  void set_loaded(const std::string& peer, std::set<std::string> loaded);
+  void set_draining(const std::string& peer);
+  bool has_worker(const std::string& peer) const { return workers_.count(peer) > 0; }
+  // Credits, tasks and resident circuits of a session (for its Redis record).
+  struct WorkerView {
+    std::uint32_t credits = 0;
+    std::size_t tasks = 0;
+    const std::set<std::string>* loaded = nullptr;
+    bool quarantined = false;
+  };
+  std::optional<WorkerView> worker(const std::string& peer) const;
+
+  // --- Tasks ---
+  // Hands pending partitions to workers with free credits (send_task), in
+  // the order of the file comment.
+  void dispatch();
+  // A worker's result for task_id: nullopt if the task is unknown or not
+  // that peer's (late, cancelled, forged), else the partition now waits for
+  // verification.
+  std::optional<AcceptedResult> on_result(const std::string& peer, std::uint64_t task_id);
+  // The verifier's verdict on an accepted result. `result` is the partition's
+  // entry when valid (ignored otherwise).
+  void on_verified(const AcceptedResult& accepted, bool valid, const std::string& reason,
+                   PartitionResult result);
+  // A worker's TaskError for task_id (ignored unless it is that peer's task).
+  void on_task_error(const std::string& peer, std::uint64_t task_id, JobErrorCode code,
+                     const std::string& message);
+
+  // Refreshes the gauges derived from this state (active jobs, pending and
+  // in-flight partitions).
+  void update_gauges();
+  SchedulerSnapshot snapshot() const;
+  std::uint32_t faults(const std::string& worker_id) const;
+
+ private:
+  enum class Phase { kPending, kAssigned, kVerifying, kProved };
+  // priority, deadline (unix s; +inf when none), round, job seq, partition
+  using PendingKey = std::tuple<int, double, std::uint64_t, std::uint64_t, std::uint32_t>;
+  struct Partition {
+    Phase phase = Phase::kPending;
+    std::uint32_t attempts = 0;        // failed attempts (not dead-worker requeues)
+    std::set<std::string> avoid;       // worker ids that failed it
+    std::set<std::string> invalid_by;  // worker ids whose proof was invalid
+    std::uint64_t task_id = 0;
+    std::optional<PartitionResult> result;  // once proved
+    Clock::time_point pending_since{};      // when it last became pending
+    PendingKey pending_key{};               // while pending
+  };
+  struct Job {
+    ScheduledJob spec;
+    std::uint64_t seq = 0;
+    std::vector<Partition> partitions;
+    std::size_t proved = 0;
+    double started = 0;  // unix seconds
+  };
+  struct Worker {
+    std::string peer, worker_id;
+    std::set<CurveId> curves;
+    std::set<std::string> loaded;
+    std::uint32_t credits = 0;
+    std::set<std::uint64_t> tasks;
+    bool draining = false, quarantined = false;
+  };
+  struct Task {
+    std::string job_id;
+    std::uint32_t partition = 0;
+    std::string peer, worker_id;
+    Clock::time_point sent;
+  };
+
+  // Adds a partition to pending_ and starts its dispatch-wait clock; it is
+  // due `rounds_ahead` scheduling rounds after the current one of its
+  // priority (round-robin between jobs, see the file comment).
+  void make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead = 0);
+  // Puts an assigned partition back to pending without counting an attempt.
+  void requeue(const std::string& job_id, std::uint32_t partition, std::string_view reason);
+  // A failed attempt: retried elsewhere, or the job fails after max_attempts.
+  void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, JobErrorCode code,
+                        const std::string& message);
+  void count_fault(const std::string& worker_id, const std::string& why);
+  void refund_fault(const std::string& worker_id);
+  void fail_job(const std::string& job_id, JobErrorCode code, const std::string& message);
+  void complete_job(const std::string& job_id);
+  // Cancels the job's tasks at their workers and forgets them.
+  void release_tasks(Job& job);
+  bool any_credit() const;
+
+  SchedulerConfig config_;
+  SchedulerEffects& effects_;
+  metrics::CoordinatorMetrics& metrics_;
+  std::map<std::string, Job> jobs_;
+  std::set<PendingKey> pending_;
+  std::array<std::uint64_t, 4> current_round_{};  // per priority: round of the last dispatch
+  std::map<std::uint64_t, std::string> seq_to_job_;
+  std::map<std::string, Worker> workers_;  // by peer
+  std::map<std::uint64_t, Task> tasks_;
+  std::map<std::string, std::uint32_t> faults_;  // by worker id
+  std::uint64_t next_task_id_ = 1, next_seq_ = 1;
+};
+
+}  // namespace zkfarm

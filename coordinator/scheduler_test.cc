@@ -1,0 +1,477 @@
+// scheduler_test.cc -- the Scheduler driven directly: dispatch order
+// (priority, earliest deadline, round-robin between jobs), affinity, credits,
+// curves, draining, dead workers, invalid proofs, faults and quarantine,
+// retries, task timeouts, deadlines, cancels and resumed jobs. The effects
+// are recorded; nothing here needs Redis, ZeroMQ or a process
+// (tests/cluster/scheduling_test checks the same order end to end).
+#include "coordinator/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace zkfarm {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kCircuitA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+constexpr const char* kCircuitB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+double now_unix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+struct SentTask {
+  std::uint64_t task_id;
+  std::string peer, worker_id, job_id;
+  std::uint32_t partition, attempt;
+};
+
+class Recorder : public SchedulerEffects {
+ public:
+  void send_task(const TaskOrder& o) override {
+    tasks.push_back({o.task_id, o.peer, o.worker_id, o.job->id, o.partition, o.attempt});
+  }
+  void send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) override {
+    cancels.push_back(peer + " " + std::to_string(task_id) + " " + job_id);
+  }
+  void job_started(const ScheduledJob& job) override { started.push_back(job.id); }
+  void partition_proved(const ScheduledJob& job, const PartitionResult& r) override {
+    proved.push_back(job.id + " " + std::to_string(r.partition));
+  }
+  void attempt_failed(const ScheduledJob& job, std::uint32_t partition) override {
+    attempts.push_back(job.id + " " + std::to_string(partition));
+  }
+  void job_finished(const ScheduledJob& job, const JobEnd& end) override { finished[job.id] = end; }
+  void faults_changed(const std::string& worker_id, int delta) override { fault_deltas[worker_id] += delta; }
+  void worker_quarantined(const std::string& worker_id) override { quarantined.push_back(worker_id); }
+
+  std::vector<SentTask> tasks;
+  std::vector<std::string> cancels, started, proved, attempts, quarantined;
+  std::map<std::string, JobEnd> finished;
+  std::map<std::string, int> fault_deltas;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  SchedulerTest() : metrics_("test") {}
+
+  Scheduler& make(SchedulerConfig config = {}) {
+    scheduler_ = std::make_unique<Scheduler>(config, effects_, metrics_);
+    return *scheduler_;
+  }
+  Scheduler& s() {
+    if (!scheduler_) make();
+    return *scheduler_;
+  }
+
+  static ScheduledJob job(const std::string& id, std::uint32_t partitions, Priority priority = Priority::kNormal,
+                          std::optional<double> deadline = std::nullopt, const std::string& circuit = kCircuitA,
+                          CurveId curve = CurveId::kBn254) {
+    ScheduledJob j;
+    j.id = id;
+    j.circuit = circuit;
+    j.curve = curve;
+    j.priority = priority;
+    j.deadline_unix = deadline;
+    j.partitions = partitions;
+    j.submitted_at = now_unix();
+    return j;
+  }
+
+  void worker(const std::string& peer, std::uint32_t credits, std::set<std::string> loaded = {},
+              std::set<CurveId> curves = {CurveId::kBn254, CurveId::kBls12381}) {
+    s().add_worker(peer, WorkerOffer{"w-" + peer, std::move(curves), std::move(loaded), credits});
+  }
+
+  static PartitionResult proof_of(std::uint32_t partition, const std::string& compressed_hex = "") {
+    PartitionResult r;
+    r.partition = partition;
+    r.proof = {{"protocol", "groth16"}};
+    r.public_signals = nlohmann::json::array({"1"});
+    r.compressed_hex = compressed_hex;
+    return r;
+  }
+
+  // Answers task `t` with a valid (or invalid) proof.
+  void prove(const SentTask& t, bool valid = true) {
+    auto accepted = s().on_result(t.peer, t.task_id);
+    ASSERT_TRUE(accepted) << "task " << t.task_id << " not accepted";
+    s().on_verified(*accepted, valid, valid ? "" : "bad pairing", proof_of(t.partition));
+  }
+
+  // Runs a one-credit worker until every job is done; returns the order in
+  // which it received partitions ("job partition").
+  std::vector<std::string> drain_with_one_slot() {
+    worker("only", 1);
+    std::vector<std::string> order;
+    for (std::size_t i = 0; i < 1000 && s().job_count() > 0; ++i) {
+      const std::size_t before = effects_.tasks.size();
+      s().dispatch();
+      if (effects_.tasks.size() == before) break;
+      const SentTask t = effects_.tasks.back();
+      order.push_back(t.job_id + " " + std::to_string(t.partition));
+      prove(t);
+      s().grant_credits("only", 1);
+    }
+    return order;
+  }
+
+  metrics::CoordinatorMetrics metrics_;
+  Recorder effects_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+// --- Order (as tests/cluster/scheduling_test, without processes) ---
+
+TEST_F(SchedulerTest, JobsOfOnePriorityShareWorkersRoundRobin) {
+  s().add_job(job("big", 6));
+  s().add_job(job("small", 2));
+  const std::vector<std::string> expected = {"big 0", "small 0", "big 1", "small 1",
+                                             "big 2", "big 3",   "big 4", "big 5"};
+  EXPECT_EQ(drain_with_one_slot(), expected);
+  EXPECT_EQ(effects_.finished.at("big").state, kStateDone);
+  EXPECT_EQ(effects_.finished.at("small").state, kStateDone);
+}
+
+TEST_F(SchedulerTest, EarlierDeadlineFirstWithinAPriorityAndPriorityAboveDeadline) {
+  const double now = now_unix();
+  s().add_job(job("none", 2));
+  s().add_job(job("late", 2, Priority::kNormal, now + 900));
+  s().add_job(job("low-urgent", 1, Priority::kLow, now + 300));
+  s().add_job(job("early", 2, Priority::kNormal, now + 600));
+  s().add_job(job("high", 1, Priority::kHigh));
+  const std::vector<std::string> expected = {"high 0", "early 0", "early 1", "late 0",
+                                             "late 1", "none 0",  "none 1",  "low-urgent 0"};
+  EXPECT_EQ(drain_with_one_slot(), expected);
+}
+
+TEST_F(SchedulerTest, ALaterJobOfOnePriorityWaitsOnlyItsTurn) {
+  // "first" arrives alone and starts; "second" arrives after two rounds and
+  // is interleaved from the round it arrived in, not after all of "first".
+  worker("only", 1);
+  s().add_job(job("first", 5));
+  for (int i = 0; i < 2; ++i) {
+    s().dispatch();
+    prove(effects_.tasks.back());
+    s().grant_credits("only", 1);
+  }
+  s().add_job(job("second", 2));
+  std::vector<std::string> order;
+  while (s().job_count() > 0) {
+    const std::size_t before = effects_.tasks.size();
+    s().dispatch();
+    ASSERT_GT(effects_.tasks.size(), before);
+    order.push_back(effects_.tasks.back().job_id + " " + std::to_string(effects_.tasks.back().partition));
+    prove(effects_.tasks.back());
+    s().grant_credits("only", 1);
+  }
+  // "second" arrives in round 1: its partitions are due in rounds 1 and 2,
+  // next to "first"'s partitions 2 (round 2), 3 and 4.
+  const std::vector<std::string> expected = {"second 0", "first 2", "second 1", "first 3", "first 4"};
+  EXPECT_EQ(order, expected);
+}
+
+// --- Workers: affinity, credits, curves, draining ---
+
+TEST_F(SchedulerTest, PrefersAWorkerHoldingTheCircuit) {
+  worker("cold", 4);
+  worker("warm", 1, {kCircuitA});
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  EXPECT_EQ(effects_.tasks[0].peer, "warm");
+}
+
+TEST_F(SchedulerTest, AWorkerThatLoadsACircuitKeepsTheJob) {
+  // Without affinity, the worker with more credits wins; once it has the
+  // circuit it is preferred for the rest of the job.
+  worker("a", 3);
+  worker("b", 2);
+  s().add_job(job("j", 3));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 3u);
+  for (const auto& t : effects_.tasks) EXPECT_EQ(t.peer, "a");
+}
+
+TEST_F(SchedulerTest, NeverMoreTasksThanCredits) {
+  worker("a", 2);
+  s().add_job(job("j", 5));
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 2u);
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 2u);
+  s().grant_credits("a", 1);
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 3u);
+}
+
+TEST_F(SchedulerTest, CreditsAreCappedAndCannotWrap) {
+  worker("a", 5000);
+  EXPECT_EQ(s().worker("a")->credits, coordinator::kMaxCreditsPerWorker);
+  s().grant_credits("a", 0xffffffffu);
+  EXPECT_EQ(s().worker("a")->credits, coordinator::kMaxCreditsPerWorker);
+  s().add_job(job("j", 4096));
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), coordinator::kMaxCreditsPerWorker);
+}
+
+TEST_F(SchedulerTest, OnlyWorkersOfTheJobsCurveGetIt) {
+  worker("bn", 4, {}, {CurveId::kBn254});
+  s().add_job(job("bls", 1, Priority::kNormal, std::nullopt, kCircuitB, CurveId::kBls12381));
+  s().dispatch();
+  EXPECT_TRUE(effects_.tasks.empty());
+  worker("bls", 1, {}, {CurveId::kBls12381});
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  EXPECT_EQ(effects_.tasks[0].peer, "bls");
+}
+
+TEST_F(SchedulerTest, ADrainingWorkerGetsNothingNew) {
+  worker("a", 4);
+  s().set_draining("a");
+  s().add_job(job("j", 1));
+  s().dispatch();
+  EXPECT_TRUE(effects_.tasks.empty());
+}
+
+// --- Failures ---
+
+TEST_F(SchedulerTest, ADeadWorkersTasksGoBackWithoutAnAttemptAndItsLateResultIsIgnored) {
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  const SentTask first = effects_.tasks[0];
+  s().remove_worker("a", "workerDead");
+  EXPECT_FALSE(s().on_result("a", first.task_id));  // late
+  worker("b", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "b");
+  EXPECT_EQ(effects_.tasks[1].attempt, 0u);
+  EXPECT_TRUE(effects_.attempts.empty());
+}
+
+TEST_F(SchedulerTest, AResultForAnotherPeersTaskIsIgnored) {
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  const std::string other = effects_.tasks[0].peer == "a" ? "b" : "a";
+  EXPECT_FALSE(s().on_result(other, effects_.tasks[0].task_id));
+  EXPECT_TRUE(s().on_result(effects_.tasks[0].peer, effects_.tasks[0].task_id));
+}
+
+TEST_F(SchedulerTest, AnInvalidProofIsAFaultAndTheRetryGoesElsewhere) {
+  worker("a", 1, {kCircuitA});
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  EXPECT_EQ(effects_.tasks[0].peer, "a");
+  prove(effects_.tasks[0], /*valid=*/false);
+  EXPECT_EQ(effects_.fault_deltas["w-a"], 1);
+  EXPECT_EQ(s().faults("w-a"), 1u);
+  s().grant_credits("a", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "b");  // avoided a, despite its affinity
+  EXPECT_EQ(effects_.tasks[1].attempt, 1u);
+  prove(effects_.tasks[1]);
+  EXPECT_EQ(effects_.finished.at("j").state, kStateDone);
+}
+
+TEST_F(SchedulerTest, InvalidProofsFromTwoWorkersBlameTheWitnessAndRefundTheFaults) {
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  prove(effects_.tasks[0], false);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  prove(effects_.tasks[1], false);
+  const JobEnd& end = effects_.finished.at("j");
+  EXPECT_EQ(end.state, kStateFailed);
+  EXPECT_EQ(end.code, JobErrorCode::kUnsatisfied);
+  EXPECT_EQ(effects_.fault_deltas["w-a"], 0);
+  EXPECT_EQ(effects_.fault_deltas["w-b"], 0);
+}
+
+TEST_F(SchedulerTest, AFarmOfOneStillRetriesOnTheSameWorker) {
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kOutOfMemory, "out of memory");
+  s().grant_credits("a", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "a");
+}
+
+TEST_F(SchedulerTest, AWorkersOwnErrorsAreRetriedUpToMaxAttempts) {
+  make(SchedulerConfig{3, 100, 0ms});
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  for (int i = 0; i < 3; ++i) {
+    s().dispatch();
+    ASSERT_EQ(effects_.tasks.size(), static_cast<std::size_t>(i + 1));
+    s().on_task_error("a", effects_.tasks.back().task_id, JobErrorCode::kDeviceFault, "xid 79");
+    s().grant_credits("a", 1);
+  }
+  EXPECT_EQ(effects_.attempts.size(), 3u);
+  const JobEnd& end = effects_.finished.at("j");
+  EXPECT_EQ(end.state, kStateFailed);
+  EXPECT_EQ(end.code, JobErrorCode::kDeviceFault);
+  EXPECT_NE(end.message.find("failed 3 attempts; last error: xid 79"), std::string::npos) << end.message;
+}
+
+TEST_F(SchedulerTest, CancelledByTheWorkerIsRequeuedWithoutAnAttempt) {
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kCancelled, "cancelled");
+  s().grant_credits("a", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].attempt, 0u);
+  EXPECT_TRUE(effects_.attempts.empty());
+}
+
+TEST_F(SchedulerTest, QuarantineAfterRepeatedFaults) {
+  make(SchedulerConfig{100, 2, 0ms});
+  worker("bad", 1, {kCircuitA});
+  worker("good", 1);
+  s().add_job(job("j1", 1));
+  s().add_job(job("j2", 1));
+  s().dispatch();
+  // bad takes one (affinity), good the other.
+  const SentTask t_bad = effects_.tasks[0].peer == "bad" ? effects_.tasks[0] : effects_.tasks[1];
+  prove(t_bad, false);
+  EXPECT_TRUE(effects_.quarantined.empty());
+  s().grant_credits("bad", 1);
+  s().add_job(job("j3", 1));
+  s().dispatch();
+  const SentTask t_bad2 = effects_.tasks.back();
+  ASSERT_EQ(t_bad2.peer, "bad");
+  prove(t_bad2, false);
+  ASSERT_EQ(effects_.quarantined, std::vector<std::string>{"w-bad"});
+  EXPECT_TRUE(s().worker("bad")->quarantined);
+  s().grant_credits("bad", 5);
+  const std::size_t before = effects_.tasks.size();
+  s().dispatch();
+  for (std::size_t i = before; i < effects_.tasks.size(); ++i) EXPECT_NE(effects_.tasks[i].peer, "bad");
+}
+
+TEST_F(SchedulerTest, AStalledTaskTimesOutAsAFaultAndIsRetried) {
+  make(SchedulerConfig{3, 3, 5s});
+  worker("slow", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  const SentTask t = effects_.tasks[0];
+  s().expire(now_unix(), Clock::now() + 1s);
+  EXPECT_TRUE(effects_.cancels.empty());
+  s().expire(now_unix(), Clock::now() + 6s);
+  ASSERT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_EQ(effects_.cancels[0], t.peer + " " + std::to_string(t.task_id) + " j");
+  EXPECT_EQ(effects_.fault_deltas["w-" + t.peer], 1);
+  EXPECT_EQ(effects_.attempts.size(), 1u);
+  EXPECT_FALSE(s().on_result(t.peer, t.task_id));  // too late
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_NE(effects_.tasks[1].peer, t.peer);
+}
+
+TEST_F(SchedulerTest, NoTaskTimeoutWhenItIsOff) {
+  make(SchedulerConfig{3, 3, 0ms});
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().expire(now_unix(), Clock::now() + 24h);
+  EXPECT_TRUE(effects_.cancels.empty());
+}
+
+TEST_F(SchedulerTest, APassedDeadlineFailsTheJobAndCancelsItsTasks) {
+  worker("a", 1);
+  const double deadline = now_unix() + 100;
+  s().add_job(job("j", 2, Priority::kNormal, deadline));
+  s().dispatch();
+  s().expire(deadline - 1, Clock::now());
+  EXPECT_FALSE(effects_.finished.count("j"));
+  s().expire(deadline + 1, Clock::now());
+  ASSERT_TRUE(effects_.finished.count("j"));
+  EXPECT_EQ(effects_.finished.at("j").code, JobErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_EQ(s().job_count(), 0u);
+}
+
+TEST_F(SchedulerTest, EndJobCancelsTasksAndEndsCancelled) {
+  worker("a", 2);
+  s().add_job(job("j", 3));
+  s().dispatch();
+  EXPECT_TRUE(s().end_job("j", JobErrorCode::kCancelled, "cancelled by request"));
+  EXPECT_EQ(effects_.cancels.size(), 2u);
+  EXPECT_EQ(effects_.finished.at("j").state, kStateCancelled);
+  EXPECT_FALSE(s().end_job("j", JobErrorCode::kCancelled, "again"));
+  // Pending partitions of the ended job are never dispatched.
+  s().grant_credits("a", 5);
+  const std::size_t before = effects_.tasks.size();
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), before);
+}
+
+TEST_F(SchedulerTest, AResumedJobKeepsItsProofsAndAssemblesInOrder) {
+  ScheduledJob j = job("resumed", 3, Priority::kNormal, std::nullopt, kCircuitB, CurveId::kBls12381);
+  j.proved[0] = proof_of(0, "aa");
+  j.proved[2] = proof_of(2, "cc");
+  ASSERT_TRUE(s().add_job(std::move(j)));
+  EXPECT_FALSE(s().add_job(job("resumed", 3)));  // a second recovery pass
+  worker("a", 4);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  EXPECT_EQ(effects_.tasks[0].partition, 1u);
+  auto accepted = s().on_result("a", effects_.tasks[0].task_id);
+  ASSERT_TRUE(accepted);
+  s().on_verified(*accepted, true, "", proof_of(1, "bb"));
+  const JobEnd& end = effects_.finished.at("resumed");
+  ASSERT_TRUE(end.result);
+  ASSERT_EQ(end.result->partitions.size(), 3u);
+  for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(end.result->partitions[i].partition, i);
+  EXPECT_EQ(end.result->proofs_hex, "aabbcc");
+  EXPECT_EQ(end.result->curve, "bls12381");
+}
+
+TEST_F(SchedulerTest, AJobWithEveryPartitionProvedCompletesAtOnce) {
+  ScheduledJob j = job("all", 1);
+  j.proved[0] = proof_of(0);
+  s().add_job(std::move(j));
+  ASSERT_TRUE(effects_.finished.count("all"));
+  EXPECT_EQ(effects_.finished.at("all").state, kStateDone);
+  EXPECT_FALSE(effects_.finished.at("all").result->proofs_hex);  // BN254: none
+}
+
+TEST_F(SchedulerTest, SnapshotCountsPhases) {
+  worker("a", 1);
+  s().add_job(job("j", 3));
+  s().dispatch();
+  auto accepted = s().on_result("a", effects_.tasks[0].task_id);
+  ASSERT_TRUE(accepted);
+  s().grant_credits("a", 1);
+  s().dispatch();
+  const SchedulerSnapshot snap = s().snapshot();
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0].verifying, 1u);
+  EXPECT_EQ(snap.jobs[0].assigned, 1u);
+  EXPECT_EQ(snap.jobs[0].pending, 1u);
+  ASSERT_EQ(snap.workers.size(), 1u);
+  EXPECT_EQ(snap.workers[0].tasks, 1u);
+  EXPECT_EQ(snap.tasks_in_flight, 1u);
+}
+
+}  // namespace
+}  // namespace zkfarm

@@ -1,0 +1,293 @@
+// worker_sessions.cc -- see worker_sessions.h.
+#include "coordinator/worker_sessions.h"
+
+#include <algorithm>
+
+#include "cluster/log.h"
+#include "coordinator/prepared_job.h"
+#include "coordinator/redis_retry.h"
+#include "cluster/job_store.h"
+
+namespace zkfarm {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+wire::Curve wire_curve(CurveId id) {
+  return id == CurveId::kBn254 ? wire::Curve::BN254 : wire::Curve::BLS12381;
+}
+
+std::optional<CurveId> curve_from_wire(wire::Curve curve) {
+  switch (curve) {
+    case wire::Curve::BN254: return CurveId::kBn254;
+    case wire::Curve::BLS12381: return CurveId::kBls12381;
+    default: return std::nullopt;
+  }
+}
+
+template <class Build>
+std::string envelope_bytes(Build&& build) {
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<wire::Envelope>();
+  envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
+  build(envelope.getBody());
+  return wire::encode(message);
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+JobErrorCode job_error_from_wire(wire::ErrorCode code) {
+  switch (code) {
+    case wire::ErrorCode::UNKNOWN: return JobErrorCode::kUnknown;
+    case wire::ErrorCode::BAD_WITNESS: return JobErrorCode::kBadWitness;
+    case wire::ErrorCode::WITNESS_LENGTH: return JobErrorCode::kWitnessLength;
+    case wire::ErrorCode::UNSATISFIED: return JobErrorCode::kUnsatisfied;
+    case wire::ErrorCode::WRONG_CURVE: return JobErrorCode::kWrongCurve;
+    case wire::ErrorCode::UNKNOWN_CIRCUIT: return JobErrorCode::kUnknownCircuit;
+    case wire::ErrorCode::WITNESS_UNAVAILABLE: return JobErrorCode::kWitnessUnavailable;
+    case wire::ErrorCode::ARTIFACT_CHECKSUM: return JobErrorCode::kArtifactChecksum;
+    case wire::ErrorCode::OUT_OF_MEMORY: return JobErrorCode::kOutOfMemory;
+    case wire::ErrorCode::DEVICE_FAULT: return JobErrorCode::kDeviceFault;
+    case wire::ErrorCode::INTERNAL: return JobErrorCode::kInternal;
+    case wire::ErrorCode::CANCELLED: return JobErrorCode::kCancelled;
+    case wire::ErrorCode::PROTOCOL_VERSION: return JobErrorCode::kProtocolVersion;
+    case wire::ErrorCode::MALFORMED_MESSAGE: return JobErrorCode::kMalformedMessage;
+    case wire::ErrorCode::UNKNOWN_SESSION: return JobErrorCode::kUnknownSession;
+    case wire::ErrorCode::SHUTTING_DOWN: return JobErrorCode::kShuttingDown;
+  }
+  return JobErrorCode::kUnknown;
+}
+
+StageSeconds stage_seconds_from_wire(wire::StageTimings::Reader t) {
+  return StageSeconds{t.getLoadCircuitSeconds(), t.getFetchWitnessSeconds(), t.getParseWitnessSeconds(),
+                      t.getWitnessCheckSeconds(), t.getSpmvSeconds(),         t.getNttSeconds(),
+                      t.getMsmSeconds(),          t.getProveSeconds(),        t.getTotalSeconds()};
+}
+
+WorkerSessions::WorkerSessions(const CoordinatorConfig& config, RouterLink& link, RedisClient& redis,
+                               Scheduler& scheduler, metrics::CoordinatorMetrics& metrics,
+                               const std::atomic<bool>& stopping,
+                               std::function<void(const Session&, wire::Result::Reader)> on_result)
+    : config_(config), keys_(config.key_prefix), link_(link), redis_(redis), scheduler_(scheduler),
+      metrics_(metrics), stopping_(stopping), on_result_(std::move(on_result)) {}
+
+template <class F>
+auto WorkerSessions::with_redis(F&& fn) -> decltype(fn()) {
+  return retry_redis(std::forward<F>(fn), stopping_, metrics_);
+}
+
+const WorkerSessions::Session* WorkerSessions::find(const std::string& peer) const {
+  auto it = sessions_.find(peer);
+  return it == sessions_.end() ? nullptr : &it->second;
+}
+
+void WorkerSessions::send_reject(const std::string& peer, wire::ErrorCode code, const std::string& message) {
+  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+               auto r = body.initReject();
+               r.setCode(code);
+               r.setMessage(message);
+             }));
+}
+
+void WorkerSessions::send_task(const TaskOrder& order) {
+  const ScheduledJob& job = *order.job;
+  const WitnessRef& witness = job.prepared->spec.partitions[order.partition];
+  link_.send(order.peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+               auto t = body.initTask();
+               t.setTaskId(order.task_id);
+               t.setJobId(job.id);
+               t.setPartitionIndex(order.partition);
+               t.setAttempt(order.attempt);
+               t.setCircuitId(job.circuit);
+               t.setCurve(wire_curve(job.curve));
+               auto w = t.initWitness();
+               switch (witness.kind) {
+                 case WitnessRef::Kind::kFile: w.setFile(witness.location); break;
+                 case WitnessRef::Kind::kRedis: w.setRedisKey(witness.location); break;
+                 case WitnessRef::Kind::kInline:
+                   w.setInline(kj::arrayPtr(witness.inline_bytes.data(), witness.inline_bytes.size()));
+                   break;
+               }
+               if (job.deadline_unix) t.setDeadlineUnixMs(static_cast<std::uint64_t>(*job.deadline_unix * 1000));
+             }));
+}
+
+void WorkerSessions::send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) {
+  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+               auto c = body.initCancel();
+               c.setTaskId(task_id);
+               c.setJobId(job_id);
+             }));
+}
+
+void WorkerSessions::on_link(const LinkEvent& e) {
+  if (e.kind == LinkEvent::Kind::kDead) {
+    on_dead(e.peer);
+    return;
+  }
+  if (e.kind == LinkEvent::Kind::kHeartbeatMissed) {
+    if (auto it = sessions_.find(e.peer); it != sessions_.end())
+      metrics_.worker_heartbeat_misses(it->second.worker_id).Increment();
+    return;
+  }
+  std::string error;
+  auto decoded = wire::decode(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(e.bytes.data()), e.bytes.size()), &error);
+  if (!decoded) return;  // the link already logged it
+  auto body = decoded->envelope().getBody();
+  if (decoded->which() == wire::Envelope::Body::HELLO) {
+    on_hello(e.peer, body.getHello(), decoded->version_ok());
+    return;
+  }
+  if (!decoded->version_ok()) {
+    ZKLOG(kWarning) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
+                    << decoded->envelope().getProtocolVersion() << " from " << printable(e.peer);
+    return;
+  }
+  auto it = sessions_.find(e.peer);
+  if (it == sessions_.end()) {
+    if (decoded->which() != wire::Envelope::Body::REJECT)
+      send_reject(e.peer, wire::ErrorCode::UNKNOWN_SESSION, "no session: send Hello first");
+    return;
+  }
+  Session& s = it->second;
+  switch (decoded->which()) {
+    case wire::Envelope::Body::HEARTBEAT: {
+      std::set<std::string> loaded;
+      for (auto c : body.getHeartbeat().getLoadedCircuits()) loaded.insert(c.cStr());
+      scheduler_.set_loaded(e.peer, std::move(loaded));
+      if (Clock::now() - s.redis_refreshed > coordinator::kWorkerRecordRefresh) refresh_record(s, "alive");
+      break;
+    }
+    case wire::Envelope::Body::CREDIT: scheduler_.grant_credits(e.peer, body.getCredit().getCredits()); break;
+    case wire::Envelope::Body::RESULT: on_result_(s, body.getResult()); break;
+    case wire::Envelope::Body::ERROR: {
+      auto error_body = body.getError();
+      scheduler_.on_task_error(e.peer, error_body.getTaskId(), job_error_from_wire(error_body.getCode()),
+                               error_body.getMessage().cStr());
+      break;
+    }
+    case wire::Envelope::Body::SHUTDOWN:
+      ZKLOG(kInfo) << "worker " << s.worker_id << " is draining: " << body.getShutdown().getReason().cStr();
+      scheduler_.set_draining(e.peer);
+      break;
+    default:
+      ZKLOG(kWarning) << "dropped an unexpected " << wire::body_name(decoded->which()) << " from worker "
+                      << s.worker_id;
+  }
+}
+
+void WorkerSessions::refresh_record(Session& s, const char* state) {
+  s.redis_refreshed = Clock::now();
+  const auto ttl = std::to_string(std::max<long>(
+      coordinator::kWorkerRecordMinTtl.count(),
+      coordinator::kWorkerRecordTtlDeadAfters * config_.dead_after.count() / 1000));
+  const auto view = scheduler_.worker(s.peer);
+  std::string loaded;
+  if (view)
+    for (const auto& c : *view->loaded) loaded += (loaded.empty() ? "" : ",") + c;
+  std::vector<std::vector<std::string>> commands = {
+      {"HSET", keys_.worker(s.worker_id), "state", state, "host", s.hostname, "device", s.device_name,
+       "device_uuid", s.device_uuid, "coordinator", config_.coordinator_id, "last_seen",
+       std::to_string(unix_now()), "credits", std::to_string(view ? view->credits : 0), "tasks",
+       std::to_string(view ? view->tasks : 0), "loaded", loaded, "quarantined",
+       view && view->quarantined ? "1" : "0"},
+      {"EXPIRE", keys_.worker(s.worker_id), ttl},
+      {"SADD", keys_.workers(), s.worker_id},
+  };
+  if (view)
+    for (const auto& c : *view->loaded) commands.push_back({"SADD", keys_.pce(c), s.worker_id});
+  with_redis([&] { return redis_.transaction(commands); });
+}
+
+void WorkerSessions::on_hello(const std::string& peer, wire::Hello::Reader hello, bool envelope_version_ok) {
+  if (!envelope_version_ok || hello.getProtocolVersion() != wire::PROTOCOL_VERSION) {
+    ZKLOG(kWarning) << "rejected worker " << printable(hello.getWorkerId().cStr()) << ": protocol version "
+                    << hello.getProtocolVersion() << ", expected " << wire::PROTOCOL_VERSION;
+    send_reject(peer, wire::ErrorCode::PROTOCOL_VERSION,
+                "coordinator speaks protocol version " + std::to_string(wire::PROTOCOL_VERSION) + ", worker " +
+                    std::to_string(hello.getProtocolVersion()));
+    return;
+  }
+  const std::string worker_id = hello.getWorkerId().cStr();
+  if (worker_id.empty() || worker_id.size() > coordinator::kMaxWorkerIdBytes) {
+    send_reject(peer, wire::ErrorCode::MALFORMED_MESSAGE, "hello without a usable worker id");
+    return;
+  }
+  const bool quarantined =
+      with_redis([&] { return redis_.command({"SISMEMBER", keys_.quarantine(), worker_id}).as_integer(); }) == 1;
+  metrics_.worker_quarantined(worker_id).Set(quarantined ? 1 : 0);
+  if (quarantined) {
+    ZKLOG(kWarning) << "rejected quarantined worker " << worker_id;
+    send_reject(peer, wire::ErrorCode::DEVICE_FAULT,
+                "worker " + worker_id + " is quarantined after repeated faults (SREM " + keys_.quarantine() +
+                    " to readmit)");
+    return;
+  }
+  // A new session replaces any older one of the same worker (restart) or
+  // the same peer (re-hello after a coordinator restart or silence).
+  std::vector<std::string> stale;
+  for (const auto& [p, s] : sessions_)
+    if (p == peer || s.worker_id == worker_id) stale.push_back(p);
+  for (const auto& p : stale) drop(p, "replaced by a new hello");
+  Session s;
+  s.peer = peer;
+  s.worker_id = worker_id;
+  s.session_id = hello.getSessionId();
+  s.hostname = hello.getHostname().cStr();
+  s.device_name = hello.getDevice().getName().cStr();
+  s.device_uuid = hello.getDevice().getUuid().cStr();
+  WorkerOffer offer;
+  offer.worker_id = worker_id;
+  for (auto c : hello.getCurves())
+    if (auto curve = curve_from_wire(c)) offer.curves.insert(*curve);
+  for (auto c : hello.getLoadedCircuits()) offer.loaded.insert(c.cStr());
+  offer.credits = hello.getCredits();
+  scheduler_.add_worker(peer, std::move(offer));
+  auto [it, inserted] = sessions_.emplace(peer, std::move(s));
+  link_.track(peer);
+  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+               auto w = body.initWelcome();
+               w.setCoordinatorId(config_.coordinator_id);
+               w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
+               w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
+             }));
+  metrics_.worker_connected(worker_id).Set(1);
+  ZKLOG(kInfo) << "worker " << worker_id << " joined (" << it->second.device_name << ", "
+               << scheduler_.worker(peer)->credits << " credits)";
+  refresh_record(it->second, "alive");
+}
+
+void WorkerSessions::drop(const std::string& peer, const char* why) {
+  auto it = sessions_.find(peer);
+  if (it == sessions_.end()) return;
+  // A replaced session is the same worker restarted or saying hello again.
+  const std::string_view requeue_reason = std::string_view(why) == "died" ? "workerDead" : "workerRestarted";
+  std::set<std::string> loaded;
+  if (auto view = scheduler_.worker(peer)) loaded = *view->loaded;
+  scheduler_.remove_worker(peer, requeue_reason);
+  link_.forget(peer);
+  const std::string worker_id = it->second.worker_id;
+  metrics_.worker_connected(worker_id).Set(0);
+  std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), "state", "gone"}};
+  for (const auto& c : loaded) commands.push_back({"SREM", keys_.pce(c), worker_id});
+  sessions_.erase(it);
+  with_redis([&] { return redis_.transaction(commands); });
+}
+
+void WorkerSessions::on_dead(const std::string& peer) {
+  auto it = sessions_.find(peer);
+  if (it == sessions_.end()) return;
+  ZKLOG(kWarning) << "worker " << it->second.worker_id << " is dead (no heartbeat)";
+  metrics_.worker_deaths(it->second.worker_id).Increment();
+  drop(peer, "died");
+}
+
+}  // namespace zkfarm

@@ -1,0 +1,86 @@
+// worker_sessions.h -- the coordinator's side of the worker protocol: one
+// session per connected worker, over the router link.
+//
+// A session starts with a Hello (protocol version, worker id, quarantine
+// checked; Welcome or Reject), lives on heartbeats (resident circuits, the
+// worker's Redis record refreshed) and credits, and ends when the worker
+// dies (the link reports silence past dead_after), says hello again
+// (restart) or is replaced by a new session of the same worker id. Every
+// message to a worker is built here (Welcome, Reject, Task, Cancel).
+// Scheduling state (credits, tasks, curves) lives in the Scheduler; this
+// class tells it about sessions starting and ending and forwards credits,
+// results and errors.
+//
+// Threading: the scheduler thread only (as the Scheduler).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "cluster/job_error.h"
+#include "cluster/job_result.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+#include "coordinator/config.h"
+#include "coordinator/router_link.h"
+#include "coordinator/scheduler.h"
+#include "monitoring/metrics/metrics.h"
+#include "schema/messages.h"
+
+namespace zkfarm {
+
+// The job error code for a worker's TaskError code.
+JobErrorCode job_error_from_wire(wire::ErrorCode code);
+// The worker's stage timings.
+StageSeconds stage_seconds_from_wire(wire::StageTimings::Reader timings);
+
+class WorkerSessions {
+ public:
+  struct Session {
+    std::string peer, worker_id, hostname, device_name, device_uuid;
+    std::uint64_t session_id = 0;
+    std::chrono::steady_clock::time_point redis_refreshed{};
+  };
+  // on_result: a Result from a worker with a session (the coordinator takes
+  // it to the scheduler and the verifier).
+  WorkerSessions(const CoordinatorConfig& config, RouterLink& link, RedisClient& redis, Scheduler& scheduler,
+                 metrics::CoordinatorMetrics& metrics, const std::atomic<bool>& stopping,
+                 std::function<void(const Session&, wire::Result::Reader)> on_result);
+
+  // Everything the link reports (messages, deaths, missed heartbeats).
+  // Throws kj::Exception for a message that fails to read, RedisError when
+  // Redis fails for longer than a retry.
+  void on_link(const LinkEvent& event);
+
+  // Messages to workers.
+  void send_task(const TaskOrder& order);
+  void send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id);
+
+  const Session* find(const std::string& peer) const;
+  std::size_t size() const { return sessions_.size(); }
+
+ private:
+  void on_hello(const std::string& peer, wire::Hello::Reader hello, bool envelope_version_ok);
+  void on_dead(const std::string& peer);
+  // Ends a session: its tasks go back to pending, its record says "gone".
+  void drop(const std::string& peer, const char* why);
+  void refresh_record(Session& s, const char* state);
+  void send_reject(const std::string& peer, wire::ErrorCode code, const std::string& message);
+  template <class F>
+  auto with_redis(F&& fn) -> decltype(fn());
+
+  const CoordinatorConfig& config_;
+  KeyLayout keys_;
+  RouterLink& link_;
+  RedisClient& redis_;
+  Scheduler& scheduler_;
+  metrics::CoordinatorMetrics& metrics_;
+  const std::atomic<bool>& stopping_;
+  std::function<void(const Session&, wire::Result::Reader)> on_result_;
+  std::map<std::string, Session> sessions_;  // by peer
+};
+
+}  // namespace zkfarm
