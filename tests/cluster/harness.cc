@@ -1,6 +1,8 @@
 // harness.cc -- see harness.h.
 #include "tests/cluster/harness.h"
 
+#include <string_view>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -145,8 +147,10 @@ void RedisServer::start() {
         bool ok = c->err == 0;
         if (ok) {
           auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
-          // NOAUTH errors also mean the server is up.
-          ok = r != nullptr;
+          // NOAUTH errors also mean the server is up; LOADING (replaying
+          // the AOF after a restart) means it cannot answer yet.
+          ok = r != nullptr &&
+               !(r->type == REDIS_REPLY_ERROR && r->str && std::string_view(r->str).substr(0, 7) == "LOADING");
           if (r) freeReplyObject(r);
         }
         redisFree(c);
