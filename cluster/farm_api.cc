@@ -102,7 +102,10 @@ std::string submit(const FarmOptions& options, std::string_view job_json) {
   if (redis.command({"EXISTS", keys.circuit(spec.circuit)}).as_integer() == 0)
     throw FarmError("unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
   JobStore store(redis, keys);
-  if (!store.submit(spec)) throw FarmError("a job with id " + spec.id + " already exists");
+  std::string existing_state;
+  if (!store.submit(spec, &existing_state))
+    throw FarmError("a job with id " + spec.id + " already exists (" + existing_state +
+                    "); nothing was submitted: choose another id");
   return spec.id;
 }
 
@@ -119,6 +122,7 @@ std::string JobStatus::to_json() const {
 }
 
 std::optional<JobStatus> status(const FarmOptions& options, const std::string& id) {
+  check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
   KeyLayout keys(options.prefix);
   RedisReply reply = redis.command({"HGETALL", keys.job(id)});
@@ -146,6 +150,7 @@ std::optional<JobStatus> status(const FarmOptions& options, const std::string& i
 }
 
 std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id, std::chrono::milliseconds timeout) {
+  check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
   KeyLayout keys(options.prefix);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -167,6 +172,7 @@ std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id,
 }
 
 std::optional<std::string> result(const FarmOptions& options, const std::string& id) {
+  check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
   RedisReply r = redis.command({"GET", KeyLayout(options.prefix).job_result(id)});
   if (r.is_nil()) return std::nullopt;
@@ -216,6 +222,7 @@ std::vector<WorkerStatus> workers(const FarmOptions& options) {
 }
 
 std::string cancel(const FarmOptions& options, const std::string& id) {
+  check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
   JobStore store(redis, KeyLayout(options.prefix));
   return store.cancel(id, options.ttl_seconds);

@@ -9,7 +9,8 @@
 //   zkfarm cancel <id>                                   -> cancel
 //
 // Every function opens its own Redis connection from FarmOptions (so the CLI
-// needs no state) and throws: JobError (bad job JSON: print, exit 2),
+// needs no state) and throws: JobError (bad job JSON, or a job id outside
+// the alphabet of job.h given to status/wait/result/cancel: print, exit 2),
 // FarmError (a clear user-facing problem: unknown circuit, duplicate id),
 // RedisError (connection/auth), FormatError (bad zkey/r1cs), std::system_error
 // (artifact I/O).

@@ -32,6 +32,76 @@ std::string percent_decode_path(std::string_view s, const std::string& field) {
 
 std::string type_name(const json& v) { return v.type_name(); }
 
+// A streaming pass over job JSON (nlohmann's SAX parser keeps its own state
+// stack, so nesting costs heap, not call depth): checks the nesting limit
+// and remembers the top-level "id" string. Stops at the first violation.
+class JobScan {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  explicit JobScan(bool enforce_depth) : enforce_depth_(enforce_depth) {}
+
+  std::optional<std::string> id;
+  std::string error;  // "" when the scan found nothing wrong
+
+  bool null() { return value(); }
+  bool boolean(bool) { return value(); }
+  bool number_integer(number_integer_t) { return value(); }
+  bool number_unsigned(number_unsigned_t) { return value(); }
+  bool number_float(number_float_t, const string_t&) { return value(); }
+  bool binary(binary_t&) { return value(); }
+  bool string(string_t& s) {
+    if (depth_ == 1 && key_ == "id" && !id) id = s;
+    return value();
+  }
+  bool start_object(std::size_t) { return open(); }
+  bool start_array(std::size_t) { return open(); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(string_t& k) {
+    if (depth_ == 1) key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error = std::string("job is not valid JSON: ") + e.what();
+    return false;
+  }
+
+ private:
+  bool value() {
+    if (depth_ == 1) key_.clear();
+    return true;
+  }
+  bool open() {
+    if (++depth_ > kMaxJobJsonDepth && enforce_depth_) {
+      error = (key_.empty() ? std::string("job JSON") : key_.substr(0, 64)) +
+              ": arrays/objects nested more than " + std::to_string(kMaxJobJsonDepth) +
+              " levels deep (the limit, counting the job object)";
+      return false;
+    }
+    return true;
+  }
+  bool close() {
+    if (--depth_ == 1) key_.clear();
+    return true;
+  }
+  const bool enforce_depth_;
+  std::size_t depth_ = 0;
+  std::string key_;  // the top-level field being read ("" outside one)
+};
+
+// enforce_depth false: read to the end whatever the nesting (to find an id
+// that follows a too-deep field).
+JobScan scan_job(std::string_view text, bool enforce_depth) {
+  JobScan scan(enforce_depth);
+  json::sax_parse(text.begin(), text.end(), &scan, nlohmann::detail::input_format_t::json, /*strict=*/true);
+  return scan;
+}
+
 }  // namespace
 
 std::string WitnessRef::describe() const {
@@ -73,11 +143,18 @@ WitnessRef parse_witness_url(std::string_view url, const std::string& field) {
 }
 
 bool is_valid_job_id(std::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
+  if (id.empty() || id.size() > kMaxJobIdLength) return false;
   for (char c : id)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-'))
-      return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
   return true;
+}
+
+void check_job_id(std::string_view id, const std::string& field) {
+  if (is_valid_job_id(id)) return;
+  std::string shown;
+  for (char c : id.substr(0, 140)) shown += (c >= 32 && c < 127) ? c : '?';
+  throw JobError(field + ": '" + shown + "' is not a valid job id (1.." + std::to_string(kMaxJobIdLength) +
+                 " characters of " + kJobIdAlphabet + ")");
 }
 
 bool is_valid_circuit_id(std::string_view id) {
@@ -88,19 +165,18 @@ bool is_valid_circuit_id(std::string_view id) {
 }
 
 std::optional<std::string> extract_job_id(std::string_view text) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return std::nullopt;
-  auto it = doc.find("id");
-  if (it == doc.end() || !it->is_string()) return std::nullopt;
-  std::string id = it->get<std::string>();
-  if (!is_valid_job_id(id)) return std::nullopt;
-  return id;
+  JobScan scan = scan_job(text, /*enforce_depth=*/false);
+  if (!scan.error.empty() || !scan.id || !is_valid_job_id(*scan.id)) return std::nullopt;
+  return scan.id;
 }
 
 JobSpec parse_job(std::string_view text, bool require_id) {
   if (text.size() > kMaxJobJsonBytes)
     throw JobError("job JSON is " + std::to_string(text.size()) + " bytes, the limit is " +
                    std::to_string(kMaxJobJsonBytes));
+  // The limits first, on a stream: only then is a document built (and
+  // later serialized, which recurses once per level).
+  if (JobScan scan = scan_job(text, /*enforce_depth=*/true); !scan.error.empty()) throw JobError(scan.error);
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
@@ -120,9 +196,7 @@ JobSpec parse_job(std::string_view text, bool require_id) {
   if (auto it = doc.find("id"); it != doc.end()) {
     if (!it->is_string()) throw JobError("id: expected a string, got " + type_name(*it));
     spec.id = it->get<std::string>();
-    if (!is_valid_job_id(spec.id))
-      throw JobError("id: '" + spec.id.substr(0, 140) +
-                     "' is not a valid job id (1..128 characters of A-Z a-z 0-9 . _ : -)");
+    check_job_id(spec.id);
   } else if (require_id) {
     throw JobError("id: missing");
   }
@@ -190,7 +264,12 @@ JobSpec parse_job(std::string_view text, bool require_id) {
       spec.partitions.push_back(std::move(ref));
     }
   }
-  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) spec.metadata_json = it->dump();
+  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) {
+    spec.metadata_json = it->dump();
+    if (spec.metadata_json.size() > kMaxMetadataBytes)
+      throw JobError("metadata: " + std::to_string(spec.metadata_json.size()) + " bytes serialized, the limit is " +
+                     std::to_string(kMaxMetadataBytes));
+  }
   return spec;
 }
 

@@ -1,7 +1,7 @@
 // job.h -- a proving job as submitted: parsing and validation of job JSON.
 //
 //   {
-//     "id": "porep-42",                 optional; [A-Za-z0-9._:-], 1..128 chars
+//     "id": "porep-42",                 optional; [A-Za-z0-9._-], 1..128 chars
 //                                        (submit() generates one when absent)
 //     "circuit": "<64 hex digits>",     sha256 of the circuit's zkey
 //     "priority": "normal",             critical | high | normal | low (default normal)
@@ -13,6 +13,13 @@
 //     ],
 //     "metadata": {...}                 optional, opaque, kept with the job
 //   }
+//
+// Limits, checked before a document is built (a streaming scan: nothing in
+// it recurses, so no input can exhaust the stack): the whole JSON at most
+// kMaxJobJsonBytes, arrays and objects nested at most kMaxJobJsonDepth deep
+// (the job object itself is level 1), metadata at most kMaxMetadataBytes
+// once serialized. Job ids exclude ':' (the Redis key separator), so no id
+// names another job's key (job:<a>:proofs is not job:<b> for any valid b).
 //
 // A partition may also be given as a bare string (the witness URL). Unknown
 // top-level fields are errors (a misspelt "partitons" must not be ignored).
@@ -39,6 +46,11 @@ class JobError : public std::runtime_error {
 inline constexpr std::size_t kMaxPartitions = 4096;
 inline constexpr std::size_t kMaxInlineWitnessBytes = 1u << 20;
 inline constexpr std::size_t kMaxJobJsonBytes = 8u << 20;
+inline constexpr std::size_t kMaxJobJsonDepth = 32;
+inline constexpr std::size_t kMaxMetadataBytes = 64u << 10;
+inline constexpr std::size_t kMaxJobIdLength = 128;
+// The id alphabet, for messages: "A-Z a-z 0-9 . _ -".
+inline constexpr const char* kJobIdAlphabet = "A-Z a-z 0-9 . _ -";
 
 struct WitnessRef {
   enum class Kind { kFile, kRedis, kInline };
@@ -71,9 +83,15 @@ JobSpec parse_job(std::string_view json, bool require_id = true);
 
 // Best effort: the "id" string of something that may not be a valid job (to
 // attribute a failure). nullopt if there is none or it is not a valid id.
+// Safe on any input (streaming, bounded work per byte, no recursion): it
+// also finds the id of JSON that nests too deep or is too long for
+// parse_job.
 std::optional<std::string> extract_job_id(std::string_view json);
 
+// 1..kMaxJobIdLength characters of [A-Za-z0-9._-].
 bool is_valid_job_id(std::string_view id);
+// Throws JobError naming the id and the rule unless is_valid_job_id(id).
+void check_job_id(std::string_view id, const std::string& field = "id");
 bool is_valid_circuit_id(std::string_view id);  // 64 lowercase hex digits
 
 std::string base64_encode(const std::vector<std::uint8_t>& bytes);

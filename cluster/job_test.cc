@@ -67,6 +67,44 @@ TEST(Job, ExtractId) {
   EXPECT_EQ(extract_job_id(R"({"id":"abc","x":)"), std::nullopt);
   EXPECT_EQ(extract_job_id(R"({"id":"abc","circuit":5})"), "abc");
   EXPECT_EQ(extract_job_id(R"({"id":"a b"})"), std::nullopt);
+  EXPECT_EQ(extract_job_id(R"({"metadata":{"id":"inner"}})"), std::nullopt);
+  EXPECT_EQ(extract_job_id(R"({"metadata":{"id":"inner"},"id":"outer"})"), "outer");
+  EXPECT_EQ(extract_job_id(R"({"id":"a:b"})"), std::nullopt);
+}
+
+std::string nested(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+TEST(Job, DeepNestingIsAnErrorNotACrash) {
+  // 100,000 nested arrays (200 KB): building and serializing that document
+  // recursed once per level and overflowed the stack.
+  const std::string deep = job(R"("partitions":["redis://k"],"metadata":)" + nested(100000));
+  expect_error(deep, "metadata: arrays/objects nested more than 32 levels deep");
+  EXPECT_EQ(extract_job_id(deep), "j1");
+  const std::string deep_first = "{\"metadata\":" + nested(100000) + ",\"id\":\"late\"}";
+  EXPECT_EQ(extract_job_id(deep_first), "late");
+  expect_error(nested(100000), "job JSON: arrays/objects nested more than 32");
+  // The limit counts the job object: metadata may nest 31 levels.
+  EXPECT_NO_THROW(parse_job(job(R"("partitions":["redis://k"],"metadata":)" + nested(kMaxJobJsonDepth - 1))));
+  expect_error(job(R"("partitions":["redis://k"],"metadata":)" + nested(kMaxJobJsonDepth)), "nested more than");
+}
+
+TEST(Job, SizeLimits) {
+  const std::string big_metadata = "\"" + std::string(kMaxMetadataBytes, 'x') + "\"";
+  expect_error(job(R"("partitions":["redis://k"],"metadata":)" + big_metadata), "metadata: 65538 bytes");
+  expect_error(std::string(kMaxJobJsonBytes + 1, ' '), "the limit is 8388608");
+}
+
+TEST(Job, IdAlphabet) {
+  EXPECT_TRUE(is_valid_job_id("porep-42.v1_x"));
+  EXPECT_TRUE(is_valid_job_id(std::string(kMaxJobIdLength, 'a')));
+  EXPECT_FALSE(is_valid_job_id(std::string(kMaxJobIdLength + 1, 'a')));
+  EXPECT_FALSE(is_valid_job_id(""));
+  // ':' separates Redis key parts: "coll:events" would name coll's events list.
+  EXPECT_FALSE(is_valid_job_id("coll:events"));
+  EXPECT_FALSE(is_valid_job_id("a/b"));
+  EXPECT_FALSE(is_valid_job_id("a b"));
+  expect_error(R"({"id":"coll:events","circuit":"x"})", "'coll:events' is not a valid job id (1..128 characters of A-Z a-z 0-9 . _ -)");
+  EXPECT_THROW(check_job_id("r1:result"), JobError);
 }
 
 TEST(Job, Base64RoundTrip) {
