@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cluster/artifacts.h"
+
 namespace zkfarm {
 namespace {
 
@@ -39,11 +41,15 @@ redis.call('DEL', KEYS[4])
 return moved
 )lua";
 
-// KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec.
-// Returns {"new"} | {"resume"} | {"terminal", state} | {"elsewhere", owner}.
+// KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec,
+// entry digest ("": no check). Returns {"new"} | {"resume"} |
+// {"terminal", state} | {"elsewhere", owner} | {"duplicate", state}.
+// A record without entry_sha256 (written before it existed) matches any entry.
 const char kClaimScript[] = R"lua(
-local state = redis.call('HGET', KEYS[1], 'state')
-local owner = redis.call('HGET', KEYS[1], 'owner')
+local state, owner, digest = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner', 'entry_sha256'))
+if state and ARGV[7] ~= '' and digest and digest ~= ARGV[7] then
+  return {'duplicate', state}
+end
 if state == 'done' or state == 'failed' or state == 'cancelled' then
   return {'terminal', state}
 end
@@ -54,8 +60,35 @@ end
 redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'started_at', ARGV[2],
            'circuit', ARGV[3], 'priority', ARGV[4], 'partitions', ARGV[5], 'spec', ARGV[6],
            'proved', '0', 'attempts', '0')
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'entry_sha256', ARGV[7]) end
 redis.call('HSETNX', KEYS[1], 'submitted_at', ARGV[2])
 return {'new'}
+)lua";
+
+// KEYS: processing, setaside list, intake attempts, job ("" for none), done,
+// events list. ARGV: raw, digest, set-aside entry, now, ttl, error, event,
+// channel, owner. Returns 1 when the job was failed.
+const char kSetAsideScript[] = R"lua(
+redis.call('LREM', KEYS[1], 1, ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('LTRIM', KEYS[2], -1000, -1)
+if KEYS[4] == '' then return 0 end
+local state, owner, digest = unpack(redis.call('HMGET', KEYS[4], 'state', 'owner', 'entry_sha256'))
+if state == 'done' or state == 'failed' or state == 'cancelled' then return 0 end
+if state and digest and digest ~= ARGV[2] then return 0 end
+if owner and owner ~= '' and owner ~= ARGV[9] then return 0 end
+redis.call('HSET', KEYS[4], 'state', 'failed', 'finished_at', ARGV[4], 'error_code', 'setAside',
+           'error', ARGV[6], 'entry_sha256', ARGV[2])
+redis.call('HSETNX', KEYS[4], 'submitted_at', ARGV[4])
+redis.call('RPUSH', KEYS[5], 'failed')
+redis.call('RPUSH', KEYS[6], ARGV[7])
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then
+  for _, k in ipairs({KEYS[4], KEYS[5], KEYS[6]}) do redis.call('EXPIRE', k, ttl) end
+end
+redis.call('PUBLISH', ARGV[8], ARGV[7])
+return 1
 )lua";
 
 // KEYS: job, processing, done, events list, result, proofs.
@@ -79,13 +112,16 @@ redis.call('PUBLISH', ARGV[9], ARGV[8])
 return 1
 )lua";
 
-// KEYS: job, queue. ARGV: now, circuit, priority, partitions, json.
+// KEYS: job, queue. ARGV: now, circuit, priority, partitions, json, digest.
+// Returns "" when queued, else the existing job's state.
 const char kSubmitScript[] = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('HGET', KEYS[1], 'state') or 'unknown'
+end
 redis.call('HSET', KEYS[1], 'state', 'queued', 'submitted_at', ARGV[1], 'circuit', ARGV[2],
-           'priority', ARGV[3], 'partitions', ARGV[4])
+           'priority', ARGV[3], 'partitions', ARGV[4], 'entry_sha256', ARGV[6])
 redis.call('LPUSH', KEYS[2], ARGV[5])
-return 1
+return ''
 )lua";
 
 // KEYS: job, done, events list. ARGV: now, ttl, event, channel, cancels prefix.
@@ -128,6 +164,10 @@ std::string format_time(double t) {
 
 }  // namespace
 
+std::string entry_digest(std::string_view raw) {
+  return sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()));
+}
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -169,10 +209,11 @@ std::vector<std::string> JobStore::processing(const std::string& owner) {
   return out;
 }
 
-JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, std::string* detail) {
+JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, std::string* detail,
+                                const std::string& digest) {
   RedisReply r = redis_.eval(kClaimScript, {keys_.job(spec.id)},
                              {owner, format_time(unix_now()), spec.circuit, priority_name(spec.priority),
-                              std::to_string(spec.partitions.size()), spec.to_json()});
+                              std::to_string(spec.partitions.size()), spec.to_json(), digest});
   const auto& a = r.as_array();
   if (a.empty()) throw RedisError(RedisError::Kind::kProtocol, "claim script returned nothing");
   const std::string& what = a[0].as_string();
@@ -180,6 +221,7 @@ JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, s
   if (what == "new") return Claim::kNew;
   if (what == "resume") return Claim::kResume;
   if (what == "terminal") return Claim::kTerminal;
+  if (what == "duplicate") return Claim::kDuplicate;
   return Claim::kOwnedElsewhere;
 }
 
@@ -217,13 +259,48 @@ void JobStore::drop_processing(const std::string& owner, const std::string& raw)
   redis_.command({"LREM", keys_.processing(owner), "1", raw});
 }
 
-void JobStore::reject_unattributable(const std::string& owner, const std::string& raw,
-                                     const std::string& error) {
-  nlohmann::json entry = {{"time", unix_now()}, {"error", error},
-                          {"job", raw.substr(0, 4096)}, {"coordinator", owner}};
-  redis_.transaction({{"RPUSH", keys_.rejected(), entry.dump()},
+namespace {
+// A queue entry as recorded in <p>rejected or <p>setaside: its first 4 KiB,
+// as a string (it need not be valid UTF-8 or JSON).
+nlohmann::json entry_record(const std::string& owner, const std::string& raw, const std::string& error_code,
+                            const std::string& error) {
+  return {{"time", unix_now()}, {"error_code", error_code}, {"error", error},
+          {"job", raw.substr(0, 4096)}, {"coordinator", owner}};
+}
+}  // namespace
+
+void JobStore::reject_unattributable(const std::string& owner, const std::string& raw, const std::string& error,
+                                     const std::string& error_code) {
+  const std::string entry =
+      entry_record(owner, raw, error_code, error).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  redis_.transaction({{"RPUSH", keys_.rejected(), entry},
                       {"LTRIM", keys_.rejected(), "-1000", "-1"},
                       {"LREM", keys_.processing(owner), "1", raw}});
+}
+
+long JobStore::begin_intake(const std::string& owner, const std::string& digest) {
+  return static_cast<long>(redis_.command({"HINCRBY", keys_.intake_attempts(owner), digest, "1"}).as_integer());
+}
+
+void JobStore::end_intake(const std::string& owner, const std::string& digest) {
+  redis_.command({"HDEL", keys_.intake_attempts(owner), digest});
+}
+
+void JobStore::set_aside(const std::string& owner, const std::string& raw, const std::string& id, long crashes,
+                         const std::string& reason, long ttl_seconds) {
+  nlohmann::json entry = entry_record(owner, raw, "setAside", reason);
+  entry["crashes"] = crashes;
+  if (!id.empty()) entry["id"] = id;
+  const std::string event =
+      id.empty() ? std::string()
+                 : event_json(id, "finished",
+                              "\"state\":\"failed\",\"error_code\":\"setAside\",\"error\":" + nlohmann::json(reason).dump());
+  redis_.eval(kSetAsideScript,
+              {keys_.processing(owner), keys_.set_aside(), keys_.intake_attempts(owner),
+               id.empty() ? std::string() : keys_.job(id), id.empty() ? std::string() : keys_.done(id),
+               id.empty() ? std::string() : keys_.job_events(id)},
+              {raw, entry_digest(raw), entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+               format_time(unix_now()), std::to_string(ttl_seconds), reason, event, keys_.events_channel(), owner});
 }
 
 std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
@@ -276,11 +353,14 @@ bool JobStore::finish(const std::string& id, const Finish& f) {
   return r.as_integer() == 1;
 }
 
-bool JobStore::submit(const JobSpec& spec) {
+bool JobStore::submit(const JobSpec& spec, std::string* existing_state) {
+  const std::string entry = spec.to_json();
   RedisReply r = redis_.eval(kSubmitScript, {keys_.job(spec.id), keys_.queue(spec.priority)},
                              {format_time(unix_now()), spec.circuit, priority_name(spec.priority),
-                              std::to_string(spec.partitions.size()), spec.to_json()});
-  return r.as_integer() == 1;
+                              std::to_string(spec.partitions.size()), entry, entry_digest(entry)});
+  const std::string& state = r.as_string();
+  if (existing_state) *existing_state = state;
+  return state.empty();
 }
 
 std::string JobStore::cancel(const std::string& id, long ttl_seconds) {

@@ -11,12 +11,20 @@
 // JSON sits in processing:<owner>) -> done | failed | cancelled (terminal:
 // done:<id> gets the state, an event is published, keys expire after the
 // TTL, the raw JSON leaves the processing list).
+//
+// One id, one job: job:<id> records "entry_sha256", the digest of the queue
+// entry it belongs to (written by submit(), or by the first claim() of a raw
+// LPUSH). Another entry naming the same id -- a second submission, a raw
+// push of a different job, malformed JSON -- is a duplicate: claim() says
+// so and the existing job is not touched (the coordinator records the entry
+// in <p>rejected instead).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster/job.h"
@@ -43,13 +51,18 @@ class JobStore {
   // The raw JSON of every job in processing:<owner> (recovery on start).
   std::vector<std::string> processing(const std::string& owner);
 
-  enum class Claim { kNew, kResume, kTerminal, kOwnedElsewhere };
+  enum class Claim { kNew, kResume, kTerminal, kOwnedElsewhere, kDuplicate };
   // Takes ownership of a parsed job: creates or updates job:<id> (state
-  // running, owner, circuit, priority, partitions, spec). Returns kResume
-  // when owner already runs it (restart), kTerminal when it already ended
-  // (e.g. cancelled while queued), kOwnedElsewhere when another coordinator
-  // runs a job of the same id. Does not touch the processing list.
-  Claim claim(const JobSpec& spec, const std::string& owner, std::string* detail);
+  // running, owner, circuit, priority, partitions, spec, entry_sha256).
+  // Returns kResume when owner already runs it (restart), kTerminal when it
+  // already ended (e.g. cancelled while queued), kOwnedElsewhere when another
+  // coordinator runs it, kDuplicate (detail: the existing job's state, or
+  // "queued") when job:<id> belongs to another queue entry than the one
+  // whose digest is entry_digest: then nothing is written. An empty
+  // entry_digest skips that check (and records none). Does not touch the
+  // processing list.
+  Claim claim(const JobSpec& spec, const std::string& owner, std::string* detail,
+              const std::string& entry_digest = "");
 
   // Sets owner's lease (expires after ttl) and records owner in
   // <p>coordinators. Returns false if the lease had expired since the last
@@ -66,9 +79,25 @@ class JobStore {
 
   // Removes raw from processing:<owner>.
   void drop_processing(const std::string& owner, const std::string& raw);
-  // Records a submission that cannot be attributed to a job id and removes
-  // it from processing:<owner>.
-  void reject_unattributable(const std::string& owner, const std::string& raw, const std::string& error);
+  // Records a submission that is not run under its id (none usable, or the
+  // id of another job) in <p>rejected (the newest 1000 are kept) and removes
+  // it from processing:<owner>. error_code: invalidJob, duplicateId, ...
+  void reject_unattributable(const std::string& owner, const std::string& raw, const std::string& error,
+                             const std::string& error_code = "invalidJob");
+
+  // Intake crash accounting, per queue entry (field: entry_digest(raw)) in
+  // <p>intake:<owner>. begin_intake() counts one more attempt to handle the
+  // entry and returns the count including this one; end_intake() forgets it
+  // once handled (started, failed or rejected). A count above the limit
+  // means earlier attempts died midway: set the entry aside.
+  long begin_intake(const std::string& owner, const std::string& digest);
+  void end_intake(const std::string& owner, const std::string& digest);
+  // Moves raw from processing:<owner> to <p>setaside (with reason, id and
+  // crashes) and forgets its attempt count; when id is non-empty and job:<id>
+  // belongs to this entry (or does not exist), the job fails with code
+  // "setAside" and reason (terminal, like finish()). One script.
+  void set_aside(const std::string& owner, const std::string& raw, const std::string& id, long crashes,
+                 const std::string& reason, long ttl_seconds);
 
   // Verified proofs already stored for a job: partition -> proof JSON.
   std::map<std::uint32_t, std::string> proofs(const std::string& id);
@@ -93,9 +122,10 @@ class JobStore {
   // already was terminal (then only the processing entry is removed).
   bool finish(const std::string& id, const Finish& f);
 
-  // Client side: creates job:<id> as queued and LPUSHes the JSON, atomically.
-  // Returns false (and does nothing) if job:<id> already exists.
-  bool submit(const JobSpec& spec);
+  // Client side: creates job:<id> as queued (with the entry's digest) and
+  // LPUSHes the JSON, atomically. Returns false, writing nothing, if job:<id>
+  // already exists (then *existing_state, when given, is its state).
+  bool submit(const JobSpec& spec, std::string* existing_state = nullptr);
   // Client side: cancels. Returns "cancelled" (was queued: now terminal),
   // "requested" (running: its coordinator will stop it), "terminal:<state>"
   // or "unknown".
@@ -105,6 +135,10 @@ class JobStore {
   RedisClient& redis_;
   KeyLayout keys_;
 };
+
+// The digest that ties a queue entry to its job record: hex sha256 of the
+// entry's bytes.
+std::string entry_digest(std::string_view raw);
 
 // Event JSON: {"job": id, "type": type, "time": unix, ...extra}.
 std::string event_json(const std::string& id, const std::string& type,

@@ -21,7 +21,12 @@
 //   <p>cancels:<coord>         set    job ids whose cancel a coordinator must act on
 //   <p>coordinator:<coord>     string a coordinator's lease (with --takeover-after-ms; expires)
 //   <p>coordinators            set    ids of coordinators that hold or held a lease
-//   <p>rejected                list   submissions that could not even be attributed to a job id
+//   <p>rejected                list   submissions not run: no usable id, or the id of another job
+//                                     ({"time","error_code","error","job": first 4 KiB, "coordinator"})
+//   <p>setaside                list   queue entries set aside after crashing a coordinator's intake
+//                                     twice (same fields as rejected, plus "id" and "crashes")
+//   <p>intake:<coord>          hash   entry sha256 -> times a coordinator started handling it at intake
+//                                     without finishing (a crash in between leaves it counted)
 #pragma once
 
 #include <array>
@@ -61,6 +66,8 @@ class KeyLayout {
   std::string quarantine() const { return prefix_ + "quarantine"; }
   std::string cancels(std::string_view coordinator) const { return cat("cancels:", coordinator); }
   std::string rejected() const { return prefix_ + "rejected"; }
+  std::string set_aside() const { return prefix_ + "setaside"; }
+  std::string intake_attempts(std::string_view coordinator) const { return cat("intake:", coordinator); }
   std::string coordinator_lease(std::string_view coordinator) const { return cat("coordinator:", coordinator); }
   std::string coordinators() const { return prefix_ + "coordinators"; }
 

@@ -135,5 +135,70 @@ TEST(JobStore, SubmitTakeClaimFinish) {
   EXPECT_EQ(store.cancel("nope", 0), "unknown");
 }
 
+TEST(JobStore, OneIdOneJob) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  JobStore store(redis, KeyLayout("t:"));
+  JobSpec queued;
+  queued.id = "same";
+  queued.circuit = std::string(64, 'b');
+  queued.partitions.push_back(parse_witness_url("redis://w", "w"));
+  ASSERT_TRUE(store.submit(queued));
+  std::string state;
+  EXPECT_FALSE(store.submit(queued, &state));
+  EXPECT_EQ(state, "queued");
+  // Another entry with the same id (pushed raw) is a duplicate and writes
+  // nothing; the submitted entry itself claims its job.
+  JobSpec other = queued;
+  other.priority = Priority::kHigh;
+  std::string detail;
+  EXPECT_EQ(store.claim(other, "c1", &detail, entry_digest(other.to_json())), JobStore::Claim::kDuplicate);
+  EXPECT_EQ(detail, "queued");
+  EXPECT_EQ(redis.command({"HGET", "t:job:same", "state"}).as_string(), "queued");
+  EXPECT_EQ(redis.command({"HGET", "t:job:same", "priority"}).as_string(), "normal");
+  const std::string digest = entry_digest(queued.to_json());
+  EXPECT_EQ(store.claim(queued, "c1", &detail, digest), JobStore::Claim::kNew);
+  EXPECT_EQ(store.claim(queued, "c1", &detail, digest), JobStore::Claim::kResume);
+  EXPECT_EQ(store.claim(other, "c1", &detail, entry_digest(other.to_json())), JobStore::Claim::kDuplicate);
+  EXPECT_EQ(detail, "running");
+  // A raw push claims a fresh id for its own entry.
+  JobSpec raw = queued;
+  raw.id = "raw";
+  EXPECT_EQ(store.claim(raw, "c1", &detail, entry_digest("A")), JobStore::Claim::kNew);
+  EXPECT_EQ(store.claim(raw, "c1", &detail, entry_digest("B")), JobStore::Claim::kDuplicate);
+  EXPECT_EQ(store.claim(raw, "c1", &detail, entry_digest("A")), JobStore::Claim::kResume);
+}
+
+TEST(JobStore, SetAsideFailsTheEntrysJobOnly) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  JobStore store(redis, KeyLayout("t:"));
+  redis.command({"LPUSH", "t:processing:c1", "entry-1", "not json \xff"});
+  const std::string digest = entry_digest("entry-1");
+  EXPECT_EQ(store.begin_intake("c1", digest), 1);
+  EXPECT_EQ(store.begin_intake("c1", digest), 2);
+  store.set_aside("c1", "entry-1", "j1", 2, "crashed twice", 100);
+  EXPECT_EQ(redis.command({"HGET", "t:job:j1", "state"}).as_string(), "failed");
+  EXPECT_EQ(redis.command({"HGET", "t:job:j1", "error_code"}).as_string(), "setAside");
+  EXPECT_EQ(redis.command({"LPOP", "t:done:j1"}).as_string(), "failed");
+  EXPECT_EQ(redis.command({"HEXISTS", "t:intake:c1", digest}).as_integer(), 0);
+  // Bytes that are not UTF-8 are kept (replaced), not an error.
+  store.set_aside("c1", "not json \xff", "", 3, "crashed", 100);
+  EXPECT_EQ(redis.command({"LLEN", "t:processing:c1"}).as_integer(), 0);
+  EXPECT_EQ(redis.command({"LLEN", "t:setaside"}).as_integer(), 2);
+  // Another entry naming a job it does not own sets only itself aside.
+  JobSpec spec;
+  spec.id = "j2";
+  spec.circuit = std::string(64, 'b');
+  spec.partitions.push_back(parse_witness_url("redis://w", "w"));
+  ASSERT_TRUE(store.submit(spec));
+  redis.command({"LPUSH", "t:processing:c1", "impostor"});
+  store.set_aside("c1", "impostor", "j2", 3, "crashed", 100);
+  EXPECT_EQ(redis.command({"HGET", "t:job:j2", "state"}).as_string(), "queued");
+  EXPECT_EQ(redis.command({"LLEN", "t:setaside"}).as_integer(), 3);
+}
+
 }  // namespace
 }  // namespace zkfarm
