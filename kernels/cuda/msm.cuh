@@ -1,6 +1,9 @@
 // msm.cuh -- msm_device_raw() (msm.h): the host driver that sequences the
 // kernels of msm_kernels.cuh on one stream. Included by one .cu file per
 // curve and group, which instantiates it with ZKFARM_INSTANTIATE_GPU_MSM.
+// The point kernels are launched through the launchers of msm_kernels.cuh,
+// which that macro declares extern: their instantiations live in part files
+// msm_<curve>_<group>_<part>.cu (msm_launch.cuh) that compile in parallel.
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
@@ -8,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/msm.h"
@@ -39,9 +43,8 @@ DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cu
     const std::uint64_t group = 16;
     const std::uint64_t outputs = (count + group - 1) / group;
     DeviceBuffer<Xyzz> next(outputs, stream);
-    ZKFARM_CUDA_LAUNCH(mk::reduce_group_kernel<Xyzz>
-                       <<<blocks_for(outputs, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-                           outputs, group, count, values.data(), next.data()));
+    mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, count,
+                                        values.data(), next.data());
     values = std::move(next);
     count = outputs;
   }
@@ -130,9 +133,8 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     const std::uint64_t length = mk::segment_length(ones, target_threads, 16);
     const std::uint64_t threads = (ones + length - 1) / length;
     DeviceBuffer<Xyzz> partial(threads, stream);
-    ZKFARM_CUDA_LAUNCH(mk::sum_ones_kernel<Pts><<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0,
-                                                 stream>>>(threads, length, ones, ones_index.data(), bases,
-                                                           partial.data()));
+    mk::SumOnesLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, length, ones,
+                                   ones_index.data(), bases, partial.data());
     DeviceBuffer<Xyzz> sum = msm_detail::reduce_all(std::move(partial), threads, stream);
     out->ones_sum.resize(sizeof(Xyzz));
     ZKFARM_CUDA_CHECK(
@@ -188,10 +190,11 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);
       DeviceBuffer<Xyzz> record_sums(last ? 0 : 2 * threads, stream);
       const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, m, buckets};
-      auto accumulate = [&](auto kernel) {
-        ZKFARM_CUDA_LAUNCH(kernel<<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-            threads, length, total, points, buckets, last, bucket_sums.data(), record_ids.data(),
-            record_sums.data()));
+      // min_blocks: std::integral_constant<int, kMinBlocks> of the kernel.
+      auto accumulate = [&](auto min_blocks) {
+        mk::SegmentReduceLaunch<Pts, mk::PointSource<Pts>, decltype(min_blocks)::value>::launch(
+            blocks_for(threads, mk::kPointThreads), stream, threads, length, total, points, buckets, last,
+            bucket_sums.data(), record_ids.data(), record_sums.data());
       };
       if constexpr (kDegree == 1) {
         // Measured on the H200 at 2^24 (NOTES.md, run 3): 3 blocks per SM
@@ -199,12 +202,12 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
         // 8-limb Fq (138 -> 128, -3%).
         const unsigned blocks = config.accumulate_min_blocks ? config.accumulate_min_blocks
                                                              : (Fq::kLimbs >= 12 ? 3u : 4u);
-        if (blocks == 3) accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 3>);
-        else if (blocks == 4) accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 4>);
-        else accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 1>);
+        if (blocks == 3) accumulate(std::integral_constant<int, 3>());
+        else if (blocks == 4) accumulate(std::integral_constant<int, 4>());
+        else accumulate(std::integral_constant<int, 1>());
       } else {
         // G2: not tuned; the compiler's register choice.
-        accumulate(mk::segment_reduce_kernel<Pts, mk::PointSource<Pts>, 1>);
+        accumulate(std::integral_constant<int, 1>());
       }
       std::uint64_t records = 2 * threads;
       while (!last) {
@@ -215,10 +218,9 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
         DeviceBuffer<std::uint32_t> next_ids(last ? 0 : 2 * threads, stream);
         DeviceBuffer<Xyzz> next_sums(last ? 0 : 2 * threads, stream);
         const mk::RecordSource<Pts> source{record_ids.data(), record_sums.data()};
-        ZKFARM_CUDA_LAUNCH(mk::segment_reduce_kernel<Pts, mk::RecordSource<Pts>>
-                           <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-                               threads, record_length, records, source, buckets, last, bucket_sums.data(),
-                               next_ids.data(), next_sums.data()));
+        mk::SegmentReduceLaunch<Pts, mk::RecordSource<Pts>, 1>::launch(
+            blocks_for(threads, mk::kPointThreads), stream, threads, record_length, records, source, buckets, last,
+            bucket_sums.data(), next_ids.data(), next_sums.data());
         record_ids = std::move(next_ids);
         record_sums = std::move(next_sums);
         records = 2 * threads;
@@ -235,17 +237,15 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     std::uint64_t per_window = buckets >> segment_log;
     std::uint64_t threads = std::uint64_t(layout.windows) * per_window;
     DeviceBuffer<Xyzz> shares(threads, stream);
-    ZKFARM_CUDA_LAUNCH(mk::bucket_segment_kernel<Pts>
-                       <<<blocks_for(threads, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-                           threads, buckets, segment_log, bucket_sums.data(), shares.data()));
+    mk::BucketSegmentLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, buckets,
+                                         segment_log, bucket_sums.data(), shares.data());
     bucket_sums = DeviceBuffer<Xyzz>();
     while (per_window > 1) {
       const std::uint64_t group = std::min<std::uint64_t>(per_window, 16);
       const std::uint64_t outputs = threads / group;
       DeviceBuffer<Xyzz> next(outputs, stream);
-      ZKFARM_CUDA_LAUNCH(mk::reduce_group_kernel<Xyzz>
-                         <<<blocks_for(outputs, mk::kPointThreads), mk::kPointThreads, 0, stream>>>(
-                             outputs, group, threads, shares.data(), next.data()));
+      mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, threads,
+                                          shares.data(), next.data());
       shares = std::move(next);
       threads = outputs;
       per_window /= group;
@@ -267,7 +267,16 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
 
 // Explicit instantiation for one base field, degree and scalar field, e.g.
 //   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)
+// The point kernels' launchers are declared extern (a part .cu defines each,
+// ZKFARM_INSTANTIATE_GPU_MSM_PART); G2 uses only accumulate1.
 #define ZKFARM_INSTANTIATE_GPU_MSM(FQ_PARAMS, DEGREE, FR_PARAMS)                                               \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, accumulate1)                                                \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, accumulate3)                                                \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, accumulate4)                                                \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, records)                                                    \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, bucket_segment)                                             \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, reduce_group)                                               \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, sum_ones)                                                   \
   template void zkfarm::cuda::msm_device_raw<FQ_PARAMS, DEGREE, FR_PARAMS>(                                   \
       const zkfarm::cuda::DeviceContext&, const void*, const void*, std::size_t, cudaStream_t,                 \
       const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*, zkfarm::cuda::MsmRawResult*);

@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cuda/curve.cuh"
 
@@ -371,6 +372,69 @@ __global__ void __launch_bounds__(kPointThreads)
   if (t < threads) sum_ones<Pts>(t, length, count, ones_index, bases, out);
 }
 
+// Host launchers of the curve-arithmetic kernels (the heavy ones to
+// compile: each instantiation runs the field arithmetic of a whole point
+// addition through nvcc's optimizer and ptxas). The driver (msm.cuh) calls
+// these; their definitions are in msm_launch.cuh and each is explicitly
+// instantiated in a .cu file of its own (ZKFARM_INSTANTIATE_GPU_MSM_PART),
+// so one curve and group compiles as several translation units in parallel.
+// A launch() enqueues the kernel on `stream` with `blocks` blocks of
+// kPointThreads threads and throws CudaError if the launch failed.
+template <class Pts, class Source, int kMinBlocks>
+struct SegmentReduceLaunch {
+  static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint64_t length,
+                     std::uint64_t total, const Source& source, std::uint32_t buckets, bool last_level,
+                     typename Pts::Xyzz* bucket_sums, std::uint32_t* record_ids, typename Pts::Xyzz* record_sums);
+};
+
+template <class Pts>
+struct BucketSegmentLaunch {
+  static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint32_t buckets,
+                     unsigned segment_log, const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out);
+};
+
+template <class Xyzz>
+struct ReduceGroupLaunch {
+  static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t outputs, std::uint64_t group,
+                     std::uint64_t count, const Xyzz* in, Xyzz* out);
+};
+
+template <class Pts>
+struct SumOnesLaunch {
+  static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint64_t length,
+                     std::uint64_t count, const std::uint32_t* ones_index, const typename Pts::Affine* bases,
+                     typename Pts::Xyzz* out);
+};
+
+// The point types of one base field and degree (1: G1 over Fq, 2: G2 over
+// Fq2), as the driver instantiates the kernels with.
+template <class FqParams, int kDegree>
+using PointsOf = PointTypes<std::conditional_t<kDegree == 1, DevFp<FqParams>, DevFq2<DevFp<FqParams>>>>;
+
 #endif
 
 }  // namespace zkfarm::cuda::msm_kernels
+
+// The parts of one curve and group (ZKFARM_GPU_MSM_PART(X, FQ, DEG, PART))
+// with X = extern (declaration, msm.cuh) or empty (definition, a part .cu
+// including msm_launch.cuh). PART is one of accumulate1, accumulate3,
+// accumulate4 (bucket accumulation over the points, registers capped for
+// 1/3/4 blocks per SM), records (the record levels), bucket_segment,
+// reduce_group, sum_ones.
+#define ZKFARM_GPU_MSM_PTS_(FQ, DEG) ::zkfarm::cuda::msm_kernels::PointsOf<FQ, DEG>
+#define ZKFARM_GPU_MSM_PART_accumulate_(X, FQ, DEG, BLOCKS)                                                  \
+  X template struct ::zkfarm::cuda::msm_kernels::SegmentReduceLaunch<                                       \
+      ZKFARM_GPU_MSM_PTS_(FQ, DEG), ::zkfarm::cuda::msm_kernels::PointSource<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>, BLOCKS>;
+#define ZKFARM_GPU_MSM_PART_accumulate1(X, FQ, DEG) ZKFARM_GPU_MSM_PART_accumulate_(X, FQ, DEG, 1)
+#define ZKFARM_GPU_MSM_PART_accumulate3(X, FQ, DEG) ZKFARM_GPU_MSM_PART_accumulate_(X, FQ, DEG, 3)
+#define ZKFARM_GPU_MSM_PART_accumulate4(X, FQ, DEG) ZKFARM_GPU_MSM_PART_accumulate_(X, FQ, DEG, 4)
+#define ZKFARM_GPU_MSM_PART_records(X, FQ, DEG)                                                              \
+  X template struct ::zkfarm::cuda::msm_kernels::SegmentReduceLaunch<                                       \
+      ZKFARM_GPU_MSM_PTS_(FQ, DEG), ::zkfarm::cuda::msm_kernels::RecordSource<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>, 1>;
+#define ZKFARM_GPU_MSM_PART_bucket_segment(X, FQ, DEG) \
+  X template struct ::zkfarm::cuda::msm_kernels::BucketSegmentLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>;
+#define ZKFARM_GPU_MSM_PART_reduce_group(X, FQ, DEG) \
+  X template struct ::zkfarm::cuda::msm_kernels::ReduceGroupLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)::Xyzz>;
+#define ZKFARM_GPU_MSM_PART_sum_ones(X, FQ, DEG) \
+  X template struct ::zkfarm::cuda::msm_kernels::SumOnesLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>;
+#define ZKFARM_GPU_MSM_PART(X, FQ, DEG, PART) ZKFARM_GPU_MSM_PART_##PART(X, FQ, DEG)
