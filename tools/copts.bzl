@@ -1,4 +1,10 @@
-"""Compiler flags shared by every zkfarm C++ target."""
+"""Compiler flags shared by every zkfarm C++ target.
+
+The one definition of zkfarm's flags: Bazel loads this file, and
+tests/gpu/build_bundle.sh (the plain nvcc/g++ build for GPU hosts without
+Bazel) evaluates it with python3 to get the same lists. Keep it to constant
+lists of strings (Starlark that is also Python): no load(), no functions.
+"""
 
 # -Werror for our code only; system headers are -isystem so they do not trip it.
 ZKFARM_COPTS = [
