@@ -25,8 +25,8 @@
 #
 # Objects are cached in OUT/obj and rebuilt when their source or any header
 # they include (-MD dependency files) is newer. OUT/obj/build_times.txt gets
-# the seconds of each compilation; the summary prints the CUDA files' wall
-# time and the five slowest.
+# the seconds of each compilation (and when it ended); the summary prints the
+# CUDA files' wall time, their summed time and the five slowest.
 #   tests/gpu/host_deps.sh out/gpu-deps   # on the Debian dev machine, once
 #   ZKFARM_BUNDLE_DEPS=out/gpu-deps tests/gpu/build_bundle.sh out/gpu && out/gpu/run_gpu_tests.sh
 set -euo pipefail
@@ -155,7 +155,7 @@ compile() {
     cp "${obj%.o}.log" "$obj.failed"
     return 0
   fi
-  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') $src" >>"$obj_dir/build_times.txt"
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') $src $end" >>"$obj_dir/build_times.txt"
 }
 
 # pool SRC...: compile every SRC, $jobs at a time, in the order given.
@@ -168,12 +168,13 @@ pool() {
   wait
 }
 
+# One pool: the CUDA files first (all started before any host file), then
+# the host files, which take the cores the CUDA files leave free.
 : >"$obj_dir/build_times.txt"
 rm -f "$obj_dir"/*.failed
 cuda_start=$(date +%s.%N)
-pool "${cuda_sources[@]}"
-cuda_end=$(date +%s.%N)
-pool "${host_sources[@]}"
+pool "${cuda_sources[@]}" "${host_sources[@]}"
+build_end=$(date +%s.%N)
 failed=$(ls "$obj_dir"/*.failed 2>/dev/null || true)
 for f in $failed; do echo "== $f" >&2; head -40 "$f" >&2; done
 for src in "${cuda_sources[@]}"; do
@@ -182,12 +183,15 @@ for src in "${cuda_sources[@]}"; do
     exit 1
   fi
 done
-if [ -s "$obj_dir/build_times.txt" ]; then
-  cu_files=$(grep -c '\.cu$' "$obj_dir/build_times.txt" || true)
-  echo "nvcc: $cu_files .cu files in $(awk -v a="$cuda_start" -v b="$cuda_end" 'BEGIN { printf "%.0f", b - a }') s wall" \
-    "($jobs jobs), $(awk '$2 ~ /\.cu$/ { s += $1 } END { printf "%.0f", s }' "$obj_dir/build_times.txt") s summed;" \
-    "slowest:" "$(grep '\.cu$' "$obj_dir/build_times.txt" | sort -rn | head -5 | awk '{ printf "%s %s s; ", $2, $1 }')"
+# build_times.txt: seconds, source, end time. The CUDA files' wall time runs
+# from the start to the end of the last .cu compiled.
+if grep -q '\.cu ' "$obj_dir/build_times.txt"; then
+  echo "nvcc: $(grep -c '\.cu ' "$obj_dir/build_times.txt") .cu files in" \
+    "$(awk -v a="$cuda_start" '$2 ~ /\.cu$/ && $3 > e { e = $3 } END { printf "%.0f", e - a }' "$obj_dir/build_times.txt")" \
+    "s wall ($jobs jobs), $(awk '$2 ~ /\.cu$/ { s += $1 } END { printf "%.0f", s }' "$obj_dir/build_times.txt") s summed;" \
+    "slowest: $(grep '\.cu ' "$obj_dir/build_times.txt" | sort -rn | head -5 | awk '{ printf "%s %s s; ", $2, $1 }')"
 fi
+echo "all files compiled in $(awk -v a="$cuda_start" -v b="$build_end" 'BEGIN { printf "%.0f", b - a }') s wall"
 
 # Link. libstdc++ and the CUDA runtime stay shared libraries (copied into
 # lib/), so that the library and the binaries share one C++ runtime
