@@ -1,6 +1,7 @@
 // messages.cc -- see messages.h.
 #include "schema/messages.h"
 
+#include <capnp/dynamic.h>
 #include <kj/exception.h>
 
 #include <cstring>
@@ -32,6 +33,46 @@ bool known_body(Envelope::Body::Which which) {
   return false;
 }
 
+void check_readable(capnp::DynamicStruct::Reader object);
+
+// Reads one field as a handler would. Reading a pointer checks that it points
+// at what the schema says (text is a NUL-terminated byte list, a struct is a
+// struct, ...) and throws kj::Exception otherwise.
+void check_field(capnp::DynamicStruct::Reader object, capnp::StructSchema::Field field) {
+  if (field.getProto().isGroup()) {
+    check_readable(object.get(field).as<capnp::DynamicStruct>());
+    return;
+  }
+  if (!field.getType().isStruct() && !field.getType().isList() && !field.getType().isText() &&
+      !field.getType().isData())
+    return;  // plain data: any bits are a value
+  if (!object.has(field)) return;
+  capnp::DynamicValue::Reader value = object.get(field);
+  if (value.getType() == capnp::DynamicValue::STRUCT) {
+    check_readable(value.as<capnp::DynamicStruct>());
+  } else if (value.getType() == capnp::DynamicValue::LIST) {
+    for (capnp::DynamicValue::Reader element : value.as<capnp::DynamicList>()) {
+      if (element.getType() == capnp::DynamicValue::STRUCT) check_readable(element.as<capnp::DynamicStruct>());
+    }
+  }
+}
+
+// Reads every field of object (the active member of each union) so that no
+// handler meets a pointer of the wrong kind later: totalSize() only checks
+// that pointers stay inside the message. Throws kj::Exception when a field
+// cannot be read or a union names a member this build does not know. The
+// schema has no recursive types, so the depth is bounded by the schema.
+void check_readable(capnp::DynamicStruct::Reader object) {
+  const capnp::StructSchema schema = object.getSchema();
+  for (capnp::StructSchema::Field field : schema.getNonUnionFields()) check_field(object, field);
+  if (schema.getUnionFields().size() == 0) return;
+  KJ_IF_MAYBE (member, object.which()) {
+    check_field(object, *member);
+  } else {
+    KJ_FAIL_REQUIRE("unknown member of union", schema.getShortDisplayName());
+  }
+}
+
 }  // namespace
 
 std::optional<DecodedEnvelope> decode(std::span<const std::uint8_t> bytes, std::string* error) {
@@ -52,8 +93,9 @@ std::optional<DecodedEnvelope> decode(std::span<const std::uint8_t> bytes, std::
   std::memcpy(out.words_.begin(), bytes.data(), bytes.size());
   capnp::ReaderOptions options;
   // A message can reference each word at most a few times legitimately; the
-  // limit stops "amplification" messages whose pointers overlap.
-  options.traversalLimitInWords = out.words_.size() * 4 + 1024;
+  // limit stops "amplification" messages whose pointers overlap. It counts
+  // every read of the reader: the two walks below and the handler's reads.
+  options.traversalLimitInWords = out.words_.size() * 8 + 1024;
   options.nestingLimit = 16;
   try {
     out.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(out.words_.asPtr(), options);
@@ -63,6 +105,8 @@ std::optional<DecodedEnvelope> decode(std::span<const std::uint8_t> bytes, std::
     if (!known_body(out.root_.getBody().which()))
       return fail("unknown message kind " +
                   std::to_string(static_cast<unsigned>(out.root_.getBody().which())));
+    // Every text, data, list and struct field holds what the schema says.
+    check_readable(capnp::toDynamic(out.root_));
   } catch (const kj::Exception& e) {
     return fail(std::string("malformed message: ") + e.getDescription().cStr());
   }

@@ -4,7 +4,9 @@
 // decode() is the single entry point for bytes from the network: it checks
 // framing (word alignment, segment table), walks the whole message once under
 // a traversal limit (so every pointer is bounds-checked before any handler
-// reads a field). It never throws: bad input gives an error string, which
+// reads a field), then reads every field the schema names (so text is text,
+// a struct a struct, and every union names a known member: a handler's reads
+// cannot throw). It never throws: bad input gives an error string, which
 // callers log before dropping the message. The protocol version is not
 // checked here but by the receiver (version_ok()), so that a Hello from a
 // peer of another version can still be answered with a Reject that says why.

@@ -106,5 +106,38 @@ TEST(Messages, RandomGarbageNeverThrows) {
   }
 }
 
+// Pointers that stay inside the message but point at the wrong kind of
+// object used to decode, and the handler's first read of the field threw
+// (found by schema/messages_fuzz; the input is in its corpus).
+TEST(Messages, FieldOfTheWrongKindIsAnError) {
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<Envelope>();
+  envelope.setProtocolVersion(PROTOCOL_VERSION);
+  auto hello = envelope.getBody().initHello();
+  hello.setProtocolVersion(PROTOCOL_VERSION);
+  // workerId (Text, the first pointer of Hello) points at a struct.
+  capnp::AnyStruct::Builder(Hello::Builder(hello)).getPointerSection()[0].initAs<Credit>().setCredits(7);
+  std::string bytes = encode(message);
+  std::string error;
+  EXPECT_FALSE(decode(as_span(bytes), &error));
+  EXPECT_NE(error.find("malformed message"), std::string::npos) << error;
+}
+
+TEST(Messages, UnknownUnionMemberIsAnError) {
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<Envelope>();
+  envelope.setProtocolVersion(PROTOCOL_VERSION);
+  auto task = envelope.getBody().initTask();
+  task.setJobId("j");
+  auto witness = task.initWitness();
+  witness.setFile("/w.wtns");
+  // The union's discriminant is WitnessRef's only data: 7 names no member.
+  capnp::AnyStruct::Builder(WitnessRef::Builder(witness)).getDataSection()[0] = 7;
+  std::string bytes = encode(message);
+  std::string error;
+  EXPECT_FALSE(decode(as_span(bytes), &error));
+  EXPECT_NE(error.find("unknown member of union"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace zkfarm::wire
