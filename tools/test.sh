@@ -7,12 +7,15 @@
 # missing), then the suites, in order; a failing suite does not stop the next:
 #   bazel       bazel test //... --keep_going (unit tests; .bazelrc filters tag gpu;
 #               CUDA kernels nothing on the CPU side needs are not compiled)
-#   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device")
+#   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device":
+#               then SKIP, since nothing was tested)
 #   interop     tests/interop/run_interop.sh (circom2/snarkjs against the zkfarm CLI)
 #   fuzz        tests/fuzz/run_fuzz.sh, when that script exists
 #   deploy      tests/deploy/check_deploy.sh (units, compose, k8s, Prometheus rules, dashboards)
-# The last line is "N passed, M failed" (suites); the exit status is 0 only when
-# no suite failed.
+# A suite that tested nothing (exit status 77, the automake convention) is
+# SKIP, counted neither as passed nor as failed. The last line is
+# "N passed, M failed, K skipped" (suites); the exit status is 0 only when no
+# suite failed.
 #
 # Environment:
 #   ZKFARM_SKIP_DEPS=1     do not run install_deps.sh
@@ -34,10 +37,12 @@ FUZZ_SCRIPT=tests/fuzz/run_fuzz.sh
 
 passed=0
 failed=0
+skipped=0
 summary=()
+SKIPPED=77  # a suite's exit status for "ran, but had nothing to test"
 run_started=$SECONDS
 
-# suite NAME CMD...: runs one suite, records PASS/FAIL and its duration.
+# suite NAME CMD...: runs one suite, records PASS/FAIL/SKIP and its duration.
 suite() {
   local name=$1
   shift
@@ -47,14 +52,21 @@ suite() {
   "$@"
   local status=$?
   local took=$((SECONDS - started))
+  local verdict
   if ((status == 0)); then
     passed=$((passed + 1))
+    verdict=PASS
     summary+=("PASS $name (${took} s)")
+  elif ((status == SKIPPED)); then
+    skipped=$((skipped + 1))
+    verdict="SKIP (nothing to test here)"
+    summary+=("SKIP $name (nothing to test here, ${took} s)")
   else
     failed=$((failed + 1))
+    verdict="FAIL (exit $status)"
     summary+=("FAIL $name (exit $status, ${took} s)")
   fi
-  echo "==== $name: $([[ $status == 0 ]] && echo PASS || echo "FAIL (exit $status)") in ${took} s"
+  echo "==== $name: $verdict in ${took} s"
 }
 
 bazel_tests() {
@@ -66,8 +78,16 @@ bazel_tests() {
   bazel test "${BAZEL_FLAGS[@]}" "${filters[@]}" --keep_going //...
 }
 
+# Without a CUDA device (or in a CPU-only build) the probe runs but tests
+# nothing: SKIP, not PASS.
 cuda_probe() {
-  bazel build "${BAZEL_FLAGS[@]}" //kernels/cuda:device_probe && bazel-bin/kernels/cuda/device_probe
+  bazel build "${BAZEL_FLAGS[@]}" //kernels/cuda:device_probe || return
+  local output status
+  output=$(bazel-bin/kernels/cuda/device_probe)
+  status=$?
+  echo "$output"
+  ((status == 0)) || return "$status"
+  if grep -q '^no CUDA device' <<<"$output"; then return "$SKIPPED"; fi
 }
 
 # timeout(1) puts the fuzz run in its own process group, out of reach of a
@@ -87,7 +107,7 @@ finish() {
   echo
   echo "==== summary (total $((SECONDS - run_started)) s)"
   printf '%s\n' "${summary[@]}"
-  echo "$passed passed, $failed failed"
+  echo "$passed passed, $failed failed, $skipped skipped"
   ((failed == 0))
   exit
 }
@@ -112,6 +132,7 @@ suite interop tests/interop/run_interop.sh
 if [[ -f $FUZZ_SCRIPT ]]; then
   suite fuzz fuzz
 else
+  skipped=$((skipped + 1))
   summary+=("SKIP fuzz ($FUZZ_SCRIPT not present)")
 fi
 suite deploy tests/deploy/check_deploy.sh
