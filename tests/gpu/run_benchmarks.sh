@@ -10,7 +10,9 @@
 #      scalars), NTT 2^20..2^27, both curves.
 # Each step gets what is left of SECONDS (default 420) so the whole run ends
 # inside one call to the GPU host; a step cut short says so. Full logs go to
-# LOGDIR; the last lines printed are each step's results.
+# LOGDIR; the last lines printed are each step's results, then the steps that
+# failed. The exit status is 0 only when every step ran and exited 0 (a step
+# that failed, timed out or had no time left makes it 1).
 # Environment: TESTS, PARTITION_CONSTRAINTS (default 130300000),
 # CPU_CONSTRAINTS (default 1048576; 0 skips step 3), BENCH_ARGS (extra
 # gpu_benchmark arguments, e.g. --msm-max-log=0 for the NTT rows only).
@@ -20,6 +22,7 @@ logs=$2
 deadline=$((SECONDS + ${3:-420}))
 mkdir -p "$logs"
 left() { echo $((deadline - SECONDS)); }
+failed=()
 step() {  # step NAME SECONDS CMD...: runs CMD with at most SECONDS (and what is left)
   local name=$1 limit=$2
   shift 2
@@ -28,6 +31,7 @@ step() {  # step NAME SECONDS CMD...: runs CMD with at most SECONDS (and what is
   [ "$limit" -lt "$budget" ] && budget=$limit
   if [ "$budget" -le 5 ]; then
     echo "== $name: skipped (no time left)"
+    failed+=("$name (not run: no time left)")
     return
   fi
   echo "== $name (at most ${budget} s)"
@@ -35,8 +39,13 @@ step() {  # step NAME SECONDS CMD...: runs CMD with at most SECONDS (and what is
   timeout "$budget" "$@" >"$logs/$name.log" 2>&1
   local status=$?
   echo "== $name: exit $status after $((SECONDS - start)) s"
+  if [ "$status" -ne 0 ]; then
+    if [ "$status" -eq 124 ]; then failed+=("$name (cut short after ${budget} s)"); else failed+=("$name (exit $status)"); fi
+  fi
 }
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,power.draw --format=csv | tee "$logs/nvidia_smi.txt"
+if ! nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,power.draw --format=csv | tee "$logs/nvidia_smi.txt"; then
+  failed+=("nvidia-smi (no GPU visible)")
+fi
 nproc; free -g | head -2
 
 for test in ${TESTS:-setup_device_test}; do
@@ -62,3 +71,9 @@ else
   echo "(gpu_benchmark cut short: the rows it finished)"
   grep -E ' ms ' "$logs/gpu_benchmark.log" | cut -c1-200
 fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '== FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "== all steps passed"
