@@ -180,7 +180,8 @@ JobSpec parse_job(std::string_view text, bool require_id) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400).
     throw JobError(std::string("job is not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw JobError("job JSON must be an object, got " + type_name(doc));

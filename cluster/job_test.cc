@@ -63,6 +63,15 @@ TEST(Job, ClearErrors) {
   expect_error(job(R"("partitions":[7])"), "partitions[0]: expected an object or a witness URL");
 }
 
+// A number beyond a double made nlohmann throw out_of_range, not a
+// parse_error: it escaped parse_job as a foreign exception (found by
+// cluster/job_fuzz; the input is in its corpus).
+TEST(Job, NumberOverflowIsAJobError) {
+  expect_error(job(R"("deadline":1e400,"partitions":["redis://k"])"), "not valid JSON");
+  expect_error(job(R"("partitions":["redis://k"],"metadata":{"x":[-2e308]})"), "number overflow");
+  EXPECT_EQ(extract_job_id(R"({"id":"abc","deadline":1e400})"), std::nullopt);
+}
+
 TEST(Job, ExtractId) {
   EXPECT_EQ(extract_job_id(R"({"id":"abc","x":)"), std::nullopt);
   EXPECT_EQ(extract_job_id(R"({"id":"abc","circuit":5})"), "abc");
