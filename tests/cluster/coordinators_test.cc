@@ -33,7 +33,7 @@ TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
     return std::make_unique<Process>(
         std::vector<std::string>{runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id",
                                  "c2", "--listen", "tcp://127.0.0.1:" + std::to_string(port2), "--artifacts",
-                                 options_.artifacts, "--heartbeat-ms", "100", "--dead-after-ms", "1000",
+                                 options_.artifacts, "--heartbeat-ms", kTestHeartbeatMs, "--dead-after-ms", kTestDeadAfterMs,
                                  "--intake-poll-ms", "50", "--max-active-jobs", "4"},
         dir_->file("coordinator-c2-" + std::to_string(generation) + ".log"),
         std::map<std::string, std::string>{{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
@@ -78,7 +78,6 @@ TEST_F(FarmTest, TwoCoordinatorsShareOneRedisAndNeverRunAJobTwice) {
   second->signal(SIGKILL);
   second->wait_for(10s);
   const long long orphaned = redis.command({"LLEN", keys.processing("c2")}).as_integer();
-  std::this_thread::sleep_for(1s);
   second = start_second(2);
   ASSERT_TRUE(wait_done(num_jobs, 20min)) << done_count() << " of " << num_jobs << " done\n" << logs();
 
@@ -132,7 +131,7 @@ TEST_F(FarmTest, WithLeasesASurvivingCoordinatorTakesOverADeadOnesJobs) {
   const int port2 = free_port();
   std::vector<std::string> argv2 = {runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id",
                                     "c2", "--listen", "tcp://127.0.0.1:" + std::to_string(port2), "--artifacts",
-                                    options_.artifacts, "--heartbeat-ms", "100", "--dead-after-ms", "1000",
+                                    options_.artifacts, "--heartbeat-ms", kTestHeartbeatMs, "--dead-after-ms", kTestDeadAfterMs,
                                     "--intake-poll-ms", "50"};
   argv2.insert(argv2.end(), lease.begin(), lease.end());
   Process second(argv2, dir_->file("coordinator-c2.log"), {{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
@@ -172,11 +171,14 @@ TEST_F(FarmTest, ACoordinatorThatLostItsLeaseStops) {
   // Paused (SIGSTOP) past its lease, a coordinator may have been taken over:
   // on waking it must stop instead of running jobs another one now owns.
   start_coordinator({"--takeover-after-ms", "600"});
-  ASSERT_TRUE(eventually([&] { return coordinator_->log().find("listening on") != std::string::npos; }, 20s));
-  std::this_thread::sleep_for(500ms);  // the first lease is taken
+  RedisClient redis(options_.redis_url);
+  const std::string lease = KeyLayout().coordinator_lease("c1");
+  ASSERT_TRUE(eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 1; }, 20s)) << logs();
   coordinator_->signal(SIGSTOP);
-  std::this_thread::sleep_for(2s);
+  // Stopped, it cannot renew: the lease expires (600 ms) while it sleeps.
+  const bool expired = eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 0; }, 20s);
   coordinator_->signal(SIGCONT);
+  ASSERT_TRUE(expired) << logs();
   auto status = coordinator_->wait_for(20s);
   ASSERT_TRUE(status) << logs();
   EXPECT_NE(coordinator_->log().find("lease lost"), std::string::npos) << logs();

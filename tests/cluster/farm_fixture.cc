@@ -48,8 +48,8 @@ void FarmTest::start_coordinator(const std::vector<std::string>& extra) {
                                    "--id", "c1",
                                    "--listen", "tcp://127.0.0.1:" + std::to_string(coordinator_port_),
                                    "--artifacts", options_.artifacts,
-                                   "--heartbeat-ms", "100",
-                                   "--dead-after-ms", "1000",
+                                   "--heartbeat-ms", kTestHeartbeatMs,
+                                   "--dead-after-ms", kTestDeadAfterMs,
                                    "--intake-poll-ms", "50"};
   argv.insert(argv.end(), coordinator_flags_.begin(), coordinator_flags_.end());
   // Metrics on a free port: tests run several farms (and coordinators) at once.

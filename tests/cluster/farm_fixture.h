@@ -18,6 +18,14 @@
 
 namespace zkfarm::testing {
 
+// Liveness windows of the test farms (--heartbeat-ms, --dead-after-ms). A
+// process starved of CPU on a loaded 2-core machine can be silent for more
+// than a second, and a live worker declared dead moves its tasks and changes
+// what a test sees; 5 s of silence is a death no test mistakes, and the tests
+// that kill a worker wait for its death with windows of 20 s or more.
+inline constexpr const char* kTestHeartbeatMs = "100";
+inline constexpr const char* kTestDeadAfterMs = "5000";
+
 class FarmTest : public ::testing::Test {
  protected:
   void SetUp() override;

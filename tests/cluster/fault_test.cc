@@ -115,7 +115,10 @@ TEST_F(FarmTest, CoordinatorKilledMidJobResumesKeepingProvedPartitions) {
   farm::submit(options_, job_json("r-1", bn254_.id, {w}));
   ASSERT_EQ(wait_job("r-1").state, "done");
   workers_[0].reset();  // SIGKILL the fast worker
-  start_worker("slow", {"--prove-delay-ms", "1500"});
+  // The second partition takes at least 5 s after the first is stored: the
+  // window in which the test must see one proved and kill the coordinator,
+  // scaled for a loaded machine.
+  start_worker("slow", {"--prove-delay-ms", "5000"});
   farm::submit(options_, job_json("r-2", bn254_.id, {w, w}));
   ASSERT_TRUE(eventually([&] { return farm::status(options_, "r-2")->proved >= 1; }, 20s)) << logs();
   kill_coordinator();

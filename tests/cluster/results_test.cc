@@ -120,6 +120,12 @@ class ScriptedPeer {
   std::chrono::steady_clock::time_point last_heartbeat_{};
 };
 
+std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
 long long count_events(RedisClient& redis, const std::string& job_id, const std::string& type) {
   long long n = 0;
   const RedisReply events = redis.command({"LRANGE", KeyLayout().job_events(job_id), "0", "-1"});
@@ -169,6 +175,11 @@ TEST_F(FarmTest, DuplicateAndLateResultsAreIgnoredSafely) {
   ASSERT_TRUE(peer.pump(10s, [&] { return log_contains(*coordinator_, "for task 987654321"); })) << logs();
   EXPECT_EQ(farm::status(options_, "dup")->proved, 1u) << "a late result must not prove the reassigned partition";
 
+  // The peer keeps its session (heartbeats) while the slow worker finishes.
+  ASSERT_TRUE(peer.pump(60s, [&] {
+    auto status = farm::status(options_, "dup");
+    return status && status->terminal();
+  })) << logs();
   farm::JobStatus s = wait_job("dup");
   ASSERT_EQ(s.state, "done") << s.error << logs();
   EXPECT_EQ(s.proved, 2u);
@@ -182,9 +193,20 @@ TEST_F(FarmTest, DuplicateAndLateResultsAreIgnoredSafely) {
   // fault is counted against anyone.
   std::string corrupt = good_proof;
   corrupt[5] ^= 0x40;
+  auto ignored = [&](std::uint64_t task_id) {
+    return count_occurrences(coordinator_->log(), "ignored a late or unknown result for task " +
+                                                      std::to_string(task_id) + " ");
+  };
+  const std::size_t ignored_a = ignored(task_a.task_id), ignored_b = ignored(task_b.task_id);
+  const int rejects = peer.rejects();
   peer.result(task_a.task_id, "dup", task_a.partition, corrupt);
   peer.result(task_b.task_id, "dup", task_b.partition, good_proof);
-  peer.pump(1s, [] { return false; });
+  // Wait until the coordinator has handled both: each is logged as ignored
+  // (or, had the session lapsed, answered with a Reject).
+  ASSERT_TRUE(peer.pump(20s, [&] {
+    return ignored(task_a.task_id) - ignored_a + ignored(task_b.task_id) - ignored_b +
+               static_cast<std::size_t>(peer.rejects() - rejects) >= 2;
+  })) << logs();
   RedisClient redis(options_.redis_url);
   EXPECT_EQ(count_events(redis, "dup", "partition_proved"), 2);
   EXPECT_EQ(redis.command({"LLEN", KeyLayout().done("dup")}).as_integer(), 1);
