@@ -7,21 +7,23 @@
 #          and `snarkjs groth16 prove` + `groth16 verify` with our .zkey/.wtns;
 #   json:  our vk/proof/public re-encodings are byte-identical to snarkjs's.
 # Usage: check_snarkjs_interop.sh [path-to-formats_interop]
-# (default: builds it with g++ into a temp dir). Needs tests/vectors/node_modules.
+# (default: bazel build //formats:formats_interop). Needs the interop suite's
+# node packages: tests/interop/node_modules, installed by tools/install_deps.sh
+# (ZKFARM_NODE_MODULES names another copy).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-nm="$repo/tests/vectors/node_modules"
+nm="${ZKFARM_NODE_MODULES:-$repo/tests/interop/node_modules}"
+[ -f "$nm/snarkjs/build/cli.cjs" ] || { echo "no snarkjs in $nm: run tools/install_deps.sh" >&2; exit 2; }
 snarkjs=(node "$nm/snarkjs/build/cli.cjs")
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 tool="${1:-}"
 if [ -z "$tool" ]; then
-  tool="$work/formats_interop"
-  g++ -std=c++20 -O2 -I"$repo" "$repo/formats/formats_interop.cc" "$repo/formats/binfile.cc" \
-    "$repo/formats/r1cs.cc" "$repo/formats/wtns.cc" "$repo/formats/zkey.cc" \
-    "$repo/formats/snarkjs_json.cc" -lpthread -o "$tool"
+  # Built by Bazel, so the tool links whatever its sources become.
+  (cd "$repo" && bazel build //formats:formats_interop)
+  tool="$repo/bazel-bin/formats/formats_interop"
 fi
 
 for curve in bn128 bls12381; do
