@@ -101,7 +101,11 @@ std::optional<DecodedEnvelope> decode(std::span<const std::uint8_t> bytes, std::
     out.reader_ = std::make_unique<capnp::FlatArrayMessageReader>(out.words_.asPtr(), options);
     out.root_ = out.reader_->getRoot<Envelope>();
     // Walks every pointer once: malformed pointers throw here, not later.
-    (void)out.root_.totalSize();
+    const capnp::MessageSize size = out.root_.totalSize();
+    // The protocol has no interfaces: a capability pointer (in any field,
+    // known to this build or not) can only be forged, and reading or copying
+    // it throws (found by schema/messages_fuzz).
+    if (size.capCount != 0) return fail("malformed message: it carries capability pointers");
     if (!known_body(out.root_.getBody().which()))
       return fail("unknown message kind " +
                   std::to_string(static_cast<unsigned>(out.root_.getBody().which())));

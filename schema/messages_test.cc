@@ -139,5 +139,20 @@ TEST(Messages, UnknownUnionMemberIsAnError) {
   EXPECT_NE(error.find("unknown member of union"), std::string::npos) << error;
 }
 
+// Found by schema/messages_fuzz (the input is in its corpus): a capability
+// pointer in a pointer field this build does not know decoded, and copying
+// the message then threw. The protocol has no capabilities.
+TEST(Messages, CapabilityPointerIsAnError) {
+  const std::string bytes(
+      "\x00\x00\x00\x00\x0b\x00\x00\x00\x00\x00\x00\x00\x01\x00\x03\x00\x01\x00\x00\x00\x07\x00\x00\x00"
+      "\x00\x00\x00\x00\x02\x00\x02\x00\x09\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x03\x00\x00\x00"
+      "\x05\x00\x00\x00\x1a\x00\x00\x00\x05\x00\x00\x00\x92\x00\x00\x00\x6a\x31\x00\x00\x00\x00\x00\x00"
+      "\x63\x72\x64\x73\x6f\x61\x6e\x69\x6e\x00\x0b\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x00",
+      96);
+  std::string error;
+  EXPECT_FALSE(decode(as_span(bytes), &error));
+  EXPECT_NE(error.find("capability"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace zkfarm::wire
