@@ -7,7 +7,7 @@
 // Heartbeat, Credit, Result, TaskError, Shutdown) and the worker (Welcome,
 // Reject, Heartbeat, Task, Cancel, Shutdown) read them, and a kj::Exception
 // from a read is a bug. A decoded envelope copied into a new message must
-// encode and decode again.
+// encode and decode again (unless the copy runs out of traversal budget).
 #include <capnp/message.h>
 
 #include <cstdint>
@@ -137,6 +137,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   }
   try {
     read_all(*decoded);
+  } catch (const kj::Exception& e) {
+    // decode() accepted what a handler cannot read.
+    std::fprintf(stderr, "read of a decoded envelope threw: %s\n", e.getDescription().cStr());
+    std::abort();
+  }
+  try {
     capnp::MallocMessageBuilder copy;
     copy.setRoot(decoded->envelope());
     const std::string again = zkfarm::wire::encode(copy);
@@ -145,8 +151,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     if (!redecoded || redecoded->which() != decoded->which()) std::abort();
     read_all(*redecoded);
   } catch (const kj::Exception& e) {
-    // decode() accepted what a handler cannot read.
-    std::fprintf(stderr, "read of a decoded envelope threw: %s\n", e.getDescription().cStr());
+    // A copy walks every pointer, also those in fields this build does not
+    // know, so overlapping pointers there can spend the traversal budget:
+    // that limit is what stops amplification. Any other failure is a bug.
+    if (std::string(e.getDescription().cStr()).find("traversal limit") != std::string::npos) return 0;
+    std::fprintf(stderr, "copy of a decoded envelope threw: %s\n", e.getDescription().cStr());
     std::abort();
   }
   return 0;
