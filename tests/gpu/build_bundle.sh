@@ -17,8 +17,9 @@
 # g++'s flags (e.g. -Wno-error on a host whose g++ is not the CI compiler).
 #
 # Host sources: each binary's own .cc plus, transitively, the .cc beside
-# every header it includes ("cluster/job.h" -> cluster/job.cc), so package
-# moves need no edit here. The device code of every .cu in kernels/cuda and
+# every header it includes ("cluster/job.h" -> cluster/job.cc) and the
+# header-less .cc files beside it that include it (prover/engine.h ->
+# prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda and
 # tests/gpu is linked once into lib/libzkfarm_cuda.so, shared by all binaries.
 # A GPU host without zkfarm's other -dev packages (Cap'n Proto, hiredis) gets
 # them from ZKFARM_BUNDLE_DEPS, a folder made by tests/gpu/host_deps.sh.
@@ -94,6 +95,14 @@ host_sources_of() {
         todo+=("$inc")
         source=${inc%.h}.cc
         [ "$source" != "$inc" ] && [ -f "$source" ] && todo+=("$source")
+        # Implementation files with no header of their own beside it that
+        # include it (prover/cuda_engine.cc for prover/engine.h); not tests
+        # programs, fuzzers or benchmarks.
+        for source in "$(dirname "$inc")"/*.cc; do
+          [ -f "$source" ] && [ ! -f "${source%.cc}.h" ] || continue
+          case $source in *_test.cc | *_fuzz.cc | *_benchmark.cc | *_main.cc) continue ;; esac
+          grep -q "^#include \"$inc\"" "$source" && ! grep -q 'main(' "$source" && todo+=("$source")
+        done
       elif [ -n "$deps" ] && [ -f "$deps/gen/$inc" ]; then
         todo+=("$deps/gen/$inc")
         [ -f "$deps/gen/${inc%.h}.c++" ] && todo+=("$deps/gen/${inc%.h}.c++")
