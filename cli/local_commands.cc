@@ -3,8 +3,9 @@
 //
 // Every command picks its curve from the files it is given (the zkey's or
 // r1cs's prime, the JSON's "curve" field) and then runs a template
-// instantiated for that curve. Errors are exceptions inside; run_guarded turns
-// them into one line on stderr and exit code 2.
+// instantiated for that curve; `prove` runs through the prover service
+// (prover/prover.h), as the farm's workers do. Errors are exceptions inside;
+// run_guarded turns them into one line on stderr and an exit code.
 #include "cli/local_commands.h"
 
 #include <cstdio>
@@ -17,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "cli/args.h"
@@ -25,32 +28,31 @@
 #include "formats/pce.h"
 #include "formats/r1cs.h"
 #include "formats/snarkjs_json.h"
-#include "formats/wtns.h"
 #include "formats/zkey.h"
-#include "formats/zkey_proving_key.h"
 #include "kernels/bls12_381_compress.h"
 #include "kernels/curves.h"
-#include "kernels/groth16_prover.h"
 #include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/parallel.h"
-#include "kernels/stopwatch.h"
 #include "kernels/synthetic_circuit.h"
+#include "prover/prover.h"
+#include "prover/prover_error.h"
 #ifdef ZKFARM_HAS_CUDA
-#include "kernels/cuda/device_context.h"
-#include "kernels/cuda/device_key.h"
-#include "kernels/cuda/groth16_device.h"
 #include "kernels/cuda/setup_device.h"
 #endif
 
 namespace zkfarm::cli {
 namespace {
 
-// Runs body, mapping exceptions to a message on stderr and exit code 2.
+// Runs body, mapping exceptions to a message on stderr and an exit code: the
+// prover's error kinds through prover::exit_code(), anything else 2.
 template <class Body>
 int run_guarded(const char* command, const char* usage, Body&& body) {
   try {
     return body();
+  } catch (const prover::Error& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+    return prover::exit_code(e.kind());
   } catch (const UsageError& e) {
     std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
   } catch (const std::system_error& e) {
@@ -66,18 +68,6 @@ template <class Fn>
 auto with_curve(CurveId id, Fn&& fn) {
   if (id == CurveId::kBn254) return fn(Bn254());
   return fn(Bls12381());
-}
-
-// Deterministic field elements from a seed, for --seed (reproducible tests
-// only: a proof with known r, s reveals nothing it shouldn't about the
-// witness only if r, s stay secret, so --seed is never for production).
-template <class Fr>
-Fr seeded_element(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + index;
-  typename Fr::Int v;
-  for (auto& limb : v.limbs) limb = splitmix64(state);
-  v.limbs[Fr::N - 1] &= (~std::uint64_t(0)) >> 4;  // below r for both curves
-  return Fr::from_canonical(v);
 }
 
 std::string read_file_bytes(const std::string& path) {
@@ -113,7 +103,9 @@ const char kProveHelp[] =
     "same --seed.\n\n"
     "Without --r1cs a witness that does not satisfy the circuit is caught by\n"
     "verifying the proof before writing it (exit 2, nothing written).\n"
-    "exit: 0 proved, 2 error\n";
+    "exit: 0 proved; 2 bad input (an argument, a file, or a witness that does not\n"
+    "fit or satisfy the circuit); 3 the machine failed (out of memory, a device\n"
+    "fault): running again, or elsewhere, may succeed\n";
 
 // Host memory of this process from /proc/self/status, in bytes: the current
 // and the peak resident set (VmRSS, VmHWM); 0 where unavailable.
@@ -134,148 +126,71 @@ HostMemory host_memory() {
   return m;
 }
 
-// Where `zkfarm prove` runs: the CPU, or a CUDA device opened at start.
-struct ProveBackend {
-#ifdef ZKFARM_HAS_CUDA
-  std::unique_ptr<cuda::DeviceContext> device;  // null: CPU
-#endif
-  bool on_device() const {
-#ifdef ZKFARM_HAS_CUDA
-    return device != nullptr;
-#else
-    return false;
-#endif
-  }
-};
-
 // --device N, --cpu, or the default (GPU 0 when the build has CUDA and the
 // process sees a device). Opens the device first thing, so a bad ordinal
-// fails before any file is read. Says on stderr which backend proves.
-ProveBackend choose_prove_backend(const Args& args) {
-  ProveBackend backend;
+// fails before any file is read. Says on stderr where the proof runs.
+std::unique_ptr<prover::Prover> open_prover(const Args& args) {
   const std::optional<std::uint64_t> device = args.uint_option("device");
   if (device && args.flag("cpu")) throw UsageError("give at most one of --device N and --cpu");
-#ifdef ZKFARM_HAS_CUDA
   if (device && *device > 1023) throw UsageError("--device: no CUDA device " + std::to_string(*device));
-  if (device || (!args.flag("cpu") && cuda::DeviceContext::visible_device_count() > 0))
-    backend.device = std::make_unique<cuda::DeviceContext>(device ? int(*device) : 0);
-  if (backend.device) {
-    std::fprintf(stderr, "zkfarm prove: proving on the GPU, %s\n", backend.device->info().summary().c_str());
-    return backend;
+  if (device || (!args.flag("cpu") && prover::Prover::cuda_device_count() > 0)) {
+    auto on_device = prover::Prover::cuda(device ? int(*device) : 0);
+    std::fprintf(stderr, "zkfarm prove: proving on the GPU, %s\n", on_device->device().summary.c_str());
+    return on_device;
   }
-#else
-  if (device) throw UsageError("--device: this zkfarm was built without CUDA; use --cpu");
-#endif
   std::fprintf(stderr, "zkfarm prove: proving on the CPU (%zu threads)%s\n", parallel_threads(),
                args.flag("cpu") ? "" : ": no CUDA device");
-  return backend;
+  return prover::Prover::cpu();
 }
 
-template <class Curve>
-int prove_with(const Args& args, Progress& progress, ProveBackend& backend) {
-  using Fr = typename Curve::Fr;
-  const auto& pos = args.positional();
-  progress.step("loading key " + pos[0]);
-  ZkeyReadOptions zkey_options;
-  zkey_options.validate_coefficients = !args.option("pce").has_value();
-  const Zkey<Curve> zkey = read_zkey<Curve>(pos[0], zkey_options);
-  progress.step("loading witness " + pos[1]);
-  auto wtns_file = FileBytes::map(pos[1]);
-  CurveId wtns_id = wtns_curve(wtns_file);
-  if (wtns_id != curve_id_of<Curve>())
-    throw std::invalid_argument(pos[1] + ": witness is for " + curve_display_name(wtns_id) +
-                                " but " + pos[0] + " is a " +
-                                curve_display_name(curve_id_of<Curve>()) + " key");
-  const std::vector<Fr> witness = parse_wtns<Fr>(wtns_file, zkey.num_vars);
-  progress.step("building PCE");
-  Pce<Fr> pce;
-  if (auto r1cs_path = args.option("r1cs")) {
-    auto r1cs = read_r1cs<Fr>(*r1cs_path);
-    if (r1cs.num_wires != zkey.num_vars)
-      throw std::invalid_argument(*r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
-                                  " wires but " + pos[0] + " has " + std::to_string(zkey.num_vars) +
-                                  " signals");
-    pce = Pce<Fr>::from_r1cs(r1cs);
-  } else if (auto pce_path = args.option("pce")) {
-    pce = Pce<Fr>::load(*pce_path);
-  } else {
-    pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
-  }
-  progress.step("proving");
-  ProveOptions<Fr> options;
-  if (auto seed = args.uint_option("seed")) {
-    options.r = seeded_element<Fr>(*seed, 1);
-    options.s = seeded_element<Fr>(*seed, 2);
-  }
-  ProveTimings timings;
-  const auto key = proving_key_from_zkey(zkey);
-  Groth16Proof<Curve> proof;
-  // Device memory: what stays resident (key, PCE) and the proof's own vectors.
-  std::uint64_t device_resident = 0, device_scratch = 0, device_used = 0;
-  double upload_key_s = 0, upload_witness_s = 0;
-  if (!backend.on_device()) {
-    proof = groth16_prove<Curve>(key, pce, std::span<const Fr>(witness), options, &timings);
-  } else {
-#ifdef ZKFARM_HAS_CUDA
-    cuda::DeviceContext& ctx = *backend.device;
-    progress.step("uploading key and PCE to device " + std::to_string(ctx.ordinal()));
-    Stopwatch upload_clock;
-    const auto device_key = cuda::DeviceProvingKey<Curve>::upload(key, ctx.stream(0));
-    const auto device_pce = cuda::DevicePce<Fr>::upload(pce, ctx.stream(0), options.check_constraints);
-    upload_key_s = upload_clock.lap();
-    device_resident = device_key.device_bytes() + device_pce.device_bytes();
-    progress.step("proving on device " + std::to_string(ctx.ordinal()));
-    cuda::DeviceProver<Curve> prover(ctx);
-    cuda::DeviceProveTimings t;
-    proof = prover.prove(device_key, device_pce, std::span<const Fr>(witness), options, &t);
-    const cuda::MemoryInfo memory = ctx.memory();
-    device_used = memory.total - memory.free;
-    device_scratch = t.scratch_bytes;
-    upload_witness_s = t.upload_ms / 1e3;
-    timings.spmv = t.spmv_ms / 1e3;
-    timings.ntt = t.ntt_ms / 1e3;
-    timings.msm = t.msm_ms / 1e3;
-    timings.total = t.total_ms / 1e3;
-#endif
-  }
-  std::span<const Fr> public_signals(witness.data() + 1, zkey.num_public);
-  progress.step("self-check");
-  if (!groth16_verify<Curve>(zkey.verifying_key(), public_signals, proof))
-    throw ProveError(pos[1] +
-                     ": the witness does not satisfy the circuit (the proof failed "
-                     "verification); pass --r1cs to find the failing constraint");
-  progress.step("writing " + pos[2] + " and " + pos[3]);
-  write_proof<Curve>(pos[2], proof);
-  write_public_signals<Fr>(pos[3], public_signals);
-  progress.finish();
-  if (args.flag("timings")) {
-    const HostMemory host = host_memory();
+void print_timings(const prover::Prover& prover, const prover::Circuit& circuit, const prover::Timings& timings) {
+  const prover::Device device = prover.device();
+  const bool on_device = device.ordinal >= 0;
+  const HostMemory host = host_memory();
+  std::fprintf(stderr,
+               "{\"backend\": \"%s\", \"witness_check\": %.6f, \"spmv\": %.6f, \"ntt\": %.6f, "
+               "\"msm\": %.6f, \"total\": %.6f, \"host_rss_bytes\": %llu, \"host_peak_rss_bytes\": %llu",
+               device.backend.c_str(), timings.witness_check, timings.spmv, timings.ntt, timings.msm, timings.prove,
+               static_cast<unsigned long long>(host.rss), static_cast<unsigned long long>(host.peak_rss));
+  if (on_device)
     std::fprintf(stderr,
-                 "{\"backend\": \"%s\", \"witness_check\": %.6f, \"spmv\": %.6f, \"ntt\": %.6f, "
-                 "\"msm\": %.6f, \"total\": %.6f, \"host_rss_bytes\": %llu, \"host_peak_rss_bytes\": %llu",
-                 backend.on_device() ? "cuda" : "cpu", timings.witness_check, timings.spmv, timings.ntt,
-                 timings.msm, timings.total, static_cast<unsigned long long>(host.rss),
-                 static_cast<unsigned long long>(host.peak_rss));
-    if (backend.on_device())
-      std::fprintf(stderr,
-                   ", \"upload_key_pce\": %.6f, \"upload_witness\": %.6f, \"device_resident_bytes\": %llu, "
-                   "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu",
-                   upload_key_s, upload_witness_s, static_cast<unsigned long long>(device_resident),
-                   static_cast<unsigned long long>(device_scratch), static_cast<unsigned long long>(device_used));
-    std::fprintf(stderr, "}\n");
-  }
-  return 0;
+                 ", \"upload_key_pce\": %.6f, \"upload_witness\": %.6f, \"device_resident_bytes\": %llu, "
+                 "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu",
+                 circuit.upload_seconds, timings.upload_witness,
+                 static_cast<unsigned long long>(circuit.device_bytes),
+                 static_cast<unsigned long long>(timings.device_scratch_bytes),
+                 static_cast<unsigned long long>(prover.memory_used_bytes()));
+  std::fprintf(stderr, "}\n");
 }
 
 int run_prove(const std::vector<std::string>& argv) {
   return run_guarded("prove", kProveUsage, [&] {
     Args args(argv, {"r1cs", "pce", "seed", "device"}, {"timings", "progress", "cpu"});
     args.expect_positional(4, kProveUsage);
-    ProveBackend backend = choose_prove_backend(args);
+    const auto& pos = args.positional();
+    std::unique_ptr<prover::Prover> prover = open_prover(args);
     Progress progress(args.flag("progress"));
     try {
-      CurveId id = zkey_curve(FileBytes::map(args.positional()[0]));
-      return with_curve(id, [&](auto curve) { return prove_with<decltype(curve)>(args, progress, backend); });
+      progress.step("loading circuit " + pos[0]);
+      const auto circuit =
+          prover->load({pos[0], args.option("pce").value_or(""), args.option("r1cs").value_or("")});
+      progress.step("proving with " + pos[1]);
+      prover::ProveRequest request;
+      request.seed = args.uint_option("seed");
+      request.verify = true;  // nothing is written for a witness that does not satisfy the circuit
+      prover::Timings timings;
+      const prover::Proof proof = prover->prove(*circuit, prover::Prover::open_witness(pos[1]), request, &timings);
+      progress.step("writing " + pos[2] + " and " + pos[3]);
+      std::visit(
+          [&](const auto& typed) {
+            using Curve = typename std::decay_t<decltype(typed)>::Curve;
+            write_proof<Curve>(pos[2], typed.proof);
+            write_public_signals<typename Curve::Fr>(pos[3], std::span(typed.public_signals));
+          },
+          proof);
+      progress.finish();
+      if (args.flag("timings")) print_timings(*prover, *circuit, timings);
+      return 0;
     } catch (...) {
       progress.abort();
       throw;

@@ -15,7 +15,8 @@
 // r and s come from the OS CSPRNG unless fixed through ProveOptions (tests).
 //
 // Errors: ProveError (std::runtime_error) with a message naming what was
-// wrong: witness length, w[0], the failing constraint.
+// wrong: witness length, w[0]; UnsatisfiedConstraint (a ProveError) naming
+// the failing constraint.
 #pragma once
 
 #include <chrono>
@@ -39,6 +40,19 @@ namespace zkfarm {
 class ProveError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The witness fails constraint row: (A.w) * (B.w) != C.w. Thrown by the CPU
+// and the device provers when they check constraints.
+class UnsatisfiedConstraint : public ProveError {
+ public:
+  explicit UnsatisfiedConstraint(std::size_t row)
+      : ProveError("witness does not satisfy constraint " + std::to_string(row) + ": (A.w) * (B.w) != C.w"),
+        row_(row) {}
+  std::size_t row() const { return row_; }
+
+ private:
+  std::size_t row_;
 };
 
 // The proving key's points, typically views into an mmapped .zkey.
@@ -150,8 +164,7 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
     spmv(pce.c(), witness, std::span<Fr>(c.data(), rows));
     for (std::size_t i = 0; i < rows; ++i)
       if (a[i] * b[i] != c[i])
-        throw ProveError("witness does not satisfy constraint " + std::to_string(i) +
-                         ": (A.w) * (B.w) != C.w");
+        throw UnsatisfiedConstraint(i);
   }
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) c[i] = a[i] * b[i];

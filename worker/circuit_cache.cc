@@ -11,9 +11,9 @@ namespace zkfarm {
 
 namespace fs = std::filesystem;
 
-CircuitCache::CircuitCache(ArtifactStore store, std::string cache_dir, ProverBackend& backend,
+CircuitCache::CircuitCache(ArtifactStore store, std::string cache_dir, prover::Prover& prover,
                            std::size_t max_resident)
-    : store_(std::move(store)), cache_dir_(std::move(cache_dir)), backend_(backend),
+    : store_(std::move(store)), cache_dir_(std::move(cache_dir)), prover_(prover),
       max_resident_(std::max<std::size_t>(1, max_resident)) {}
 
 std::vector<std::string> CircuitCache::resident() const {
@@ -29,7 +29,7 @@ std::uint64_t CircuitCache::evictions() const {
 std::string CircuitCache::local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey) {
   const std::string source = store_.absolute(relative);
   if (!fs::exists(source))
-    throw ProverFailure(wire::ErrorCode::UNKNOWN_CIRCUIT,
+    throw prover::Error(prover::ErrorKind::kUnknownCircuit,
                         "circuit " + id + " has no artifact " + source + " in the artifact store");
   std::string path = source;
   if (!cache_dir_.empty()) {
@@ -39,9 +39,9 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
       fs::create_directories(fs::path(path).parent_path(), ec);
       const std::string tmp = path + ".tmp." + std::to_string(::getpid());
       fs::copy_file(source, tmp, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw ProverFailure(wire::ErrorCode::INTERNAL, "cannot copy " + source + ": " + ec.message());
+      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot copy " + source + ": " + ec.message());
       fs::rename(tmp, path, ec);
-      if (ec) throw ProverFailure(wire::ErrorCode::INTERNAL, "cannot install " + path + ": " + ec.message());
+      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot install " + path + ": " + ec.message());
     }
   }
   if (verify_as_zkey) {
@@ -49,19 +49,19 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
     try {
       digest = sha256_file_hex(path);
     } catch (const std::exception& e) {
-      throw ProverFailure(wire::ErrorCode::INTERNAL, e.what());
+      throw prover::Error(prover::ErrorKind::kInternal, e.what());
     }
     if (digest != id) {
       std::error_code ec;
       if (path != source) fs::remove(path, ec);
-      throw ProverFailure(wire::ErrorCode::ARTIFACT_CHECKSUM,
+      throw prover::Error(prover::ErrorKind::kBadCircuit,
                           path + ": sha256 is " + digest + ", expected the circuit id " + id);
     }
   }
   return path;
 }
 
-std::shared_ptr<const LoadedCircuit> CircuitCache::get(const std::string& id, bool* was_resident) {
+std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, bool* was_resident) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = loaded_.find(id); it != loaded_.end()) {
@@ -72,7 +72,7 @@ std::shared_ptr<const LoadedCircuit> CircuitCache::get(const std::string& id, bo
     }
   }
   if (was_resident) *was_resident = false;
-  if (!is_valid_circuit_id(id)) throw ProverFailure(wire::ErrorCode::UNKNOWN_CIRCUIT, "bad circuit id " + id);
+  if (!is_valid_circuit_id(id)) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "bad circuit id " + id);
   std::lock_guard<std::mutex> load_lock(load_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -81,7 +81,7 @@ std::shared_ptr<const LoadedCircuit> CircuitCache::get(const std::string& id, bo
   ZKLOG(kInfo) << "loading circuit " << id;
   const std::string zkey = local_copy(id, ArtifactStore::zkey_relative(id), true);
   const std::string pce = local_copy(id, ArtifactStore::pce_relative(id), false);
-  auto circuit = backend_.load(zkey, pce);
+  auto circuit = prover_.load({zkey, pce, ""});
   std::lock_guard<std::mutex> lock(mutex_);
   loaded_[id] = circuit;
   lru_.push_front(id);

@@ -1,6 +1,6 @@
 // circuit_cache.h -- the worker's resident circuits.
 //
-// get(id) returns the circuit loaded into the backend, loading it on first
+// get(id) returns the circuit loaded into the prover (prover/prover.h), loading it on first
 // use: the zkey and PCE are copied from the artifact store into the local
 // cache directory (when one is configured) while hashing the zkey; a zkey
 // whose sha256 is not the circuit id is deleted and refused
@@ -10,7 +10,7 @@
 // recently used evicted first) so later partitions move only the witness.
 //
 // Thread-safe; loads are serialized (one at a time is what the disk and
-// the backend want anyway).
+// the prover want anyway).
 #pragma once
 
 #include <cstdint>
@@ -22,16 +22,17 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
-#include "worker/prover_backend.h"
+#include "prover/prover.h"
 
 namespace zkfarm {
 
 class CircuitCache {
  public:
-  CircuitCache(ArtifactStore store, std::string cache_dir, ProverBackend& backend, std::size_t max_resident);
-  // Throws ProverFailure: unknownCircuit (no artifacts for id),
-  // artifactChecksum, outOfMemory, internal (I/O).
-  std::shared_ptr<const LoadedCircuit> get(const std::string& id, bool* was_resident);
+  CircuitCache(ArtifactStore store, std::string cache_dir, prover::Prover& prover, std::size_t max_resident);
+  // Throws prover::Error: kUnknownCircuit (no artifacts for id), kBadCircuit
+  // (a zkey whose hash is not id, or files that do not load), kOutOfMemory,
+  // kDeviceFault, kInternal (I/O).
+  std::shared_ptr<const prover::Circuit> get(const std::string& id, bool* was_resident);
   std::vector<std::string> resident() const;
   // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
   std::uint64_t evictions() const;
@@ -41,11 +42,11 @@ class CircuitCache {
 
   ArtifactStore store_;
   std::string cache_dir_;
-  ProverBackend& backend_;
+  prover::Prover& prover_;
   std::size_t max_resident_;
   mutable std::mutex mutex_;
   std::mutex load_mutex_;
-  std::map<std::string, std::shared_ptr<const LoadedCircuit>> loaded_;
+  std::map<std::string, std::shared_ptr<const prover::Circuit>> loaded_;
   std::list<std::string> lru_;  // front: most recent
   std::uint64_t evictions_ = 0;  // guarded by mutex_
 };

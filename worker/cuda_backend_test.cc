@@ -1,23 +1,26 @@
-// cuda_backend_test -- the worker's CUDA backend on device 0: load() from
-// files as the worker does, proofs that verify, the CPU backend's error
-// codes for bad witnesses, resident state reused across proofs, and a
-// missing device refused at construction. SKIPPED (never passed) without a
-// CUDA device or a CUDA build; tagged "gpu".
+// cuda_backend_test -- the worker's CUDA path (prover::Prover::cuda, what
+// zkfarm-worker --device N proves with) on device 0: load() from files as the
+// worker does, proofs that verify and equal the CPU's for the same seed, the
+// CPU's error kinds for bad witnesses, resident state reused across proofs,
+// and a missing device refused at construction. SKIPPED (never passed)
+// without a CUDA device or a CUDA build; tagged "gpu".
 #include <gtest/gtest.h>
 
 #ifndef ZKFARM_HAS_CUDA
 
-TEST(CudaBackend, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device (built without CUDA)"; }
+TEST(CudaProver, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device (built without CUDA)"; }
 
 #else
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "cluster/groth16_glue.h"
 #include "formats/pce.h"
 #include "formats/wtns.h"
 #include "formats/zkey.h"
@@ -26,9 +29,9 @@ TEST(CudaBackend, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device
 #include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/synthetic_circuit.h"
-#include "worker/cuda_backend.h"
+#include "prover/prover.h"
 
-namespace zkfarm {
+namespace zkfarm::prover {
 namespace {
 
 bool have_gpu() { return cuda::DeviceContext::visible_device_count() > 0; }
@@ -41,11 +44,11 @@ std::string temp_dir() {
 }
 
 template <class Curve>
-class CudaBackendTest : public ::testing::Test {};
+class CudaProverTest : public ::testing::Test {};
 using Curves = ::testing::Types<Bn254, Bls12381>;
-TYPED_TEST_SUITE(CudaBackendTest, Curves);
+TYPED_TEST_SUITE(CudaProverTest, Curves);
 
-TYPED_TEST(CudaBackendTest, LoadsFilesAndProvesOnTheDevice) {
+TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
   if (!have_gpu()) GTEST_SKIP() << "SKIPPED: no CUDA device";
   using Curve = TypeParam;
   using Fr = typename Curve::Fr;
@@ -64,67 +67,77 @@ TYPED_TEST(CudaBackendTest, LoadsFilesAndProvesOnTheDevice) {
   Pce<Fr>::from_r1cs(r1cs).save(dir + "/c.pce");
   std::vector<Fr> witness = circuit.witness();
 
-  CudaBackend backend(0);
-  EXPECT_EQ(backend.device().backend, "cuda");
-  EXPECT_EQ(backend.device().ordinal, 0);
-  const std::uint64_t before = backend.memory_used_bytes();
-  auto loaded = backend.load(dir + "/c.zkey", dir + "/c.pce");
-  EXPECT_GT(backend.memory_used_bytes(), before);  // key + PCE resident
+  auto prover = Prover::cuda(0);
+  EXPECT_EQ(prover->device().backend, "cuda");
+  EXPECT_EQ(prover->device().ordinal, 0);
+  const std::uint64_t before = prover->memory_used_bytes();
+  auto loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
+  EXPECT_GT(prover->memory_used_bytes(), before);  // key + PCE resident
+  EXPECT_GT(loaded->device_bytes, 0u);
   EXPECT_EQ(loaded->num_vars(), key.num_vars);
 
   auto wtns = [&](const std::vector<Fr>& values) {
     return FileBytes::adopt(serialize_wtns<Fr>(std::span<const Fr>(values)), "w.wtns");
   };
   std::span<const Fr> pub(witness.data() + 1, key.num_public);
+  ProveRequest seeded;
+  seeded.seed = 11;
   for (int i = 0; i < 2; ++i) {  // the second proof reuses the resident state
-    ProverStageTimings timings;
-    const std::string bytes = backend.prove(*loaded, wtns(witness), &timings, nullptr);
-    const auto proof = decode_proof<Curve>(
-        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    Timings timings;
+    const auto proof = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, &timings)).proof;
     EXPECT_TRUE(groth16_verify<Curve>(key.verifying_key(), pub, proof));
     EXPECT_GT(timings.prove, 0);
+    // Bit-identical to the CPU's for the same seed.
+    auto cpu = Prover::cpu();
+    const auto cpu_proof =
+        std::get<ProofOf<Curve>>(cpu->prove(*cpu->load({dir + "/c.zkey", dir + "/c.pce", ""}), wtns(witness), seeded,
+                                            &timings))
+            .proof;
+    EXPECT_TRUE(proof.a == cpu_proof.a && proof.b == cpu_proof.b && proof.c == cpu_proof.c);
   }
-  auto code_of = [&](const std::vector<Fr>& values) {
+  auto kind_of = [&](const std::vector<Fr>& values) -> std::optional<ErrorKind> {
     try {
-      ProverStageTimings timings;
-      backend.prove(*loaded, wtns(values), &timings, nullptr);
-    } catch (const ProverFailure& e) {
-      return e.code();
+      prover->prove(*loaded, wtns(values), {}, nullptr);
+    } catch (const Error& e) {
+      return e.kind();
     }
-    return wire::ErrorCode::UNKNOWN;
+    return std::nullopt;
   };
   auto broken = witness;
   broken[broken.size() / 2] += Fr::one();
-  EXPECT_EQ(code_of(broken), wire::ErrorCode::UNSATISFIED);
+  EXPECT_EQ(kind_of(broken), ErrorKind::kUnsatisfied);
   auto short_witness = witness;
   short_witness.pop_back();
-  EXPECT_EQ(code_of(short_witness), wire::ErrorCode::WITNESS_LENGTH);
+  EXPECT_EQ(kind_of(short_witness), ErrorKind::kWitnessLength);
   std::atomic<bool> cancelled{true};
-  ProverStageTimings timings;
+  ProveRequest cancel;
+  cancel.cancelled = &cancelled;
   try {
-    backend.prove(*loaded, wtns(witness), &timings, &cancelled);
+    prover->prove(*loaded, wtns(witness), cancel, nullptr);
     ADD_FAILURE() << "a cancelled proof ran";
-  } catch (const ProverFailure& e) {
-    EXPECT_EQ(e.code(), wire::ErrorCode::CANCELLED);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCancelled);
   }
   // Dropping the circuit drops its device copies (into the stream-ordered
   // pool, which keeps them cached: cudaMemGetInfo does not show it); a
   // reload proves again.
   loaded.reset();
-  loaded = backend.load(dir + "/c.zkey", dir + "/c.pce");
-  const std::string bytes = backend.prove(*loaded, wtns(witness), &timings, nullptr);
-  EXPECT_TRUE(groth16_verify<Curve>(
-      key.verifying_key(), pub,
-      decode_proof<Curve>(
-          std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()))));
+  loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
+  const auto proof = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), {}, nullptr)).proof;
+  EXPECT_TRUE(groth16_verify<Curve>(key.verifying_key(), pub, proof));
 }
 
-TEST(CudaBackend, MissingDeviceIsRefusedAtConstruction) {
+TEST(CudaProver, MissingDeviceIsRefusedAtConstruction) {
   if (!have_gpu()) GTEST_SKIP() << "SKIPPED: no CUDA device";
-  EXPECT_THROW(CudaBackend(cuda::DeviceContext::visible_device_count() + 3), cuda::NoSuchDevice);
+  try {
+    Prover::cuda(cuda::DeviceContext::visible_device_count() + 3);
+    ADD_FAILURE() << "opened a device that is not there";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNoDevice) << e.what();
+  }
 }
 
 }  // namespace
-}  // namespace zkfarm
+}  // namespace zkfarm::prover
 
 #endif  // ZKFARM_HAS_CUDA

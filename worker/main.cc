@@ -1,7 +1,7 @@
-// main.cc -- zkfarm-worker: flags, backend selection, run.
+// main.cc -- zkfarm-worker: flags, device selection, run.
 //
 //   zkfarm-worker --cpu --artifacts /shared/zkfarm --coordinator tcp://coord:5555
-//   zkfarm-worker --device 3 ...        (CUDA backend: builds with ZKFARM_HAS_CUDA)
+//   zkfarm-worker --device 3 ...        (CUDA device 3: builds with ZKFARM_HAS_CUDA)
 //
 // SIGTERM drains: the worker tells the coordinator, finishes the tasks it
 // holds and exits 0.
@@ -14,8 +14,7 @@
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "monitoring/metrics/metrics.h"
-#include "worker/cpu_backend.h"
-#include "worker/cuda_backend.h"
+#include "prover/prover.h"
 #include "worker/worker.h"
 
 int main(int argc, char** argv) {
@@ -32,8 +31,8 @@ int main(int argc, char** argv) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   Flags flags;
-  flags.flag("cpu", "prove on the CPU backend")
-      .value("device", "", "CUDA device ordinal to pin to (CUDA backend)")
+  flags.flag("cpu", "prove on the CPU")
+      .value("device", "", "CUDA device ordinal to prove on (builds with CUDA)")
       .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
       .value("coordinator", "tcp://127.0.0.1:5555", "coordinator endpoint")
       .value("redis", "", "Redis URL for redis:// witnesses")
@@ -52,7 +51,7 @@ int main(int argc, char** argv) {
              "--cpu 0.0.0.0:9469; \"\" disables; port 0 picks a free one")
       .flag("help", "print this help");
   WorkerConfig config;
-  std::unique_ptr<ProverBackend> backend;
+  std::unique_ptr<prover::Prover> prover;
   try {
     flags.parse(argc, argv);
     if (flags.is_set("help")) {
@@ -63,17 +62,14 @@ int main(int argc, char** argv) {
       throw FlagError("give exactly one of --cpu and --device N");
     if (!flags.get("device").empty()) {
       // The device is opened first (cudaSetDevice before any other CUDA
-      // work); an ordinal this process cannot see fails here, exit 2.
-#ifdef ZKFARM_HAS_CUDA
+      // work); an ordinal this process cannot see, or a build without CUDA,
+      // fails here, exit 2.
       const int ordinal = static_cast<int>(flags.get_int("device", 0, 1023));
-      backend = std::make_unique<CudaBackend>(ordinal);
+      prover = prover::Prover::cuda(ordinal);
       std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s)\n", ordinal,
-                   backend->device().name.c_str(), backend->device().uuid.c_str());
-#else
-      throw FlagError("--device: this zkfarm-worker was built without CUDA; use --cpu");
-#endif
+                   prover->device().name.c_str(), prover->device().uuid.c_str());
     } else {
-      backend = std::make_unique<CpuBackend>();
+      prover = prover::Prover::cpu();
     }
     config.worker_id = flags.get("id").empty()
                            ? std::string(host) + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
@@ -119,7 +115,7 @@ int main(int argc, char** argv) {
   set_log_component("worker[" + config.worker_id + "]");
   init_log_from_env();
   try {
-    Worker worker(config, std::move(backend));
+    Worker worker(config, std::move(prover));
     // Bound before run(): a taken port is a start-up error (exit 2).
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
     if (!config.metrics_listen.empty()) {

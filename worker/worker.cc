@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <random>
+#include <variant>
 
 #include "cluster/artifacts.h"
 #include "cluster/curve_keys.h"
+#include "cluster/groth16_glue.h"
 #include "cluster/log.h"
 #include "cluster/redis_client.h"
+#include "prover/wire_code.h"
 #include "schema/messages.h"
 
 namespace zkfarm {
@@ -38,7 +41,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 constexpr std::string_view kWorkerVersion = "0.1";
 
 // The `device` label: the CUDA ordinal, or "cpu".
-std::string device_label(const DeviceDescription& device) {
+std::string device_label(const prover::Device& device) {
   return device.ordinal < 0 ? "cpu" : std::to_string(device.ordinal);
 }
 
@@ -56,13 +59,13 @@ class BusyScope {
 
 }  // namespace
 
-Worker::Worker(WorkerConfig config, std::unique_ptr<ProverBackend> backend)
-    : config_(std::move(config)), backend_(std::move(backend)),
-      metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(backend_->device()),
+Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
+    : config_(std::move(config)), prover_(std::move(prover)),
+      metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(prover_->device()),
                                                         kWorkerVersion)),
-      cache_(ArtifactStore(config_.artifacts), config_.cache_dir, *backend_, config_.max_resident),
+      cache_(ArtifactStore(config_.artifacts), config_.cache_dir, *prover_, config_.max_resident),
       session_id_(std::random_device{}() * 0x100000000ull + std::random_device{}()), context_(1) {
-  const auto device = backend_->device();
+  const auto device = prover_->device();
   metrics_->set_device_info(device.name, device.uuid, device.backend);
   metrics_->memory_total_bytes().Set(static_cast<double>(device.memory_bytes));
   metrics_->slots().Set(config_.slots);
@@ -70,7 +73,7 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<ProverBackend> backend)
 }
 
 void Worker::sample_metrics() {
-  metrics_->memory_used_bytes().Set(static_cast<double>(backend_->memory_used_bytes()));
+  metrics_->memory_used_bytes().Set(static_cast<double>(prover_->memory_used_bytes()));
   metrics_->circuit_cache_resident().Set(static_cast<double>(cache_.resident().size()));
   const std::uint64_t evictions = cache_.evictions();
   if (evictions > evictions_reported_) {
@@ -95,7 +98,7 @@ std::string Worker::hello_bytes() {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy = in_flight_.size();
   }
-  const auto device = backend_->device();
+  const auto device = prover_->device();
   const auto resident = cache_.resident();
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -112,7 +115,7 @@ std::string Worker::hello_bytes() {
     d.setUuid(device.uuid);
     d.setMemoryBytes(device.memory_bytes);
     d.setBackend(device.backend);
-    auto curves = backend_->curves();
+    auto curves = prover_->curves();
     auto list = h.initCurves(static_cast<unsigned>(curves.size()));
     for (std::size_t i = 0; i < curves.size(); ++i) list.set(static_cast<unsigned>(i), wire_curve(curves[i]));
     auto loaded = h.initLoadedCircuits(static_cast<unsigned>(resident.size()));
@@ -232,10 +235,10 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
   std::string message;
   BusyScope busy(*metrics_);
   try {
-    if (task.cancelled->load()) throw ProverFailure(wire::ErrorCode::CANCELLED, "cancelled");
+    if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
     auto t0 = Clock::now();
     bool resident = false;
-    std::shared_ptr<const LoadedCircuit> circuit;
+    std::shared_ptr<const prover::Circuit> circuit;
     try {
       circuit = cache_.get(task.circuit_id, &resident);
     } catch (...) {
@@ -257,21 +260,24 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     try {
       witness = fetch_witness(task.witness, redis);
     } catch (const WitnessUnavailable& e) {
-      throw ProverFailure(wire::ErrorCode::WITNESS_UNAVAILABLE, e.what());
+      throw prover::Error(prover::ErrorKind::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {
       metrics_->redis_errors().Increment();
       throw;
     }
     const double fetch_seconds = seconds_since(t0);
     if (config_.prove_delay.count() > 0) std::this_thread::sleep_for(config_.prove_delay);
-    ProverStageTimings timings;
-    std::string proof = backend_->prove(*circuit, witness, &timings, task.cancelled.get());
+    prover::ProveRequest request;
+    request.cancelled = task.cancelled.get();
+    prover::Timings timings;
+    std::string proof = std::visit([](const auto& p) { return encode_proof(p.proof); },
+                                   prover_->prove(*circuit, witness, request, &timings));
     if (config_.inject_fault == "corrupt-proof") {
       // Swap A and C (both valid G1 points): decodes fine, fails the pairing.
       const std::size_t quarter = proof.size() / 8 * 2;
       std::swap_ranges(proof.begin(), proof.begin() + quarter, proof.end() - quarter);
     }
-    const auto device = backend_->device();
+    const auto device = prover_->device();
     metrics_->prove_stage_duration(metrics::Stage::kFetchWitness).Observe(fetch_seconds);
     metrics_->prove_stage_duration(metrics::Stage::kParseWitness).Observe(timings.parse_witness);
     if (timings.witness_check > 0)
@@ -301,8 +307,8 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                       t.setTotalSeconds(seconds_since(start));
                     }),
                     task.task_id};
-  } catch (const ProverFailure& e) {
-    code = e.code();
+  } catch (const prover::Error& e) {
+    code = prover::wire_code(e.kind());
     message = e.what();
   } catch (const std::bad_alloc&) {
     code = wire::ErrorCode::OUT_OF_MEMORY;
@@ -366,7 +372,7 @@ int Worker::run() {
   sigaddset(&signals, SIGINT);
   const int signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
 
-  ZKLOG(kInfo) << "worker " << config_.worker_id << " (" << backend_->device().name << ", " << config_.slots
+  ZKLOG(kInfo) << "worker " << config_.worker_id << " (" << prover_->device().name << ", " << config_.slots
                << " slots) connecting to " << config_.coordinator;
   auto send = [&](const std::string& bytes) {
     zmq::message_t m(bytes.data(), bytes.size());

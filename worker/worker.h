@@ -9,8 +9,10 @@
 //     restart), and handles SIGTERM (signalfd): Shutdown(drain) to the
 //     coordinator, finish what it holds, exit;
 //   * `slots` prover threads: take a task, make sure the circuit is resident
-//     (CircuitCache), fetch the witness by reference, prove on the backend,
-//     report per-stage timings.
+//     (CircuitCache), fetch the witness by reference, prove with the prover
+//     service (prover/prover.h, the CPU or one CUDA device), report per-stage
+//     timings. Failures are prover::Error kinds, mapped to wire codes by
+//     prover::wire_code() only.
 // Credits: the worker grants exactly `slots` tasks at a time (Hello's
 // credits = free slots, one Credit per finished task).
 #pragma once
@@ -32,7 +34,7 @@
 #include "cluster/mailbox.h"
 #include "monitoring/metrics/metrics.h"
 #include "worker/circuit_cache.h"
-#include "worker/prover_backend.h"
+#include "prover/prover.h"
 
 namespace zkfarm {
 
@@ -59,7 +61,7 @@ struct WorkerConfig {
 
 class Worker {
  public:
-  Worker(WorkerConfig config, std::unique_ptr<ProverBackend> backend);
+  Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover);
   ~Worker();
   // Runs until SIGTERM/SIGINT (drains) or a fatal error. Returns the exit code.
   int run();
@@ -91,7 +93,7 @@ class Worker {
   void sample_metrics();
 
   WorkerConfig config_;
-  std::unique_ptr<ProverBackend> backend_;
+  std::unique_ptr<prover::Prover> prover_;
   std::shared_ptr<metrics::WorkerMetrics> metrics_;
   CircuitCache cache_;
   std::uint64_t session_id_;

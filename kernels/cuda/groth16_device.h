@@ -29,7 +29,7 @@
 //
 // Threading: a DeviceProver runs one proof at a time on ctx.stream(0) (its
 // staging buffers are per object); callers serialize. Errors: ProveError for
-// a bad witness (as the CPU prover), std::invalid_argument when key and PCE
+// a bad witness and UnsatisfiedConstraint (as the CPU prover), std::invalid_argument when key and PCE
 // disagree, DeviceOutOfMemory when the proof's buffers do not fit, CudaError
 // for any runtime failure.
 #ifndef ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
@@ -224,7 +224,7 @@ class DeviceProver {
       first_unsatisfied.download(&row, 1, stream);
       ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
       if (row != 0xffffffffu)
-        throw ProveError("witness does not satisfy constraint " + std::to_string(row) + ": (A.w) * (B.w) != C.w");
+        throw UnsatisfiedConstraint(row);
     }
 
     // 4. h = a*b - c on the odd coset.

@@ -1,0 +1,216 @@
+// cuda_engine.cc -- the CUDA engine of the prover service: proofs on one
+// GPU, bit-identical to the CPU engine's (kernels/cuda/groth16_device.h).
+//
+// The engine opens DeviceContext(ordinal) before any other CUDA work. A
+// circuit's key and PCE are uploaded at attach() into a ResidentCache
+// (kernels/cuda/resident_cache.h): they stay on the device across proofs,
+// least recently used circuits evicted when device memory runs short (and
+// re-uploaded from the host copy when a proof needs them again). A proof
+// moves only the witness (staged through pinned buffers by DeviceProver).
+//
+// CUDA failures become Error kinds here, by type: DeviceOutOfMemory and
+// PinnedOutOfMemory kOutOfMemory (after evicting every other circuit),
+// NoSuchDevice kNoDevice, any other CudaError kDeviceFault.
+//
+// Without ZKFARM_HAS_CUDA there is no engine: make_cuda_engine() throws
+// kNoDevice and the device count is 0.
+#include "prover/cuda_engine.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#ifdef ZKFARM_HAS_CUDA
+
+#include <atomic>
+#include <new>
+#include <type_traits>
+
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/device_key.h"
+#include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/resident_cache.h"
+#include "kernels/stopwatch.h"
+
+namespace zkfarm::prover {
+namespace {
+
+// The device, its resident circuits and one prover per curve. Shared with
+// each circuit's residency (weakly), so a circuit dropped after the engine
+// leaves nothing behind.
+struct DeviceState {
+  DeviceState(int ordinal, std::size_t budget)
+      : ctx(std::make_unique<cuda::DeviceContext>(ordinal)), cache(*ctx, budget) {}
+  // Declared first: destroyed last, after every buffer on the device.
+  std::unique_ptr<cuda::DeviceContext> ctx;
+  cuda::ResidentCache cache;
+  std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
+  std::unique_ptr<cuda::DeviceProver<Bls12381>> bls12381;
+  std::atomic<std::uint64_t> next_id{0};
+
+  template <class Curve>
+  cuda::DeviceProver<Curve>& prover() {
+    if constexpr (std::is_same_v<Curve, Bn254>) {
+      if (!bn254) bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx);
+      return *bn254;
+    } else {
+      if (!bls12381) bls12381 = std::make_unique<cuda::DeviceProver<Bls12381>>(*ctx);
+      return *bls12381;
+    }
+  }
+};
+
+// A circuit's cache id; its device copies are evicted with it.
+class DeviceResidency final : public Residency {
+ public:
+  DeviceResidency(std::string id, std::weak_ptr<DeviceState> state) : id(std::move(id)), state_(std::move(state)) {}
+  ~DeviceResidency() override {
+    if (auto state = state_.lock()) state->cache.evict(id);
+  }
+  const std::string id;
+
+ private:
+  std::weak_ptr<DeviceState> state_;
+};
+
+// Runs body, turning CUDA failures into Error kinds.
+template <class Body>
+auto device_guarded(const std::string& what, Body&& body) {
+  try {
+    return body();
+  } catch (const cuda::DeviceOutOfMemory& e) {
+    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
+  } catch (const cuda::PinnedOutOfMemory& e) {
+    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
+  } catch (const cuda::NoSuchDevice& e) {
+    throw Error(ErrorKind::kNoDevice, e.what());
+  } catch (const cuda::CudaError& e) {
+    throw Error(ErrorKind::kDeviceFault, what + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, what + ": out of host memory");
+  }
+}
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(int ordinal, std::size_t budget)
+      : state_(device_guarded("opening CUDA device " + std::to_string(ordinal),
+                              [&] { return std::make_shared<DeviceState>(ordinal, budget); })) {}
+
+  Device device() const override {
+    const cuda::DeviceInfo& info = state_->ctx->info();
+    Device d;
+    d.ordinal = info.ordinal;
+    d.backend = "cuda";
+    d.name = info.name;
+    d.uuid = info.uuid;
+    d.memory_bytes = info.total_memory;
+    d.summary = info.summary();
+    return d;
+  }
+
+  std::uint64_t memory_used_bytes() const override {
+    try {
+      const cuda::MemoryInfo m = state_->ctx->memory();
+      return m.total - m.free;
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+
+  void attach(Circuit& circuit) override {
+    device_guarded("uploading the circuit to device " + std::to_string(state_->ctx->ordinal()), [&] {
+      // load() and prove() run on the caller's threads, whose current device
+      // is CUDA's default (0) until set: every CUDA object made below
+      // (streams, events, pinned staging, the NTT tables) must be made on
+      // this engine's device, or a --device 1 worker opens a context on GPU 0.
+      state_->ctx->activate();
+      if (circuit.curve() == CurveId::kBn254) upload(static_cast<CircuitOf<Bn254>&>(circuit));
+      else upload(static_cast<CircuitOf<Bls12381>&>(circuit));
+    });
+  }
+
+  Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
+                            const ProveOptions<Bn254::Fr>& options, Timings* timings) override {
+    return run(circuit, witness, options, timings);
+  }
+  Groth16Proof<Bls12381> prove(const CircuitOf<Bls12381>& circuit, std::span<const Bls12381::Fr> witness,
+                               const ProveOptions<Bls12381::Fr>& options, Timings* timings) override {
+    return run(circuit, witness, options, timings);
+  }
+
+ private:
+  template <class Curve>
+  static const std::string& id_of(const CircuitOf<Curve>& circuit) {
+    return static_cast<const DeviceResidency&>(*circuit.residency).id;
+  }
+
+  // The circuit's device copies, uploaded now if not resident (evicting others).
+  template <class Curve>
+  std::shared_ptr<const cuda::DeviceCircuit<Curve>> resident(const CircuitOf<Curve>& circuit) {
+    return state_->cache.get<cuda::DeviceCircuit<Curve>>(id_of(circuit), [&] {
+      const cudaStream_t stream = state_->ctx->stream(0);
+      return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream),
+                                        cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream)};
+    });
+  }
+
+  template <class Curve>
+  void upload(CircuitOf<Curve>& circuit) {
+    circuit.residency =
+        std::make_unique<DeviceResidency>(circuit.name + "#" + std::to_string(state_->next_id++), state_);
+    Stopwatch clock;
+    const auto device = resident(circuit);
+    circuit.upload_seconds = clock.lap();
+    circuit.device_bytes = device->device_bytes();
+  }
+
+  template <class Curve>
+  Groth16Proof<Curve> run(const CircuitOf<Curve>& circuit, std::span<const typename Curve::Fr> witness,
+                          const ProveOptions<typename Curve::Fr>& options, Timings* timings) {
+    cuda::DeviceProveTimings t;
+    Groth16Proof<Curve> proof =
+        device_guarded("proving on device " + std::to_string(state_->ctx->ordinal()), [&] {
+          state_->ctx->activate();  // this thread's current device must be ours (see attach())
+          const auto device = resident(circuit);
+          return state_->cache.run_evicting(id_of(circuit), [&] {
+            return state_->prover<Curve>().prove(device->key, device->pce, witness, options, &t);
+          });
+        });
+    timings->witness_check = 0;  // host checks are microseconds; the device's is part of spmv
+    timings->upload_witness = t.upload_ms / 1e3;
+    timings->spmv = t.spmv_ms / 1e3;
+    timings->ntt = t.ntt_ms / 1e3;
+    timings->msm = t.msm_ms / 1e3;
+    timings->prove = t.total_ms / 1e3;
+    timings->device_scratch_bytes = t.scratch_bytes;
+    return proof;
+  }
+
+  std::shared_ptr<DeviceState> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t resident_budget_bytes) {
+  return std::make_unique<CudaEngine>(ordinal, resident_budget_bytes);
+}
+
+int cuda_engine_device_count() { return cuda::DeviceContext::visible_device_count(); }
+
+}  // namespace zkfarm::prover
+
+#else  // !ZKFARM_HAS_CUDA
+
+namespace zkfarm::prover {
+
+std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t) {
+  throw Error(ErrorKind::kNoDevice,
+              "CUDA device " + std::to_string(ordinal) + ": this zkfarm was built without CUDA; use the CPU");
+}
+
+int cuda_engine_device_count() { return 0; }
+
+}  // namespace zkfarm::prover
+
+#endif  // ZKFARM_HAS_CUDA

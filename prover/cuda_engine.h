@@ -1,0 +1,18 @@
+// cuda_engine.h -- the prover service's CUDA engine (cuda_engine.cc). No
+// CUDA header here: the functions exist in every build. Private to prover/.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "prover/engine.h"
+
+namespace zkfarm::prover {
+
+// Opens CUDA device ordinal. Throws Error: kNoDevice (an ordinal this
+// process cannot see, or a build without CUDA), kDeviceFault.
+std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t resident_budget_bytes);
+// CUDA devices this process sees; 0 without CUDA. Never throws.
+int cuda_engine_device_count();
+
+}  // namespace zkfarm::prover

@@ -1,0 +1,61 @@
+// engine.h -- what differs between the CPU and a CUDA device under the
+// prover service (prover.h): where the key and PCE live and which kernel
+// proves. Everything else (loading, witness checks, error kinds, verifying)
+// is the service's, written once in prover.cc. Private to prover/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "formats/pce.h"
+#include "formats/zkey.h"
+#include "formats/zkey_proving_key.h"
+#include "kernels/groth16_prover.h"
+#include "prover/prover.h"
+
+namespace zkfarm::prover {
+
+// An engine's hold on a circuit (a CUDA engine: its device copies, dropped
+// from the device when the circuit is dropped).
+class Residency {
+ public:
+  virtual ~Residency() = default;
+};
+
+template <class Curve>
+class CircuitOf final : public Circuit {
+ public:
+  using Fr = typename Curve::Fr;
+  CircuitOf(Zkey<Curve> zkey_in, Pce<Fr> pce_in) : zkey(std::move(zkey_in)), pce(std::move(pce_in)) {
+    key = proving_key_from_zkey(zkey);  // views into zkey's mapping
+  }
+  CurveId curve() const override { return curve_id_of<Curve>(); }
+  std::uint32_t num_vars() const override { return zkey.num_vars; }
+  std::uint32_t num_public() const override { return zkey.num_public; }
+
+  Zkey<Curve> zkey;
+  Pce<Fr> pce;
+  Groth16ProvingKey<Curve> key;
+  std::unique_ptr<Residency> residency;  // last: released first
+};
+
+// Engines may throw prover::Error for failures only they can classify (CUDA
+// errors); the service classifies everything else by type.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual Device device() const = 0;
+  virtual std::uint64_t memory_used_bytes() const;  // default: resident set of the process
+  // Makes circuit ready to prove (a device: uploads key and PCE, sets
+  // residency, device_bytes and upload_seconds). Called once per circuit,
+  // under the service's prove lock.
+  virtual void attach(Circuit& circuit) {}
+  // Proves with a checked witness; fills timings' kernel stages.
+  virtual Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
+                                    const ProveOptions<Bn254::Fr>& options, Timings* timings) = 0;
+  virtual Groth16Proof<Bls12381> prove(const CircuitOf<Bls12381>& circuit, std::span<const Bls12381::Fr> witness,
+                                       const ProveOptions<Bls12381::Fr>& options, Timings* timings) = 0;
+};
+
+}  // namespace zkfarm::prover

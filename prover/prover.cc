@@ -1,0 +1,215 @@
+// prover.cc -- the prove pipeline (see prover.h): load, check the witness,
+// prove on the engine, verify; every failure classified here by type.
+#include "prover/prover.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "formats/pce.h"
+#include "formats/r1cs.h"
+#include "formats/wtns.h"
+#include "formats/zkey.h"
+#include "kernels/groth16_prover.h"
+#include "kernels/groth16_verifier.h"
+#include "kernels/random.h"
+#include "kernels/stopwatch.h"
+#include "kernels/synthetic_circuit.h"  // splitmix64
+#include "prover/cpu_engine.h"
+#include "prover/cuda_engine.h"
+#include "prover/engine.h"
+
+namespace zkfarm::prover {
+namespace {
+
+// Calls fn(Bn254{}) or fn(Bls12381{}).
+template <class Fn>
+auto with_curve(CurveId id, Fn&& fn) {
+  if (id == CurveId::kBn254) return fn(Bn254{});
+  return fn(Bls12381{});
+}
+
+// Deterministic field elements from a seed (ProveRequest::seed).
+template <class Fr>
+Fr seeded_element(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + index;
+  typename Fr::Int v;
+  for (auto& limb : v.limbs) limb = splitmix64(state);
+  v.limbs[Fr::N - 1] &= (~std::uint64_t(0)) >> 4;  // below r for both curves
+  return Fr::from_canonical(v);
+}
+
+// The one witness check: the field, the values, the length, witness[0] = 1.
+template <class Curve>
+std::vector<typename Curve::Fr> checked_witness(const CircuitOf<Curve>& circuit,
+                                                const std::shared_ptr<const FileBytes>& file) {
+  using Fr = typename Curve::Fr;
+  CurveId field;
+  std::vector<Fr> witness;
+  try {
+    field = wtns_curve(file);
+    if (field == circuit.curve()) witness = parse_wtns<Fr>(file);
+  } catch (const FormatError& e) {
+    throw Error(ErrorKind::kBadWitness, e.what());
+  }
+  if (field != circuit.curve())
+    throw Error(ErrorKind::kWrongCurve, file->name() + ": witness is for " + curve_display_name(field) +
+                                            ", the circuit is " + curve_display_name(circuit.curve()));
+  if (witness.size() != circuit.num_vars())
+    throw Error(ErrorKind::kWitnessLength, file->name() + ": witness has " + std::to_string(witness.size()) +
+                                               " values but the circuit has " +
+                                               std::to_string(circuit.num_vars()) + " signals");
+  if (!witness[0].is_one())
+    throw Error(ErrorKind::kBadWitness, file->name() + ": witness[0] must be 1 (the constant signal)");
+  return witness;
+}
+
+template <class Curve>
+std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zkey_file, const CircuitSource& source) {
+  using Fr = typename Curve::Fr;
+  ZkeyReadOptions options;
+  options.validate_coefficients = source.pce_path.empty() && source.r1cs_path.empty();
+  Zkey<Curve> zkey = parse_zkey<Curve>(zkey_file, options);
+  Pce<Fr> pce;
+  if (!source.pce_path.empty()) {
+    pce = Pce<Fr>::load(source.pce_path);
+  } else if (!source.r1cs_path.empty()) {
+    const R1cs<Fr> r1cs = read_r1cs<Fr>(source.r1cs_path);
+    if (r1cs.num_wires != zkey.num_vars)
+      throw Error(ErrorKind::kBadCircuit, source.r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
+                                              " wires but " + source.zkey_path + " has " +
+                                              std::to_string(zkey.num_vars) + " signals");
+    pce = Pce<Fr>::from_r1cs(r1cs);
+  } else {
+    pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+  }
+  if (pce.num_cols() != zkey.num_vars)
+    throw Error(ErrorKind::kBadCircuit, (source.pce_path.empty() ? source.zkey_path : source.pce_path) +
+                                            ": PCE has " + std::to_string(pce.num_cols()) +
+                                            " columns but the key has " + std::to_string(zkey.num_vars) +
+                                            " signals");
+  return std::make_shared<CircuitOf<Curve>>(std::move(zkey), std::move(pce));
+}
+
+}  // namespace
+
+std::uint64_t Engine::memory_used_bytes() const {
+  // /proc/self/statm: size resident shared text lib data dt, in pages.
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return 0;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  return page_size > 0 ? resident_pages * static_cast<std::uint64_t>(page_size) : 0;
+}
+
+Prover::Prover(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
+Prover::~Prover() = default;
+
+std::unique_ptr<Prover> Prover::cpu() { return std::unique_ptr<Prover>(new Prover(make_cpu_engine())); }
+
+std::unique_ptr<Prover> Prover::cuda(int ordinal, std::size_t resident_budget_bytes) {
+  return std::unique_ptr<Prover>(new Prover(make_cuda_engine(ordinal, resident_budget_bytes)));
+}
+
+int Prover::cuda_device_count() { return cuda_engine_device_count(); }
+
+std::shared_ptr<const FileBytes> Prover::open_witness(const std::string& path) {
+  try {
+    return FileBytes::map(path);
+  } catch (const FormatError& e) {
+    throw Error(ErrorKind::kBadWitness, e.what());
+  }
+}
+
+Device Prover::device() const { return engine_->device(); }
+
+std::uint64_t Prover::memory_used_bytes() const { return engine_->memory_used_bytes(); }
+
+std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
+  std::shared_ptr<Circuit> circuit;
+  try {
+    auto zkey_file = FileBytes::map(source.zkey_path);
+    circuit = with_curve(zkey_curve(zkey_file), [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, "out of memory loading " + source.zkey_path);
+  } catch (const std::exception& e) {
+    // FormatError (a file missing or malformed, named) or a checksum mismatch.
+    throw Error(ErrorKind::kBadCircuit, e.what());
+  }
+  circuit->name = source.zkey_path;
+  std::lock_guard<std::mutex> lock(prove_mutex_);
+  try {
+    engine_->attach(*circuit);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, "out of memory loading " + source.zkey_path);
+  }
+  return circuit;
+}
+
+template <class Curve>
+Proof Prover::prove_on(const Circuit& loaded, const std::shared_ptr<const FileBytes>& witness_file,
+                       const ProveRequest& request, Timings* timings) {
+  using Fr = typename Curve::Fr;
+  const auto& circuit = static_cast<const CircuitOf<Curve>&>(loaded);
+  Stopwatch clock;
+  const std::vector<Fr> witness = checked_witness(circuit, witness_file);
+  timings->parse_witness = clock.lap();
+  ProveOptions<Fr> options;
+  if (request.seed) {
+    options.r = seeded_element<Fr>(*request.seed, 1);
+    options.s = seeded_element<Fr>(*request.seed, 2);
+  }
+  ProofOf<Curve> result;
+  try {
+    result.proof = engine_->prove(circuit, std::span<const Fr>(witness), options, timings);
+  } catch (const UnsatisfiedConstraint& e) {
+    throw Error(ErrorKind::kUnsatisfied, witness_file->name() + ": " + e.what());
+  } catch (const ProveError& e) {
+    throw Error(ErrorKind::kBadWitness, witness_file->name() + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::kBadCircuit, std::string("key and PCE disagree: ") + e.what());
+  }
+  result.public_signals.assign(witness.begin() + 1, witness.begin() + 1 + circuit.num_public());
+  if (request.verify) {
+    clock.lap();
+    const bool valid = groth16_verify<Curve>(circuit.zkey.verifying_key(),
+                                             std::span<const Fr>(result.public_signals), result.proof);
+    timings->verify = clock.lap();
+    if (!valid)
+      throw Error(ErrorKind::kUnsatisfied, witness_file->name() +
+                                               ": the witness does not satisfy the circuit (the proof failed "
+                                               "verification); a PCE with the C matrix (from the .r1cs) names "
+                                               "the failing constraint");
+  }
+  return result;
+}
+
+Proof Prover::prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
+                    const ProveRequest& request, Timings* timings) {
+  Timings unused;
+  if (!timings) timings = &unused;
+  std::lock_guard<std::mutex> lock(prove_mutex_);
+  if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
+  try {
+    return with_curve(circuit.curve(), [&](auto curve) -> Proof {
+      return prove_on<decltype(curve)>(circuit, witness, request, timings);
+    });
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, "out of host memory proving with " + witness->name());
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kInternal, e.what());
+  }
+}
+
+}  // namespace zkfarm::prover

@@ -1,0 +1,153 @@
+// prover.h -- the prover service: the one Groth16 prove pipeline, used by
+// `zkfarm prove` (cli/local_commands.cc) and by the worker (worker/worker.cc),
+// on the CPU or on one CUDA device.
+//
+//   auto prover = Prover::cpu();                         // or Prover::cuda(ordinal)
+//   auto circuit = prover->load({.zkey_path = "c.zkey", .pce_path = "c.pce"});
+//   Proof proof = prover->prove(*circuit, Prover::open_witness("w.wtns"), {}, &timings);
+//
+// load() reads the circuit once: the zkey, and the PCE from a .pce file, from
+// the .r1cs, or from the zkey's coefficient section; it checks they agree,
+// and on a CUDA device uploads key and PCE into the device's resident cache
+// (kernels/cuda/resident_cache.h), where they stay across proofs until
+// evicted for another circuit (re-uploaded from the host copy when needed)
+// or until the Circuit is dropped. prove() checks the witness against the
+// circuit once (field, length, values, witness[0] = 1), proves, and
+// optionally verifies the proof; only the witness moves to the device.
+//
+// Every failure is a prover::Error with a typed kind (prover_error.h), decided
+// from the type of what failed; the message names the file and what was
+// expected and found.
+//
+// Threading: load() and prove() may be called from several threads. Proofs
+// run one at a time per Prover (one proof saturates the cores or the device,
+// and the device prover's streams and staging buffers are shared); parsing a
+// circuit runs outside that lock. A Circuit is immutable once returned.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "formats/binfile.h"
+#include "formats/curve_id.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_types.h"
+#include "prover/prover_error.h"
+
+namespace zkfarm::prover {
+
+class Engine;
+
+// What proves: the CPU or one CUDA device.
+struct Device {
+  int ordinal = -1;     // CUDA ordinal given at start; -1 for the CPU
+  std::string backend;  // "cpu" or "cuda"
+  std::string name;     // "NVIDIA H200", "cpu (16 threads)"
+  std::string uuid;     // GPU UUID, or "cpu-<machine id>"
+  std::uint64_t memory_bytes = 0;
+  std::string summary;  // one line for logs
+};
+
+// Where a circuit's files are. The PCE comes from pce_path (a .pce written by
+// `zkfarm pce`, its checksum verified), else from r1cs_path (built here, with
+// the C matrix, so every constraint is checked and the first failing one
+// named), else from the zkey's coefficient section (validated).
+struct CircuitSource {
+  std::string zkey_path;
+  std::string pce_path;
+  std::string r1cs_path;
+};
+
+// A loaded circuit; the curve-typed contents are private to the service.
+class Circuit {
+ public:
+  virtual ~Circuit() = default;
+  virtual CurveId curve() const = 0;
+  virtual std::uint32_t num_vars() const = 0;    // signals, including w[0] = 1
+  virtual std::uint32_t num_public() const = 0;  // public signals, excluding w[0]
+  std::string name;  // the zkey's path, for logs
+  // On a device: bytes of key + PCE uploaded at load, and the seconds the
+  // upload took (0 on the CPU).
+  std::uint64_t device_bytes = 0;
+  double upload_seconds = 0;
+};
+
+struct ProveRequest {
+  // Fixed blinding factors r, s derived from seed. Tests only: a proof with
+  // known r, s reveals the witness's private part to whoever knows them.
+  std::optional<std::uint64_t> seed;
+  // Verify the proof before returning it: an unsatisfied witness whose PCE
+  // has no C matrix is caught here (kUnsatisfied) instead of as a bad proof.
+  bool verify = false;
+  // When set and true before the proof starts: kCancelled.
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+// Seconds per stage of one proof.
+struct Timings {
+  double parse_witness = 0;   // .wtns -> field elements, and the checks
+  double witness_check = 0;   // the kernel's (CPU) constraint check; 0 on a device
+  double upload_witness = 0;  // host -> device (0 on the CPU)
+  double spmv = 0, ntt = 0, msm = 0;
+  double prove = 0;  // the kernel's total (includes the stages above from witness_check)
+  double verify = 0;
+  std::uint64_t device_scratch_bytes = 0;  // device memory the proof allocated for itself
+};
+
+template <class C>
+struct ProofOf {
+  using Curve = C;
+  Groth16Proof<Curve> proof;
+  std::vector<typename Curve::Fr> public_signals;  // witness[1 .. num_public]
+};
+using Proof = std::variant<ProofOf<Bn254>, ProofOf<Bls12381>>;
+
+class Prover {
+ public:
+  // On the CPU, all cores (kernels/parallel.h's pool).
+  static std::unique_ptr<Prover> cpu();
+  // On CUDA device ordinal (cudaSetDevice once, here, before any other CUDA
+  // work; CUDA_VISIBLE_DEVICES is neither read nor written). Circuits are
+  // evicted before their key + PCE exceed resident_budget_bytes (0: only when
+  // the device runs out of memory). Throws Error: kNoDevice for an ordinal
+  // this process cannot see or a build without CUDA, kDeviceFault.
+  static std::unique_ptr<Prover> cuda(int ordinal, std::size_t resident_budget_bytes = 0);
+  // CUDA devices this process sees; 0 in a build without CUDA. Never throws.
+  static int cuda_device_count();
+  // Maps a witness file. Throws Error kBadWitness naming the path.
+  static std::shared_ptr<const FileBytes> open_witness(const std::string& path);
+
+  ~Prover();
+  Device device() const;
+  std::vector<CurveId> curves() const { return {CurveId::kBn254, CurveId::kBls12381}; }
+  // Memory in use: on a device total minus free (cudaMemGetInfo), on the CPU
+  // the process's resident set; 0 if unknown. Cheap; never throws.
+  std::uint64_t memory_used_bytes() const;
+
+  // Loads the circuit. Throws Error: kBadCircuit (a file missing, malformed,
+  // or disagreeing with the others, named), kOutOfMemory, kDeviceFault.
+  std::shared_ptr<const Circuit> load(const CircuitSource& source);
+  // Proves with witness (the .wtns bytes) for circuit, which this Prover
+  // loaded. Throws Error: kWrongCurve, kWitnessLength, kBadWitness,
+  // kUnsatisfied (input errors), kBadCircuit (key and PCE disagree),
+  // kOutOfMemory, kDeviceFault, kCancelled, kInternal.
+  Proof prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
+              const ProveRequest& request, Timings* timings);
+
+ private:
+  explicit Prover(std::unique_ptr<Engine> engine);
+  template <class Curve>
+  Proof prove_on(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
+                 const ProveRequest& request, Timings* timings);
+
+  std::unique_ptr<Engine> engine_;
+  std::mutex prove_mutex_;
+};
+
+}  // namespace zkfarm::prover

@@ -1,0 +1,310 @@
+// prover_test -- the prover service on the CPU with real circuits (the circom
+// fixtures of formats/testdata, both curves): proofs from each PCE source
+// verify against snarkjs's verification key, and every error kind comes from
+// a real bad input (wrong curve, wrong length, malformed and unsatisfying
+// witnesses, broken and mismatched circuit files, a device that is not there,
+// host memory that runs out).
+#include "prover/prover.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/binfile.h"
+#include "formats/pce.h"
+#include "formats/r1cs.h"
+#include "formats/snarkjs_json.h"
+#include "formats/test_util.h"
+#include "formats/wtns.h"
+#include "kernels/curves.h"
+#include "kernels/groth16_verifier.h"
+#include "kernels/synthetic_circuit.h"
+#include "prover/prover_error.h"
+#include "prover/wire_code.h"
+
+namespace zkfarm::prover {
+namespace {
+
+using zkfarm::testing::fixture;
+using zkfarm::testing::temp_path;
+
+template <class Curve>
+std::string stem() {
+  return std::is_same_v<Curve, Bn254> ? "bn128" : "bls12381";
+}
+template <class Curve>
+std::string other_stem() {
+  return std::is_same_v<Curve, Bn254> ? "bls12381" : "bn128";
+}
+
+void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The kind of the Error body throws, and its message through *message.
+template <class Body>
+std::optional<ErrorKind> kind_of(Body&& body, std::string* message = nullptr) {
+  try {
+    body();
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.kind();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a prover::Error: " << e.what();
+    return std::nullopt;
+  }
+  ADD_FAILURE() << "no error";
+  return std::nullopt;
+}
+
+template <class Curve>
+class ProverTest : public ::testing::Test {
+ protected:
+  using Fr = typename Curve::Fr;
+  std::string zkey() const { return fixture(stem<Curve>() + "_mul.zkey"); }
+  std::string r1cs() const { return fixture(stem<Curve>() + "_mul.r1cs"); }
+  std::string wtns() const { return fixture(stem<Curve>() + "_mul.wtns"); }
+  std::vector<Fr> witness() const { return read_wtns<Fr>(wtns()); }
+  std::shared_ptr<const FileBytes> wtns_of(const std::vector<Fr>& values, const std::string& name = "w.wtns") {
+    return FileBytes::adopt(serialize_wtns<Fr>(std::span<const Fr>(values)), name);
+  }
+  Proof prove(const CircuitSource& source, const std::shared_ptr<const FileBytes>& witness,
+              ProveRequest request = {}) {
+    auto circuit = prover_->load(source);
+    Timings timings;
+    return prover_->prove(*circuit, witness, request, &timings);
+  }
+  std::unique_ptr<Prover> prover_ = Prover::cpu();
+};
+using Curves = ::testing::Types<Bn254, Bls12381>;
+TYPED_TEST_SUITE(ProverTest, Curves);
+
+TYPED_TEST(ProverTest, ProofsFromEveryPceSourceVerifyWithSnarkjsKey) {
+  using Curve = TypeParam;
+  using Fr = typename Curve::Fr;
+  const std::string pce_path = temp_path("mul.pce");
+  Pce<Fr>::from_r1cs(read_r1cs<Fr>(this->r1cs())).save(pce_path);
+  const auto vk = read_verification_key<Curve>(fixture(stem<Curve>() + "_verification_key.json"));
+  const auto expected_public = read_public_signals<Fr>(fixture(stem<Curve>() + "_public.json"));
+  const CircuitSource sources[] = {{this->zkey(), "", ""}, {this->zkey(), "", this->r1cs()}, {this->zkey(), pce_path, ""}};
+  for (const CircuitSource& source : sources) {
+    SCOPED_TRACE("pce '" + source.pce_path + "' r1cs '" + source.r1cs_path + "'");
+    ProveRequest request;
+    request.verify = true;
+    Timings timings;
+    auto circuit = this->prover_->load(source);
+    EXPECT_EQ(circuit->curve(), curve_id_of<Curve>());
+    const Proof proof = this->prover_->prove(*circuit, Prover::open_witness(this->wtns()), request, &timings);
+    const auto& typed = std::get<ProofOf<Curve>>(proof);
+    EXPECT_EQ(typed.public_signals, expected_public);
+    EXPECT_TRUE(groth16_verify<Curve>(vk, std::span<const Fr>(typed.public_signals), typed.proof));
+    EXPECT_GT(timings.prove, 0);
+    EXPECT_GT(timings.verify, 0);
+  }
+}
+
+TYPED_TEST(ProverTest, SeedFixesTheProof) {
+  using Curve = TypeParam;
+  ProveRequest request;
+  request.seed = 7;
+  const CircuitSource source{this->zkey(), "", ""};
+  const auto a = std::get<ProofOf<Curve>>(this->prove(source, Prover::open_witness(this->wtns()), request));
+  const auto b = std::get<ProofOf<Curve>>(this->prove(source, Prover::open_witness(this->wtns()), request));
+  const auto c = std::get<ProofOf<Curve>>(this->prove(source, Prover::open_witness(this->wtns())));
+  EXPECT_TRUE(a.proof.a == b.proof.a && a.proof.b == b.proof.b && a.proof.c == b.proof.c);
+  EXPECT_FALSE(a.proof.a == c.proof.a);
+}
+
+TYPED_TEST(ProverTest, WitnessOfTheOtherCurveIsWrongCurve) {
+  using Curve = TypeParam;
+  const std::string other = fixture(other_stem<Curve>() + "_mul.wtns");
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, Prover::open_witness(other)); }, &message),
+            ErrorKind::kWrongCurve);
+  EXPECT_NE(message.find(other), std::string::npos) << message;
+}
+
+TYPED_TEST(ProverTest, ShortAndLongWitnessesAreWitnessLength) {
+  auto values = this->witness();
+  auto longer = values;
+  longer.push_back(values.back());
+  values.pop_back();
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, this->wtns_of(values, "short.wtns")); }, &message),
+            ErrorKind::kWitnessLength);
+  EXPECT_NE(message.find("short.wtns: witness has"), std::string::npos) << message;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", this->r1cs()}, this->wtns_of(longer)); }),
+            ErrorKind::kWitnessLength);
+}
+
+TYPED_TEST(ProverTest, MalformedWitnessesAreBadWitness) {
+  using Fr = typename TypeParam::Fr;
+  const auto bytes = zkfarm::testing::read_file(this->wtns());
+  const CircuitSource source{this->zkey(), "", ""};
+  // A truncated file, bytes that are no .wtns at all, a file that is missing.
+  const std::string truncated = temp_path("truncated.wtns");
+  write_bytes(truncated, std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2));
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prove(source, Prover::open_witness(truncated)); }, &message),
+            ErrorKind::kBadWitness);
+  EXPECT_NE(message.find("truncated.wtns"), std::string::npos) << message;
+  EXPECT_EQ(kind_of([&] { this->prove(source, FileBytes::copy(zkfarm::testing::read_file(this->zkey()), "k")); }),
+            ErrorKind::kBadWitness);
+  EXPECT_EQ(kind_of([&] { Prover::open_witness(temp_path("missing.wtns")); }), ErrorKind::kBadWitness);
+  // A value >= r.
+  auto big = bytes;
+  const std::size_t values = zkfarm::testing::section_body_offset(big, kWtnsValuesSection);
+  for (std::size_t i = 0; i < Fr::kBytes; ++i) big[values + Fr::kBytes + i] = 0xff;
+  EXPECT_EQ(kind_of([&] { this->prove(source, FileBytes::copy(big, "big.wtns")); }), ErrorKind::kBadWitness);
+  // witness[0] must be 1.
+  auto values_w = this->witness();
+  values_w[0] = values_w[0] + values_w[0];
+  EXPECT_EQ(kind_of([&] { this->prove(source, this->wtns_of(values_w)); }, &message), ErrorKind::kBadWitness);
+  EXPECT_NE(message.find("witness[0] must be 1"), std::string::npos) << message;
+}
+
+TYPED_TEST(ProverTest, WitnessFailingAConstraintIsUnsatisfied) {
+  using Fr = typename TypeParam::Fr;
+  auto values = this->witness();
+  values.back() = values.back() + Fr::one();
+  // With the r1cs's C matrix the failing constraint is named ...
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", this->r1cs()}, this->wtns_of(values)); }, &message),
+            ErrorKind::kUnsatisfied);
+  EXPECT_NE(message.find("does not satisfy constraint"), std::string::npos) << message;
+  // ... without it, the proof fails verification.
+  ProveRequest request;
+  request.verify = true;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, this->wtns_of(values), request); }, &message),
+            ErrorKind::kUnsatisfied);
+  EXPECT_NE(message.find("failed verification"), std::string::npos) << message;
+}
+
+TYPED_TEST(ProverTest, BrokenOrMismatchedCircuitFilesAreBadCircuit) {
+  using Curve = TypeParam;
+  using Fr = typename Curve::Fr;
+  const auto zkey_bytes = zkfarm::testing::read_file(this->zkey());
+  const std::string truncated = temp_path("truncated.zkey");
+  write_bytes(truncated, std::vector<std::uint8_t>(zkey_bytes.begin(), zkey_bytes.begin() + zkey_bytes.size() / 2));
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prover_->load({truncated, "", ""}); }, &message), ErrorKind::kBadCircuit);
+  EXPECT_NE(message.find("truncated.zkey"), std::string::npos) << message;
+  EXPECT_EQ(kind_of([&] { this->prover_->load({temp_path("missing.zkey"), "", ""}); }), ErrorKind::kBadCircuit);
+  // A witness given as the key (arguments swapped).
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->wtns(), "", ""}); }), ErrorKind::kBadCircuit);
+  // The other curve's r1cs.
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), "", fixture(other_stem<Curve>() + "_mul.r1cs")}); }),
+            ErrorKind::kBadCircuit);
+  // A PCE of another circuit (a synthetic one, more signals).
+  SyntheticCircuitOptions options;
+  options.num_constraints = 64;
+  options.num_public = 2;
+  const std::string pce_path = temp_path("other.pce");
+  Pce<Fr>::from_r1cs(SyntheticCircuit<Fr>(options).to_r1cs()).save(pce_path);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }, &message), ErrorKind::kBadCircuit);
+  EXPECT_NE(message.find("columns but the key has"), std::string::npos) << message;
+  // A PCE file with a flipped byte fails its checksum.
+  auto pce_bytes = zkfarm::testing::read_file(pce_path);
+  pce_bytes[pce_bytes.size() / 2] ^= 1;
+  write_bytes(pce_path, pce_bytes);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }), ErrorKind::kBadCircuit);
+}
+
+TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
+  std::atomic<bool> cancelled{true};
+  ProveRequest request;
+  request.cancelled = &cancelled;
+  EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, Prover::open_witness(this->wtns()), request); }),
+            ErrorKind::kCancelled);
+}
+
+// A real allocation failure: caps this process's address space just above
+// what it has mapped (setrlimit), then proves with a 4 MiB witness whose
+// values cannot be allocated. The mmap threshold is pinned so the allocation
+// cannot come from memory the heap already holds. Exits 0 when the prover
+// said kOutOfMemory. Run in a child process (a death test).
+[[noreturn]] void prove_under_a_memory_cap() {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  const std::vector<Bn254::Fr> ones(std::size_t(1) << 17, Bn254::Fr::one());
+  auto prover = Prover::cpu();
+  auto circuit = prover->load({fixture("bn128_mul.zkey"), "", ""});
+  auto witness = FileBytes::adopt(serialize_wtns<Bn254::Fr>(std::span<const Bn254::Fr>(ones)), "big.wtns");
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  rlimit limit;
+  limit.rlim_cur = limit.rlim_max = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 20);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
+  int code = 2;
+  try {
+    prover->prove(*circuit, witness, {}, nullptr);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", kind_name(e.kind()), e.what());
+    code = e.kind() == ErrorKind::kOutOfMemory ? 0 : 1;
+  }
+  std::_Exit(code);
+}
+
+TEST(ProverDeathTest, AllocationFailureIsOutOfMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(prove_under_a_memory_cap(), ::testing::ExitedWithCode(0),
+              "outOfMemory: out of host memory proving with big.wtns");
+}
+
+TEST(Prover, DeviceThatIsNotThereIsNoDevice) {
+  std::string message;
+  EXPECT_EQ(kind_of([&] { Prover::cuda(Prover::cuda_device_count() + 3); }, &message), ErrorKind::kNoDevice);
+  EXPECT_FALSE(message.empty());
+}
+
+TEST(Prover, CpuDeviceDescription) {
+  const Device device = Prover::cpu()->device();
+  EXPECT_EQ(device.ordinal, -1);
+  EXPECT_EQ(device.backend, "cpu");
+  EXPECT_EQ(device.uuid.rfind("cpu-", 0), 0u);
+  EXPECT_GT(device.memory_bytes, 0u);
+  EXPECT_GT(Prover::cpu()->memory_used_bytes(), 0u);
+}
+
+// The kinds the coordinator must treat as the job's fault are exactly those
+// whose wire codes it fails the job on (coordinator.cc, is_input_error);
+// `zkfarm prove` exits 2 for those and for broken circuit files.
+TEST(ProverError, KindsMapToWireCodesAndExitCodes) {
+  struct Row {
+    ErrorKind kind;
+    wire::ErrorCode wire;
+    int exit;
+  };
+  const Row rows[] = {
+      {ErrorKind::kWrongCurve, wire::ErrorCode::WRONG_CURVE, 2},
+      {ErrorKind::kWitnessLength, wire::ErrorCode::WITNESS_LENGTH, 2},
+      {ErrorKind::kBadWitness, wire::ErrorCode::BAD_WITNESS, 2},
+      {ErrorKind::kUnsatisfied, wire::ErrorCode::UNSATISFIED, 2},
+      {ErrorKind::kUnknownCircuit, wire::ErrorCode::UNKNOWN_CIRCUIT, 2},
+      {ErrorKind::kBadCircuit, wire::ErrorCode::ARTIFACT_CHECKSUM, 2},
+      {ErrorKind::kWitnessUnavailable, wire::ErrorCode::WITNESS_UNAVAILABLE, 3},
+      {ErrorKind::kNoDevice, wire::ErrorCode::DEVICE_FAULT, 2},
+      {ErrorKind::kOutOfMemory, wire::ErrorCode::OUT_OF_MEMORY, 3},
+      {ErrorKind::kDeviceFault, wire::ErrorCode::DEVICE_FAULT, 3},
+      {ErrorKind::kCancelled, wire::ErrorCode::CANCELLED, 3},
+      {ErrorKind::kInternal, wire::ErrorCode::INTERNAL, 3},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(kind_name(row.kind));
+    EXPECT_EQ(wire_code(row.kind), row.wire);
+    EXPECT_EQ(exit_code(row.kind), row.exit);
+  }
+}
+
+}  // namespace
+}  // namespace zkfarm::prover
