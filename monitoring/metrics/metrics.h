@@ -24,6 +24,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -257,14 +258,36 @@ class WorkerMetrics final : public FarmMetrics {
 
 // ---- the HTTP endpoint ------------------------------------------------------
 
+// A request for a path other than /metrics, handed to an HttpHandler.
+struct HttpRequest {
+  std::string method;         // "GET", "POST", ...
+  std::string path;           // URL-decoded path, e.g. "/api/v1/jobs"
+  std::string query;          // raw query string after '?', "" if none
+  std::string authorization;  // the Authorization header, "" if none
+};
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+};
+// Answers a request on the metrics port. Returns false when the path is not
+// its own: the endpoint then answers as it would without a handler (404).
+// Called on the endpoint's HTTP threads, possibly several at once; must not
+// throw (an exception becomes a 500 with no details).
+using HttpHandler = std::function<bool(const HttpRequest&, HttpResponse&)>;
+
 // Serves `metrics` at http://<bind_address>/metrics on prometheus-cpp's own
 // threads until destroyed. bind_address is "HOST:PORT", "[IPv6]:PORT" or
 // ":PORT" (all interfaces); port 0 takes a free port (see port()).
 // Throws std::runtime_error naming the address when it is malformed or
-// cannot be bound. Keeps `metrics` alive.
+// cannot be bound. Keeps `metrics` alive. With a handler, every other path
+// goes to it first (same server, same threads, same bind address; /metrics
+// never reaches it).
 class MetricsEndpoint {
  public:
-  MetricsEndpoint(const std::string& bind_address, std::shared_ptr<FarmMetrics> metrics);
+  MetricsEndpoint(const std::string& bind_address, std::shared_ptr<FarmMetrics> metrics,
+                  HttpHandler handler = {});
   ~MetricsEndpoint();
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
@@ -274,7 +297,9 @@ class MetricsEndpoint {
 
  private:
   std::shared_ptr<FarmMetrics> metrics_;
+  HttpHandler handler_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  const void* context_ = nullptr;  // civetweb's context, when handler_ is set
   int port_ = 0;
 };
 

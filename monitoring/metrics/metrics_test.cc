@@ -10,6 +10,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <atomic>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +120,27 @@ std::string scrape(int port) {
   const std::size_t body = response.find("\r\n\r\n");
   EXPECT_NE(body, std::string::npos);
   return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// GET path from 127.0.0.1:port over HTTP/1.0: the whole response (status
+// line, headers, body), "" when it cannot connect.
+std::string http_get(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (fd >= 0) close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  EXPECT_EQ(write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+  return response;
 }
 
 struct ScrapedFamily {
@@ -255,6 +278,42 @@ TEST(Endpoint, BindAddresses) {
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(first.port())), std::string::npos)
         << e.what();
   }
+}
+
+// A handler shares the metrics server: it answers its own paths, declines
+// the rest (civetweb's 404), and /metrics never reaches it.
+TEST(Endpoint, ExtraHandlerBesideMetrics) {
+  auto metrics = std::make_shared<CoordinatorMetrics>("test");
+  std::atomic<int> calls{0};
+  MetricsEndpoint endpoint("127.0.0.1:0", metrics, [&](const HttpRequest& request, HttpResponse& response) {
+    ++calls;
+    EXPECT_NE(request.path, "/metrics");
+    if (request.path != "/" && request.path != "/api/v1/thing") return false;
+    response.content_type = "application/json";
+    response.headers.push_back({"Cache-Control", "no-store"});
+    response.body = "{\"path\":\"" + request.path + "\",\"query\":\"" + request.query + "\"}";
+    return true;
+  });
+  const std::string page = http_get(endpoint.port(), "/api/v1/thing?limit=3");
+  EXPECT_EQ(page.rfind("HTTP/1.1 200", 0), 0u) << page;
+  EXPECT_NE(page.find("Content-Type: application/json"), std::string::npos) << page;
+  EXPECT_NE(page.find("Cache-Control: no-store"), std::string::npos) << page;
+  EXPECT_NE(page.find("{\"path\":\"/api/v1/thing\",\"query\":\"limit=3\"}"), std::string::npos) << page;
+  const std::string missing = http_get(endpoint.port(), "/nothing-here");
+  EXPECT_EQ(missing.substr(0, missing.find("\r\n")).substr(8), " 404 Not Found") << missing;
+  const int calls_before_scrape = calls;
+  metrics->queue_depth("high").Set(5);
+  const std::string text = scrape(endpoint.port());
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"high\"} 5"), std::string::npos) << text;
+  EXPECT_EQ(calls, calls_before_scrape);
+  // Two endpoints in one process each reach their own handler.
+  MetricsEndpoint other("127.0.0.1:0", metrics, [](const HttpRequest&, HttpResponse& response) {
+    response.body = "other";
+    return true;
+  });
+  const std::string other_page = http_get(other.port(), "/");
+  EXPECT_EQ(other_page.substr(other_page.size() - 5), "other");
+  EXPECT_NE(http_get(endpoint.port(), "/").find("\"path\":\"/\""), std::string::npos);
 }
 
 TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
