@@ -91,14 +91,37 @@ redis.call('PUBLISH', ARGV[8], ARGV[7])
 return 1
 )lua";
 
-// KEYS: job, processing, done, events list, result, proofs.
-// ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel.
+// KEYS: job, processing, done, events list, result, proofs, recent:done,
+// recent:failed, stats:<this minute>.
+// ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel, id.
+// Besides the job's own keys it records the job in the recent list of its
+// outcome and counts it (with its latency when done) in the minute's stats,
+// once: a repeated finish returns before.
 const char kFinishScript[] = R"lua(
 local cur = redis.call('HGET', KEYS[1], 'state')
 if KEYS[2] ~= '' and ARGV[6] ~= '' then redis.call('LREM', KEYS[2], 1, ARGV[6]) end
 if cur == 'done' or cur == 'failed' or cur == 'cancelled' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'finished_at', ARGV[4], 'error_code', ARGV[2],
            'error', ARGV[3])
+local now = tonumber(ARGV[4])
+local recent = KEYS[8]
+if ARGV[1] == 'done' then
+  recent = KEYS[7]
+  redis.call('HINCRBY', KEYS[9], 'jobs_done', 1)
+  local submitted = tonumber(redis.call('HGET', KEYS[1], 'submitted_at') or '')
+  if submitted then
+    local latency = math.max(now - submitted, 0)
+    redis.call('HINCRBYFLOAT', KEYS[9], 'latency_sum', latency)
+    redis.call('HINCRBY', KEYS[9], 'latency_count', 1)
+    local max = tonumber(redis.call('HGET', KEYS[9], 'latency_max') or '0')
+    if latency > max then redis.call('HSET', KEYS[9], 'latency_max', latency) end
+  end
+else
+  redis.call('HINCRBY', KEYS[9], 'jobs_failed', 1)
+end
+redis.call('EXPIRE', KEYS[9], 7200)
+redis.call('ZADD', recent, now, ARGV[10])
+redis.call('ZREMRANGEBYRANK', recent, 0, -1001)
 if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7]) end
 redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[8])
@@ -124,7 +147,8 @@ redis.call('LPUSH', KEYS[2], ARGV[5])
 return ''
 )lua";
 
-// KEYS: job, done, events list. ARGV: now, ttl, event, channel, cancels prefix.
+// KEYS: job, done, events list, recent:failed.
+// ARGV: now, ttl, event, channel, cancels prefix, job key prefix.
 const char kCancelScript[] = R"lua(
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'unknown' end
@@ -141,16 +165,23 @@ redis.call('RPUSH', KEYS[2], 'cancelled')
 redis.call('RPUSH', KEYS[3], ARGV[3])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, ttl) end
+  for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
+redis.call('ZADD', KEYS[4], tonumber(ARGV[1]), string.sub(KEYS[1], string.len(ARGV[6]) + 1))
+redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1001)
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 'cancelled'
 )lua";
 
-// KEYS: job, events list. ARGV: partition, proof json, event, channel, proofs key.
+// KEYS: job, events list. ARGV: partition, proof json, event, channel, proofs
+// key, stats:<this minute> (counts the partition once).
 const char kStoreProofScript[] = R"lua(
 local added = redis.call('HSET', ARGV[5], ARGV[1], ARGV[2])
-if added == 1 then redis.call('HINCRBY', KEYS[1], 'proved', 1) end
+if added == 1 then
+  redis.call('HINCRBY', KEYS[1], 'proved', 1)
+  redis.call('HINCRBY', ARGV[6], 'partitions', 1)
+  redis.call('EXPIRE', ARGV[6], 7200)
+end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return added
@@ -171,6 +202,8 @@ std::string entry_digest(std::string_view raw) {
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+long long unix_minute(double unix_seconds) { return static_cast<long long>(unix_seconds / 60); }
 
 std::string event_json(const std::string& id, const std::string& type, const std::string& extra) {
   nlohmann::json e = {{"job", id}, {"type", type}, {"time", unix_now()}};
@@ -320,7 +353,8 @@ std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
 void JobStore::store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
                            const std::string& event) {
   redis_.eval(kStoreProofScript, {keys_.job(id), keys_.job_events(id)},
-              {std::to_string(partition), proof_json, event, keys_.events_channel(), keys_.job_proofs(id)});
+              {std::to_string(partition), proof_json, event, keys_.events_channel(), keys_.job_proofs(id),
+               keys_.stats_minute(unix_minute(unix_now()))});
 }
 
 void JobStore::event(const std::string& id, const std::string& event) {
@@ -344,12 +378,14 @@ bool JobStore::finish(const std::string& id, const Finish& f) {
   std::string extra_text = extra.dump();
   extra_text = extra_text.substr(1, extra_text.size() - 2);
   const std::string event = event_json(id, "finished", extra_text);
+  const double now = unix_now();
   RedisReply r = redis_.eval(
       kFinishScript,
       {keys_.job(id), f.owner.empty() ? std::string() : keys_.processing(f.owner), keys_.done(id),
-       keys_.job_events(id), keys_.job_result(id), keys_.job_proofs(id)},
-      {f.state, f.error_code, f.error, format_time(unix_now()), std::to_string(f.ttl_seconds), f.raw,
-       f.result_json, event, keys_.events_channel()});
+       keys_.job_events(id), keys_.job_result(id), keys_.job_proofs(id), keys_.recent_done(),
+       keys_.recent_failed(), keys_.stats_minute(unix_minute(now))},
+      {f.state, f.error_code, f.error, format_time(now), std::to_string(f.ttl_seconds), f.raw,
+       f.result_json, event, keys_.events_channel(), id});
   return r.as_integer() == 1;
 }
 
@@ -365,7 +401,8 @@ bool JobStore::submit(const JobSpec& spec, std::string* existing_state) {
 
 std::string JobStore::cancel(const std::string& id, long ttl_seconds) {
   const std::string event = event_json(id, "finished", "\"state\":\"cancelled\"");
-  RedisReply r = redis_.eval(kCancelScript, {keys_.job(id), keys_.done(id), keys_.job_events(id)},
+  RedisReply r = redis_.eval(kCancelScript,
+                             {keys_.job(id), keys_.done(id), keys_.job_events(id), keys_.recent_failed()},
                              {format_time(unix_now()), std::to_string(ttl_seconds), event,
                               keys_.events_channel(), keys_.cancels(""), keys_.job("")});
   return r.as_string();

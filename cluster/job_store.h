@@ -34,6 +34,9 @@
 namespace zkfarm {
 
 double unix_now();  // seconds
+// The minute a time falls in (unix seconds / 60, rounded down): names the
+// per-minute stats hash (KeyLayout::stats_minute).
+long long unix_minute(double unix_seconds);
 
 class JobStore {
  public:

@@ -27,6 +27,11 @@
 //                                     twice (same fields as rejected, plus "id" and "crashes")
 //   <p>intake:<coord>          hash   entry sha256 -> times a coordinator started handling it at intake
 //                                     without finishing (a crash in between leaves it counted)
+//   <p>recent:done             zset   ids of jobs that ended done, by finish time (last 1000)
+//   <p>recent:failed           zset   ids of jobs that ended failed or cancelled (last 1000)
+//   <p>stats:<minute>          hash   per unix minute: jobs_done, jobs_failed, partitions,
+//                                     latency_sum, latency_count, latency_max (expires after 2 h)
+//   <p>coordinators:seen       set    ids of every coordinator that ever started (status page)
 #pragma once
 
 #include <array>
@@ -70,6 +75,10 @@ class KeyLayout {
   std::string intake_attempts(std::string_view coordinator) const { return cat("intake:", coordinator); }
   std::string coordinator_lease(std::string_view coordinator) const { return cat("coordinator:", coordinator); }
   std::string coordinators() const { return prefix_ + "coordinators"; }
+  std::string recent_done() const { return prefix_ + "recent:done"; }
+  std::string recent_failed() const { return prefix_ + "recent:failed"; }
+  std::string stats_minute(long long unix_minute) const { return prefix_ + "stats:" + std::to_string(unix_minute); }
+  std::string coordinators_seen() const { return prefix_ + "coordinators:seen"; }
 
  private:
   std::string cat(std::string_view kind, std::string_view id) const {

@@ -252,6 +252,7 @@ void Coordinator::partition_proved(const ScheduledJob& job, const PartitionResul
                             event_json(job.id, "partition_proved", extra_text.substr(1, extra_text.size() - 2)));
     return 0;
   });
+  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(result.worker), "proofs", "1"}); });
 }
 
 void Coordinator::attempt_failed(const ScheduledJob& job, std::uint32_t) {

@@ -55,6 +55,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
         // Everything in our processing list is ours: jobs taken before a
         // crash (or before a lost reply). Already-running ones are deduped
         // by the scheduler.
+        redis.command({"SADD", keys_.coordinators_seen(), config_.coordinator_id});  // status page
         auto items = store.processing(config_.coordinator_id);
         if (!items.empty()) ZKLOG(kInfo) << "recovering " << items.size() << " jobs from the processing list";
         for (const auto& raw : items) handle_raw(redis, store, raw);

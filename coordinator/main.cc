@@ -13,6 +13,7 @@
 #include "cluster/log.h"
 #include "coordinator/constants.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/status_page.h"
 #include "monitoring/metrics/metrics.h"
 
 namespace {
@@ -46,9 +47,12 @@ int main(int argc, char** argv) {
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
       .value("metrics-listen", std::string(metrics::kDefaultCoordinatorBindAddress),
-             "HOST:PORT serving Prometheus /metrics (\"\" disables; port 0 picks a free one)")
+             "HOST:PORT serving Prometheus /metrics and the status page / (\"\" disables; port 0 picks a free one)")
+      .value("http-token-file", "",
+             "file whose first line is a token the status page and its API require (Bearer, or basic-auth password)")
       .flag("help", "print this help");
   CoordinatorConfig config;
+  std::string access_token;
   try {
     flags.parse(argc, argv);
     if (flags.is_set("help")) {
@@ -84,6 +88,7 @@ int main(int argc, char** argv) {
       const std::string problem = metrics::check_bind_address(config.metrics_listen);
       if (!problem.empty()) throw FlagError("--metrics-listen '" + config.metrics_listen + "': " + problem);
     }
+    if (!flags.get("http-token-file").empty()) access_token = read_access_token_file(flags.get("http-token-file"));
     if (config.dead_after <= config.heartbeat_interval)
       throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
   } catch (const std::exception& e) {
@@ -105,13 +110,23 @@ int main(int argc, char** argv) {
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
     if (!config.metrics_listen.empty()) {
       try {
-        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(config.metrics_listen, coordinator.metrics());
+        // The status page shares the metrics server: one port, one bind address.
+        auto status_page = std::make_shared<StatusPage>(StatusPageConfig{.redis_url = config.redis_url,
+                                                                         .key_prefix = config.key_prefix,
+                                                                         .coordinator_id = config.coordinator_id,
+                                                                         .access_token = access_token});
+        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(
+            config.metrics_listen, coordinator.metrics(),
+            [status_page](const metrics::HttpRequest& request, metrics::HttpResponse& response) {
+              return status_page->handle(request, response);
+            });
       } catch (const std::exception& e) {
         std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
         return 2;
       }
       ZKLOG(kInfo) << "metrics at http://" << config.metrics_listen.substr(0, config.metrics_listen.rfind(':'))
-                   << ":" << metrics_endpoint->port() << "/metrics";
+                   << ":" << metrics_endpoint->port() << "/metrics, status page at /"
+                   << (access_token.empty() ? "" : " (token required)");
     }
     std::thread signal_thread([&] {
       int sig = 0;

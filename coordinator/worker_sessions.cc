@@ -163,6 +163,7 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       std::set<std::string> loaded;
       for (auto c : body.getHeartbeat().getLoadedCircuits()) loaded.insert(c.cStr());
       scheduler_.set_loaded(e.peer, std::move(loaded));
+      s.busy.sample(Clock::now(), body.getHeartbeat().getBusyTasks() > 0);
       if (Clock::now() - s.redis_refreshed > coordinator::kWorkerRecordRefresh) refresh_record(s, "alive");
       break;
     }
@@ -198,7 +199,8 @@ void WorkerSessions::refresh_record(Session& s, const char* state) {
        "device_uuid", s.device_uuid, "coordinator", config_.coordinator_id, "last_seen",
        std::to_string(unix_now()), "credits", std::to_string(view ? view->credits : 0), "tasks",
        std::to_string(view ? view->tasks : 0), "loaded", loaded, "quarantined",
-       view && view->quarantined ? "1" : "0"},
+       view && view->quarantined ? "1" : "0", "device_ordinal", std::to_string(s.device_ordinal), "busy",
+       std::to_string(s.busy.fraction())},
       {"EXPIRE", keys_.worker(s.worker_id), ttl},
       {"SADD", keys_.workers(), s.worker_id},
   };
@@ -244,6 +246,7 @@ void WorkerSessions::on_hello(const std::string& peer, wire::Hello::Reader hello
   s.hostname = hello.getHostname().cStr();
   s.device_name = hello.getDevice().getName().cStr();
   s.device_uuid = hello.getDevice().getUuid().cStr();
+  s.device_ordinal = hello.getDevice().getOrdinal();
   WorkerOffer offer;
   offer.worker_id = worker_id;
   for (auto c : hello.getCurves())

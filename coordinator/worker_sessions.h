@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 
+#include "coordinator/busy_meter.h"
 #include "cluster/job_error.h"
 #include "cluster/job_result.h"
 #include "cluster/keys.h"
@@ -41,6 +42,8 @@ class WorkerSessions {
  public:
   struct Session {
     std::string peer, worker_id, hostname, device_name, device_uuid;
+    int device_ordinal = -1;  // -1: CPU backend
+    BusyMeter busy;           // from heartbeats (status page)
     std::uint64_t session_id = 0;
     std::chrono::steady_clock::time_point redis_refreshed{};
   };

@@ -21,13 +21,14 @@
 #      node_modules are installed);
 #      with --jobs N, N - 1 more such jobs submitted at once (a stream), each
 #      waited for, fetched into out/demo/farm/result-<k> and verified;
-#   5. `zkfarm workers`, where the Prometheus metrics are served and a few
-#      of their values.
+#   5. `zkfarm workers`, the status page's URL, where the Prometheus metrics
+#      are served and a few of their values; with --keep the farm then stays
+#      up (status page included) until Ctrl-C.
 # ZKFARM_BIN=DIR uses prebuilt binaries DIR/cli/zkfarm,
 # DIR/coordinator/zkfarm-coordinator and DIR/worker/zkfarm-worker instead of
 # building them. Everything it starts it stops on exit, error or Ctrl-C; state (Redis AOF,
 # artifact store, logs, result files) lives in out/demo/farm and is removed
-# on exit unless --keep. Exit status 0 only when every partition proof
+# on exit unless --keep (which also keeps the farm running until Ctrl-C). Exit status 0 only when every partition proof
 # verified. --local runs the single-machine pipeline instead (gen-circuit,
 # setup, prove, verify without a farm; tools/demo_local.sh).
 set -euo pipefail
@@ -231,6 +232,7 @@ coordinator_metrics=$(free_port 9460)
 pids+=($!)
 wait_for_log "$LOGS/coordinator.log" "listening on" 20 "${pids[-1]}"
 echo "zkfarm-coordinator   tcp://127.0.0.1:$coordinator_port, metrics http://127.0.0.1:$coordinator_metrics/metrics"
+echo "status page          http://127.0.0.1:$coordinator_metrics/"
 
 # One worker per GPU when there are GPUs and this build has CUDA.
 gpus=0
@@ -348,6 +350,8 @@ fi
 
 say "workers"
 "$ZKFARM" workers
+say "status page"
+echo "http://127.0.0.1:$coordinator_metrics/  (jobs, workers, circuits, throughput and latency; JSON under /api/v1/)"
 say "metrics (Prometheus text format)"
 echo "coordinator: http://127.0.0.1:$coordinator_metrics/metrics"
 http_get "$coordinator_metrics" /metrics | grep -E '^zkfarm_(jobs_completed_total|partitions_verified_total|job_latency_seconds_(sum|count))' || true
@@ -366,3 +370,11 @@ printf '%-40s %8s s\n' "submit -> job done ($partitions partitions)" "$job_secon
 printf '%-40s %8s s\n' "TIME TO FIRST PROOF (demo.sh start ->)" "$(since "$started_at")"
 echo
 echo "$verified of $((jobs * partitions)) partition proofs verified; job $job done"
+if ((keep)); then
+  echo
+  echo "the farm keeps running (--keep): status page http://127.0.0.1:$coordinator_metrics/, Redis 127.0.0.1:$redis_port"
+  echo "  (ZKFARM_REDIS=redis://127.0.0.1:$redis_port $ZKFARM submit ... adds jobs); Ctrl-C stops it"
+  while kill -0 "${pids[0]}" 2>/dev/null; do sleep 1; done
+  echo "demo.sh: the coordinator stopped" >&2
+  exit 1
+fi
