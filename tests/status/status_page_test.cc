@@ -184,7 +184,7 @@ const chart = (id) => { const c = document.getElementById(id);
   return { partitions: c.getAttribute('data-partitions'), jobs_done: c.getAttribute('data-jobs-done'),
            latency_avg: c.getAttribute('data-latency-avg-s'), bars: c.querySelectorAll('rect.bar').length,
            line: c.querySelectorAll('polyline.line').length }; };
-const card = (id) => document.querySelector('#' + id + ' .value').textContent;
+const card = (id) => { const c = document.querySelector('#' + id + ' .value'); return c ? c.textContent : null; };
 return { refreshes: Number(document.body.getAttribute('data-refreshes') || 0), title: document.title,
          error: document.getElementById('error').hidden ? '' : document.getElementById('error').textContent,
          scripts: document.scripts.length, injected: document.querySelectorAll('#jobs-failed b, #jobs-failed img, #jobs-failed script').length,
