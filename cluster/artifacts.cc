@@ -5,6 +5,8 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <system_error>
 
@@ -38,8 +40,7 @@ std::string sha256_hex(std::span<const std::uint8_t> bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  const int fd = open_regular_file(path, nullptr);
   std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   std::vector<unsigned char> buffer(4u << 20);
@@ -124,15 +125,109 @@ void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const Circuit
   });
 }
 
-std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis) {
+namespace {
+
+// True when path (absolute, normalized) is root or lies below it.
+bool is_under(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+bool is_under_any(const std::string& path, const std::vector<std::string>& roots) {
+  for (const auto& root : roots)
+    if (is_under(path, root)) return true;
+  return false;
+}
+
+// Absolute and lexically normal, without a trailing slash ("/a/b/../c/" -> "/a/c").
+std::string lexically_absolute(const std::string& path) {
+  std::string out = std::filesystem::path(path).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+// The canonical path (realpath), or "" with errno set.
+std::string canonical_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return "";
+  std::string out = resolved;
+  std::free(resolved);
+  return out;
+}
+
+// Opens a file:// witness inside the policy's roots. The same refusal,
+// "not found under the witness roots", covers a path outside them, one
+// that escapes them through `..` or a symlink, and a missing file, so a
+// client learns nothing about paths it may not read.
+std::shared_ptr<const FileBytes> map_confined_file(const WitnessRef& ref, const WitnessPolicy& policy) {
+  auto refuse = [&] {
+    std::string roots;
+    for (const auto& r : policy.configured_roots) roots += (roots.empty() ? "" : ", ") + r;
+    return WitnessUnavailable("witness " + ref.describe() + ": no regular file at that path under the witness roots (" +
+                              (roots.empty() ? "none configured" : roots) +
+                              "); file:// witnesses are read only under --witness-root");
+  };
+  const std::string& path = ref.location;
+  if (path.empty() || path[0] != '/') throw refuse();
+  const std::string lexical = lexically_absolute(path);
+  if (!is_under_any(lexical, policy.configured_roots) && !is_under_any(lexical, policy.roots)) throw refuse();
+  const std::string resolved = canonical_path(path);
+  if (resolved.empty() || !is_under_any(resolved, policy.roots)) throw refuse();
+  std::uint64_t size = 0;
+  int fd;
+  try {
+    fd = open_regular_file(resolved, &size, path);
+  } catch (const FormatError& e) {
+    throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+  }
+  // A directory on the way may have been swapped for a symlink since
+  // realpath(): check what was actually opened.
+  const std::string opened = canonical_path("/proc/self/fd/" + std::to_string(fd));
+  if (opened.empty() || !is_under_any(opened, policy.roots)) {
+    ::close(fd);
+    throw refuse();
+  }
+  try {
+    return FileBytes::map_descriptor(fd, size, path);
+  } catch (const FormatError& e) {
+    throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const std::string& artifacts,
+                                  const std::string& redis_key_prefix) {
+  WitnessPolicy policy;
+  policy.redis_key_prefix = redis_key_prefix;
+  std::vector<std::string> configured = roots;
+  if (configured.empty() && !artifacts.empty()) {
+    const std::string store = lexically_absolute(std::filesystem::absolute(artifacts).string());
+    const std::string parent = std::filesystem::path(store).parent_path().string();
+    configured.push_back(parent.empty() || parent == "/" ? store : parent);
+  }
+  for (const auto& root : configured) {
+    if (root.empty() || root[0] != '/')
+      throw std::invalid_argument("--witness-root '" + root + "': must be an absolute path");
+    const std::string canonical = canonical_path(root);
+    if (canonical.empty() || !std::filesystem::is_directory(canonical))
+      throw std::invalid_argument("--witness-root '" + root + "': not an existing directory");
+    policy.configured_roots.push_back(lexically_absolute(root));
+    policy.roots.push_back(canonical);
+  }
+  return policy;
+}
+
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
+                                               const WitnessPolicy& policy) {
   switch (ref.kind) {
     case WitnessRef::Kind::kFile:
-      try {
-        return FileBytes::map(ref.location);
-      } catch (const std::exception& e) {
-        throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
-      }
+      return map_confined_file(ref, policy);
     case WitnessRef::Kind::kRedis: {
+      if (ref.location.rfind(policy.redis_key_prefix, 0) != 0)
+        throw WitnessUnavailable("witness " + ref.describe() + ": not a key of this farm (redis:// witnesses must start with '" +
+                                 policy.redis_key_prefix + "')");
       if (!redis) throw WitnessUnavailable("witness " + ref.describe() + ": no Redis connection configured");
       RedisReply reply;
       try {

@@ -65,7 +65,8 @@ class ArtifactStore {
   std::string root_;
 };
 
-// Hex sha256 of a file's contents. Throws std::system_error naming the path.
+// Hex sha256 of a regular file's contents. Throws FormatError (cannot open,
+// not a regular file) or std::system_error (read error) naming the path.
 std::string sha256_file_hex(const std::string& path);
 // Hex sha256 of bytes.
 std::string sha256_hex(std::span<const std::uint8_t> bytes);
@@ -77,10 +78,40 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
 // Writes <p>circuit:<id> and adds id to <p>circuits. Throws RedisError.
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info);
 
+// Which witnesses a daemon may read on a client's behalf (--witness-root and
+// --prefix; docs/OPERATIONS.md, "Security"). A job names its witnesses, so
+// without this anyone who can push a job could make the coordinator and
+// the workers open any path or read any Redis key they can.
+struct WitnessPolicy {
+  // file:// witnesses must be regular files whose canonical path (realpath:
+  // no `..`, every symlink followed) lies under one of these canonical
+  // directories. Empty: every file:// witness is refused.
+  std::vector<std::string> roots;
+  // The same directories as configured (absolute, lexically normalized),
+  // for a quick refusal that touches no file system outside them.
+  std::vector<std::string> configured_roots;
+  // redis:// witnesses must name a key that starts with this (the farm's
+  // key prefix, e.g. "zkfarm:").
+  std::string redis_key_prefix;
+};
+
+// The policy of a daemon: `roots` are the operator's --witness-root
+// directories; none given means the default, the directory that holds the
+// artifact store (the parent of `artifacts`: /srv/zkfarm in deploy/, where
+// the artifact store and the witnesses share the shared storage), or the
+// store itself when its parent is "/". Throws std::invalid_argument naming a
+// root that is relative, missing or not a directory.
+WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const std::string& artifacts,
+                                  const std::string& redis_key_prefix);
+
 // The bytes of a witness. Files are mapped read-only; Redis keys are read
-// with GET (redis may be null when the reference is not redis://). Throws
-// WitnessUnavailable naming the reference and the reason.
-std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis);
+// with GET (redis may be null when the reference is not redis://). A
+// reference outside `policy` is refused before anything is opened or read.
+// Throws WitnessUnavailable naming the reference and the reason; the reason
+// never echoes the file's bytes, and a path outside the roots gets the same
+// answer whether or not it exists.
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
+                                               const WitnessPolicy& policy);
 
 struct WitnessSummary {
   CurveId curve = CurveId::kBn254;

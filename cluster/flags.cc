@@ -20,6 +20,12 @@ Flags& Flags::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
+Flags& Flags::list(const std::string& name, const std::string& help) {
+  specs_[name] = Spec{"", help, false, true};
+  order_.push_back(name);
+  return *this;
+}
+
 std::string Flags::env_name(const std::string& name) {
   std::string out = "ZKFARM_";
   for (char c : name) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -37,7 +43,8 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-std::map<std::string, std::string> Flags::read_config(const std::string& path) const {
+std::map<std::string, std::string> Flags::read_config(
+    const std::string& path, std::map<std::string, std::vector<std::string>>* lists) const {
   std::ifstream in(path);
   if (!in) throw FlagError("--config: cannot read " + path);
   std::map<std::string, std::string> out;
@@ -59,6 +66,10 @@ std::map<std::string, std::string> Flags::read_config(const std::string& path) c
       else if (value == "false" || value == "0" || value == "no") value = "";
       else throw FlagError(where + ": " + name + " must be true or false, got '" + value + "'");
     }
+    if (it->second.repeatable) {
+      (*lists)[name].push_back(value);
+      continue;
+    }
     out[name] = value;
   }
   return out;
@@ -73,9 +84,26 @@ void Flags::parse(int argc, char** argv) {
     if (arg == "--config" && i + 1 < argc) config_path = argv[i + 1];
     else if (arg.rfind("--config=", 0) == 0) config_path = arg.substr(9);
   }
+  std::map<std::string, std::vector<std::string>> config_lists, command_line_lists;
   if (!config_path.empty())
-    for (auto& [name, v] : read_config(config_path)) values_[name] = v;
+    for (auto& [name, v] : read_config(config_path, &config_lists)) values_[name] = v;
   for (const auto& [name, spec] : specs_) {
+    if (spec.repeatable) {
+      if (const char* env = std::getenv(env_name(name).c_str())) {
+        std::vector<std::string> values;
+        std::string text = env;
+        for (std::size_t begin = 0; begin <= text.size();) {
+          std::size_t end = text.find(':', begin);
+          if (end == std::string::npos) end = text.size();
+          if (end > begin) values.push_back(text.substr(begin, end - begin));
+          begin = end + 1;
+        }
+        lists_[name] = std::move(values);
+      } else if (auto it = config_lists.find(name); it != config_lists.end()) {
+        lists_[name] = it->second;
+      }
+      continue;
+    }
     if (const char* env = std::getenv(env_name(name).c_str())) {
       values_[name] = spec.boolean ? (std::string(env) == "0" || std::string(env).empty() ? "" : "1") : env;
     }
@@ -101,8 +129,20 @@ void Flags::parse(int argc, char** argv) {
       if (i + 1 >= argc) throw FlagError("--" + name + " needs a value");
       value = argv[++i];
     }
+    if (it->second.repeatable) {
+      command_line_lists[name].push_back(value);
+      continue;
+    }
     values_[name] = value;
   }
+  for (auto& [name, values] : command_line_lists) lists_[name] = std::move(values);
+}
+
+std::vector<std::string> Flags::get_list(const std::string& name) const {
+  auto spec = specs_.find(name);
+  if (spec == specs_.end() || !spec->second.repeatable) throw std::logic_error("undeclared list flag " + name);
+  auto it = lists_.find(name);
+  return it == lists_.end() ? std::vector<std::string>{} : it->second;
 }
 
 const std::string& Flags::get(const std::string& name) const {
@@ -136,7 +176,7 @@ std::string Flags::help() const {
   std::string out;
   for (const auto& name : order_) {
     const Spec& s = specs_.at(name);
-    out += "  --" + name + (s.boolean ? "" : "=VALUE") + "\n      " + s.help;
+    out += "  --" + name + (s.boolean ? "" : "=VALUE") + (s.repeatable ? " (repeatable)" : "") + "\n      " + s.help;
     if (!s.boolean && !s.default_value.empty()) out += " (default " + s.default_value + ")";
     out += " [" + env_name(name) + "]\n";
   }

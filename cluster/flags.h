@@ -6,6 +6,11 @@
 // ZKFARM_<NAME> (upper case, '-' -> '_'), else from the config file, else the
 // default. Boolean flags are given as --name (or ZKFARM_NAME=1).
 //
+// A list flag (list()) may be given several times: every --name VALUE on the
+// command line adds one value; if there is none, ZKFARM_<NAME> holds the
+// values separated by ':' (as in PATH); if that is unset too, each
+// `name = value` line of the config file adds one.
+//
 // Every Flags knows --config FILE (or ZKFARM_CONFIG): a text file of
 // `name = value` lines (the flag names without "--"; '#' starts a comment
 // line; blank lines are ignored; a boolean is `name = true|false|1|0`).
@@ -34,6 +39,8 @@ class Flags {
   Flags& value(const std::string& name, const std::string& default_value, const std::string& help);
   // Declares a boolean flag.
   Flags& flag(const std::string& name, const std::string& help);
+  // Declares a flag that may be repeated (see above); its default is empty.
+  Flags& list(const std::string& name, const std::string& help);
 
   // Parses argv[1..] (and the config file, if any). Throws FlagError on
   // unknown flags, missing values, positional arguments, or an unreadable or
@@ -42,6 +49,8 @@ class Flags {
 
   const std::string& get(const std::string& name) const;
   bool is_set(const std::string& name) const;  // boolean flags
+  // The values of a list() flag, in the order given (empty if none).
+  std::vector<std::string> get_list(const std::string& name) const;
   // get() as an integer in [lo, hi]; throws FlagError naming the flag.
   std::int64_t get_int(const std::string& name, std::int64_t lo, std::int64_t hi) const;
   // Help text listing every flag with its default and environment variable.
@@ -51,13 +60,17 @@ class Flags {
   struct Spec {
     std::string default_value, help;
     bool boolean = false;
+    bool repeatable = false;
   };
   static std::string env_name(const std::string& name);
-  // name -> value from a config file; throws FlagError naming path:line.
-  std::map<std::string, std::string> read_config(const std::string& path) const;
+  // name -> value from a config file (list flags' values go to *lists);
+  // throws FlagError naming path:line.
+  std::map<std::string, std::string> read_config(const std::string& path,
+                                                 std::map<std::string, std::vector<std::string>>* lists) const;
   std::map<std::string, Spec> specs_;
   std::vector<std::string> order_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> lists_;
 };
 
 }  // namespace zkfarm

@@ -54,6 +54,33 @@ TEST(FlagsTest, ConfigFileEnvironmentAndFlagsInOrderOfPrecedence) {
   EXPECT_EQ(from_env.get("heartbeat-ms"), "250");
 }
 
+TEST(FlagsTest, ListFlagsRepeatAndTakeOneSourceWhole) {
+  testing::TempDir dir;
+  testing::write_file(dir.file("farm.conf"), "root = /srv/a\nroot = /srv/b\n");
+  auto make = [] {
+    Flags flags;
+    flags.list("root", "a directory").value("listen", "x", "endpoint");
+    return flags;
+  };
+  Flags none = make();
+  parse(none, {});
+  EXPECT_TRUE(none.get_list("root").empty());
+  Flags file = make();
+  parse(file, {"--config", dir.file("farm.conf")});
+  EXPECT_EQ(file.get_list("root"), (std::vector<std::string>{"/srv/a", "/srv/b"}));
+  // The environment replaces the file's lines; ':' separates values.
+  ::setenv("ZKFARM_ROOT", "/env/a::/env/b", 1);
+  Flags env = make();
+  parse(env, {"--config", dir.file("farm.conf")});
+  EXPECT_EQ(env.get_list("root"), (std::vector<std::string>{"/env/a", "/env/b"}));
+  // Command-line occurrences replace both.
+  Flags command_line = make();
+  parse(command_line, {"--root", "/c/1", "--config", dir.file("farm.conf"), "--root=/c/2"});
+  ::unsetenv("ZKFARM_ROOT");
+  EXPECT_EQ(command_line.get_list("root"), (std::vector<std::string>{"/c/1", "/c/2"}));
+  EXPECT_NE(command_line.help().find("--root=VALUE (repeatable)"), std::string::npos);
+}
+
 TEST(FlagsTest, BadConfigFilesAreErrorsNamingTheLine) {
   testing::TempDir dir;
   auto error_of = [&](const std::string& text) -> std::string {

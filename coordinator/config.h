@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "coordinator/constants.h"
 #include "monitoring/metrics/metrics.h"
@@ -18,6 +19,9 @@ struct CoordinatorConfig {
   std::string coordinator_id;  // stable across restarts: names processing:<id>
   std::string listen = "tcp://127.0.0.1:5555";
   std::string artifacts;       // artifact store root
+  // --witness-root: file:// witnesses are read only under these; empty: the
+  // directory holding the artifact store (make_witness_policy).
+  std::vector<std::string> witness_roots;
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound

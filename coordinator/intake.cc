@@ -14,7 +14,9 @@ using Clock = std::chrono::steady_clock;
 Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
                std::atomic<std::uint32_t>& active_jobs, std::function<void(PreparedJob)> deliver,
                std::function<void()> stop)
-    : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix), active_jobs_(active_jobs),
+    : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix),
+      witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
+      active_jobs_(active_jobs),
       deliver_(std::move(deliver)), stop_(std::move(stop)) {}
 
 void Intake::run(const std::atomic<bool>& stopping) {
@@ -186,7 +188,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
     WitnessSummary summary;
     try {
-      summary = summarize_witness(fetch_witness(spec.partitions[i], &redis), circuit->num_public);
+      summary = summarize_witness(fetch_witness(spec.partitions[i], &redis, witness_policy_), circuit->num_public);
     } catch (const WitnessUnavailable& e) {
       fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
       return;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "cluster/artifacts.h"
 #include "cluster/job_error.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
@@ -48,6 +49,7 @@ class Intake {
   const CoordinatorConfig& config_;
   std::shared_ptr<metrics::CoordinatorMetrics> metrics_;
   KeyLayout keys_;
+  WitnessPolicy witness_policy_;  // which witnesses may be read (--witness-root, --prefix)
   std::atomic<std::uint32_t>& active_jobs_;
   std::function<void(PreparedJob)> deliver_;
   std::function<void()> stop_;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cluster/artifacts.h"
 #include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
       .value("id", default_id(), "coordinator id, stable across restarts (names its processing list)")
       .value("listen", "tcp://127.0.0.1:5555", "ZeroMQ endpoint for workers")
       .value("artifacts", "", "artifact store root (required)")
+      .list("witness-root",
+            "directory under which file:// witnesses are read (repeatable; default: the directory holding "
+            "--artifacts)")
       .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
       .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
       .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
@@ -64,6 +68,14 @@ int main(int argc, char** argv) {
     config.coordinator_id = flags.get("id");
     config.listen = flags.get("listen");
     config.artifacts = flags.get("artifacts");
+    config.witness_roots = flags.get_list("witness-root");
+    if (!config.artifacts.empty()) {
+      try {
+        make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix);
+      } catch (const std::invalid_argument& e) {
+        throw FlagError(e.what());
+      }
+    }
     config.heartbeat_interval = std::chrono::milliseconds(flags.get_int("heartbeat-ms", 10, 60000));
     config.dead_after = std::chrono::milliseconds(flags.get_int("dead-after-ms", 50, 600000));
     config.intake_poll = std::chrono::milliseconds(flags.get_int("intake-poll-ms", 10, 10000));

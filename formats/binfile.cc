@@ -31,29 +31,51 @@ std::string temp_name(const std::string& path) {
 // ---------------------------------------------------------------------------
 // FileBytes
 
-std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw FormatError(path + ": cannot open: " + os_error(errno));
+int open_regular_file(const std::string& path, std::uint64_t* size, const std::string& name) {
+  const std::string& shown = name.empty() ? path : name;
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+  // (forever, if none comes), and opening some devices waits for carrier;
+  // O_NOCTTY: a terminal named here must not become our controlling tty.
+  // The type is checked on the open descriptor (no race with a rename), and
+  // only then is the flag cleared, so reads of the regular file block as usual.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw FormatError(shown + ": cannot open: " + os_error(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    throw FormatError(path + ": cannot stat: " + os_error(err));
+    throw FormatError(shown + ": cannot stat: " + os_error(err));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw FormatError(path + ": not a regular file");
+    throw FormatError(shown + ": not a regular file");
   }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw FormatError(shown + ": cannot clear O_NONBLOCK: " + os_error(err));
+  }
+  if (size) *size = static_cast<std::uint64_t>(st.st_size);
+  return fd;
+}
+
+std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path) {
+  std::uint64_t size = 0;
+  const int fd = open_regular_file(path, &size);
+  return map_descriptor(fd, size, path);
+}
+
+std::shared_ptr<const FileBytes> FileBytes::map_descriptor(int fd, std::uint64_t size, std::string name) {
   std::shared_ptr<FileBytes> out(new FileBytes());  // private constructor
-  out->name_ = path;
-  out->size_ = static_cast<std::size_t>(st.st_size);
+  out->name_ = std::move(name);
+  out->size_ = static_cast<std::size_t>(size);
   if (out->size_ > 0) {
     void* p = ::mmap(nullptr, out->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      throw FormatError(path + ": cannot map " + std::to_string(out->size_) +
-                        " bytes: " + os_error(err));
+      throw FormatError(out->name_ + ": cannot map " + std::to_string(out->size_) + " bytes: " + os_error(err));
     }
     out->data_ = static_cast<const std::uint8_t*>(p);
     out->mapped_ = true;
@@ -127,16 +149,13 @@ BinFile::BinFile(std::shared_ptr<const FileBytes> file, const Spec& spec)
     fail_file("file too short for an iden3 header: expected at least " +
               std::to_string(kHeaderBytes) + " bytes, found " + std::to_string(bytes.size()));
   if (std::memcmp(bytes.data(), spec.magic.data(), 4) != 0) {
-    std::string got;
-    for (int i = 0; i < 4; ++i) {
-      if (bytes[i] >= 0x20 && bytes[i] < 0x7f && bytes[i] != '"' && bytes[i] != '\\') {
-        got += static_cast<char>(bytes[i]);
-      } else {
-        static const char* hex = "0123456789abcdef";
-        got += std::string("\\x") + hex[bytes[i] >> 4] + hex[bytes[i] & 15];
-      }
-    }
-    fail_file("wrong magic: expected \"" + std::string(spec.magic) + "\", found \"" + got + "\"");
+    // The file's own bytes are never echoed (a farm daemon reports this
+    // error to whoever named the file); a known container type is named.
+    std::string found = "something else";
+    for (const char* known : {"r1cs", "wtns", "zkey"})
+      if (std::memcmp(bytes.data(), known, 4) == 0) found = std::string("a .") + known + " file";
+    fail_file("wrong magic: expected \"" + std::string(spec.magic) + "\" (a ." + std::string(spec.magic) +
+              " file), found " + found);
   }
   version_ = load_u32le(bytes.data() + 4);
   if (version_ < spec.min_version || version_ > spec.max_version)

@@ -52,8 +52,13 @@ class FileBytes {
  public:
   // Maps path read-only. Returns the mapping (an empty file gives an empty
   // span). Throws FormatError naming the path and the OS error if the file
-  // cannot be opened, stat'ed or mapped.
+  // cannot be opened, stat'ed or mapped, or is not a regular file (a FIFO is
+  // refused at once: see open_regular_file()).
   static std::shared_ptr<const FileBytes> map(const std::string& path);
+  // Maps size bytes of the regular file open on fd (from open_regular_file)
+  // and closes fd, also on error; name is what error messages call it.
+  // Throws FormatError if the mapping fails.
+  static std::shared_ptr<const FileBytes> map_descriptor(int fd, std::uint64_t size, std::string name);
   // Copies data into an owned buffer; name is what error messages call it.
   static std::shared_ptr<const FileBytes> copy(std::span<const std::uint8_t> data, std::string name);
   // Takes ownership of data.
@@ -303,6 +308,14 @@ class BinFileWriter {
   std::optional<std::uint64_t> open_section_size_at_;
   bool committed_ = false;
 };
+
+// Opens path read-only for reading a regular file. Never blocks on the open
+// itself: a FIFO, socket or device is refused without waiting for a writer
+// or a carrier (the type is checked on the open descriptor). Returns the
+// descriptor (the caller closes it) and stores the file's size in *size when
+// size is non-null. Throws FormatError naming the file (`name`, or path when
+// name is empty) and the reason ("not a regular file", or the OS error).
+int open_regular_file(const std::string& path, std::uint64_t* size, const std::string& name = "");
 
 // Reads exactly n bytes at offset from fd into out, looping over short
 // reads. Throws std::system_error (naming `name`) on error or early EOF.

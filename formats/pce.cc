@@ -154,14 +154,7 @@ class MemorySource : public Source {
 class FdSource : public Source {
  public:
   explicit FdSource(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw FormatError(path + ": cannot open: " + std::system_category().message(errno));
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw FormatError(path + ": not a readable regular file");
-    }
-    size_ = static_cast<std::uint64_t>(st.st_size);
+    fd_ = open_regular_file(path, &size_);
   }
   ~FdSource() override { ::close(fd_); }
   FdSource(const FdSource&) = delete;

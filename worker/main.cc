@@ -36,7 +36,11 @@ int main(int argc, char** argv) {
       .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
       .value("coordinator", "tcp://127.0.0.1:5555", "coordinator endpoint")
       .value("redis", "", "Redis URL for redis:// witnesses")
+      .value("prefix", "zkfarm:", "the farm's Redis key prefix: redis:// witnesses must name keys under it")
       .value("artifacts", "", "artifact store root (required)")
+      .list("witness-root",
+            "directory under which file:// witnesses are read (repeatable; default: the directory holding "
+            "--artifacts)")
       .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
       .value("slots", "1", "tasks held at once (credits)")
       .value("max-resident", "4", "circuits kept loaded")
@@ -78,6 +82,13 @@ int main(int argc, char** argv) {
     config.redis_url = flags.get("redis");
     config.artifacts = flags.get("artifacts");
     if (config.artifacts.empty()) throw FlagError("--artifacts is required");
+    config.key_prefix = flags.get("prefix");
+    config.witness_roots = flags.get_list("witness-root");
+    try {
+      make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
     config.cache_dir = flags.get("cache-dir");
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));

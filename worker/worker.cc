@@ -64,6 +64,7 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
       metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(prover_->device()),
                                                         kWorkerVersion)),
       cache_(ArtifactStore(config_.artifacts), config_.cache_dir, *prover_, config_.max_resident),
+      witness_policy_(make_witness_policy(config_.witness_roots, config_.artifacts, config_.key_prefix)),
       session_id_(std::random_device{}() * 0x100000000ull + std::random_device{}()), context_(1) {
   const auto device = prover_->device();
   metrics_->set_device_info(device.name, device.uuid, device.backend);
@@ -80,6 +81,23 @@ void Worker::sample_metrics() {
     metrics_->circuit_cache_evictions().Increment(static_cast<double>(evictions - evictions_reported_));
     evictions_reported_ = evictions;
   }
+}
+
+void Worker::warn_unanswered(Clock::time_point now) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - waiting_since_).count();
+  std::string message = "the coordinator at " + config_.coordinator + " has not answered for " +
+                        std::to_string(seconds) + " s; ";
+  if (!config_.curve_server_key.empty()) {
+    message += "CURVE is on, so the likely cause is the keys: --curve-server-key must be the coordinator's public "
+               "key, and this worker's public key " +
+               curve_public_key(config_.curve_secret_key) +
+               " must be in the coordinator's --curve-allowlist (the coordinator logs \"ZAP denied\" for an "
+               "unlisted key); else the coordinator is down or unreachable";
+  } else {
+    message += "is it running and reachable at that address? If it uses CURVE (--curve-secret-key-file), this "
+               "worker needs --curve-server-key and --curve-secret-key-file";
+  }
+  ZKLOG(kWarning) << message;
 }
 
 Worker::~Worker() {
@@ -258,7 +276,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     t0 = Clock::now();
     std::shared_ptr<const FileBytes> witness;
     try {
-      witness = fetch_witness(task.witness, redis);
+      witness = fetch_witness(task.witness, redis, witness_policy_);
     } catch (const WitnessUnavailable& e) {
       throw prover::Error(prover::ErrorKind::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {
@@ -392,6 +410,16 @@ int Worker::run() {
         metrics_->coordinator_heartbeat_misses().Increment();
       sample_metrics();
       next_miss_check = now + config_.heartbeat_interval;
+    }
+    if (welcomed_) {
+      waiting_for_welcome_ = false;
+    } else if (!waiting_for_welcome_) {
+      waiting_for_welcome_ = true;
+      waiting_since_ = now;
+      next_unanswered_warning_ = now + config_.unanswered_warning;
+    } else if (now >= next_unanswered_warning_) {
+      warn_unanswered(now);
+      next_unanswered_warning_ = now + config_.unanswered_repeat;
     }
     if (!welcomed_ && now >= next_hello_) {
       send(hello_bytes());

@@ -30,6 +30,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "cluster/artifacts.h"
 #include "cluster/job.h"
 #include "cluster/mailbox.h"
 #include "monitoring/metrics/metrics.h"
@@ -42,6 +43,10 @@ struct WorkerConfig {
   std::string worker_id;
   std::string coordinator = "tcp://127.0.0.1:5555";
   std::string redis_url;  // for redis:// witnesses; empty: none
+  std::string key_prefix = "zkfarm:";  // redis:// witnesses must name keys under it
+  // --witness-root: file:// witnesses are read only under these; empty: the
+  // directory holding the artifact store (make_witness_policy).
+  std::vector<std::string> witness_roots;
   std::string artifacts;
   std::string cache_dir;  // empty: use the store in place
   std::uint32_t slots = 1;
@@ -49,6 +54,13 @@ struct WorkerConfig {
   std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
   std::chrono::milliseconds coordinator_dead_after{5000};
   std::chrono::milliseconds drain_timeout{60000};
+  // Without a Welcome this long after saying hello, the worker warns that
+  // the coordinator has not answered (naming the keys as the likely cause
+  // when CURVE is on: a wrong --curve-server-key, or this worker's public
+  // key missing from the coordinator's allowlist, both look like silence),
+  // then repeats the warning every unanswered_repeat while it lasts.
+  std::chrono::milliseconds unanswered_warning{5000};
+  std::chrono::milliseconds unanswered_repeat{30000};
   // ZeroMQ CURVE: the coordinator's public key and our secret key (Z85);
   // both empty: plaintext.
   std::string curve_server_key, curve_secret_key;
@@ -91,11 +103,14 @@ class Worker {
   // Samples device memory, resident circuits and evictions into metrics_
   // (link thread, once per heartbeat interval).
   void sample_metrics();
+  // Logs that the coordinator has not answered our Hello (link thread).
+  void warn_unanswered(std::chrono::steady_clock::time_point now);
 
   WorkerConfig config_;
   std::unique_ptr<prover::Prover> prover_;
   std::shared_ptr<metrics::WorkerMetrics> metrics_;
   CircuitCache cache_;
+  WitnessPolicy witness_policy_;  // which witnesses the provers may read
   std::uint64_t session_id_;
   zmq::context_t context_;
   std::unique_ptr<zmq::socket_t> socket_;
@@ -112,6 +127,9 @@ class Worker {
   bool welcomed_ = false, draining_ = false;
   std::chrono::steady_clock::time_point last_from_coordinator_;
   std::chrono::steady_clock::time_point next_hello_;
+  // While not welcomed: since when, and when to warn next (warn_unanswered()).
+  bool waiting_for_welcome_ = false;
+  std::chrono::steady_clock::time_point waiting_since_, next_unanswered_warning_;
   std::uint64_t heartbeat_sequence_ = 0;
   std::uint64_t evictions_reported_ = 0;
 };
