@@ -23,6 +23,13 @@
 #   k8s-schema             the manifests against the Kubernetes schema (k8s_check.py)
 #   compose-config         docker-compose config (the compose schema) and the farm's layout
 #   redis-conf             redis-server starts with deploy/redis.conf: AOF everysec, noeviction
+#   secure-defaults        every shipped coordinator listens on loopback or has
+#                          CURVE on, and the workers beside it have their keys
+#   systemd-farm           deploy/redis.conf with deploy/systemd/*.env: a real
+#                          redis-server, coordinator and worker with the
+#                          shipped settings (the password is required, the
+#                          coordinator logs in and runs a job's transitions,
+#                          the worker is admitted over CURVE)
 # Touches nothing outside a temporary directory; Redis listens on a Unix
 # socket only.
 set -uo pipefail
@@ -247,24 +254,174 @@ redis_conf() {
     [[ -S $socket ]] && break
     sleep 0.1
   done
-  local status=0 key want got
+  local status=0 key want got password
+  password=$(sed -n 's/^requirepass //p' deploy/redis.conf)
   for pair in appendonly=yes appendfsync=everysec maxmemory-policy=noeviction; do
     key=${pair%%=*} want=${pair#*=}
-    got=$(redis-cli -s "$socket" config get "$key" 2>&1 | sed -n 2p)
+    got=$(redis-cli -s "$socket" --no-auth-warning -a "$password" config get "$key" 2>&1 | sed -n 2p)
     if [[ $got != "$want" ]]; then
       echo "$key: expected $want, got '$got'"
       status=1
     fi
   done
-  got=$(redis-cli -s "$socket" config get maxmemory 2>&1 | sed -n 2p)
+  got=$(redis-cli -s "$socket" --no-auth-warning -a "$password" config get maxmemory 2>&1 | sed -n 2p)
   if ! [[ $got =~ ^[0-9]+$ ]] || ((got == 0)); then
     echo "maxmemory: expected a limit (noeviction needs one), got '$got'"
     status=1
   fi
-  redis-cli -s "$socket" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null
+  redis-cli -s "$socket" --no-auth-warning -a "$password" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   ((status == 0)) || cat "$dir/redis.log"
   return $status
+}
+
+# The ZeroMQ endpoint of every shipped coordinator is loopback, or CURVE is
+# on (a secret key and an allowlist), and the workers beside it carry the
+# coordinator's public key and a secret key of their own.
+secure_defaults() {
+  local env=(ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check)
+  env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
+    >"$TMP/compose-secure.yml" || return 1
+  $PYTHON - "$TMP/compose-secure.yml" <<'EOF'
+import re, sys, yaml
+
+def env_file(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"^([A-Z_]+)=(.*)$", line.strip())
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+def loopback(endpoint):
+    return re.match(r"^tcp://(127\.0\.0\.1|localhost|\[::1\]):", endpoint) is not None
+
+problems = []
+def coordinator(name, env):
+    listen = env.get("ZKFARM_LISTEN", "tcp://127.0.0.1:5555")
+    if not loopback(listen) and not (env.get("ZKFARM_CURVE_SECRET_KEY_FILE") and env.get("ZKFARM_CURVE_ALLOWLIST")):
+        problems.append(f"{name}: listens on {listen} without CURVE (ZKFARM_CURVE_SECRET_KEY_FILE, ZKFARM_CURVE_ALLOWLIST)")
+
+def worker(name, env):
+    if not (env.get("ZKFARM_CURVE_SERVER_KEY_FILE") or env.get("ZKFARM_CURVE_SERVER_KEY")) \
+            or not env.get("ZKFARM_CURVE_SECRET_KEY_FILE"):
+        problems.append(f"{name}: no CURVE keys (the coordinator requires them)")
+
+coordinator("deploy/systemd/coordinator.env", env_file("deploy/systemd/coordinator.env"))
+worker("deploy/systemd/worker.env", env_file("deploy/systemd/worker.env"))
+services = yaml.safe_load(open(sys.argv[1]))["services"]
+coordinator("docker-compose coordinator", services["coordinator"].get("environment", {}))
+for name, s in services.items():
+    if name.startswith("worker-"):
+        worker(f"docker-compose {name}", s.get("environment", {}))
+print("\n".join(problems) or "every coordinator is on loopback or has CURVE on; every worker has keys")
+sys.exit(1 if problems else 0)
+EOF
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+  $PYTHON -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for_text FILE TEXT SECONDS: waits until FILE contains TEXT.
+wait_for_text() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# load_env FILE DIR REDIS_PORT COORDINATOR_PORT: the ZKFARM_* settings of a
+# shipped env file, one NAME=VALUE a line, with the host's paths
+# (/etc/zkfarm, /srv/zkfarm) moved under DIR and the ports onto loopback.
+load_env() {
+  sed -n 's/^\(ZKFARM_[A-Z_]*=.*\)$/\1/p' "$1" |
+    sed -e "s|/etc/zkfarm/|$2/etc/|g" -e "s|/srv/zkfarm/|$2/srv/|g" \
+      -e "s|127.0.0.1:6379/|127.0.0.1:$3/|" \
+      -e "s|tcp://0.0.0.0:5555|tcp://127.0.0.1:$4|" \
+      -e "s|tcp://coordinator.example.internal:5555|tcp://127.0.0.1:$4|" \
+      -e "s|^ZKFARM_METRICS_LISTEN=.*|ZKFARM_METRICS_LISTEN=127.0.0.1:0|"
+}
+
+# deploy/redis.conf, deploy/systemd/coordinator.env and worker.env as an
+# operator installs them: Redis from the shipped file (on a free loopback
+# port and a temporary dir), the coordinator and a CPU worker with every
+# setting of their env files (host paths, ports and keys moved into the
+# temporary dir). Redis must refuse a client without the password; the
+# coordinator must log in, take a job from the queue and fail it (unknown
+# circuit) through its own transitions; the worker must be admitted over
+# CURVE.
+systemd_farm() {
+  local bin
+  bazel build //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm || return 1
+  bin=$(bazel info bazel-bin 2>/dev/null) || return 1
+  local dir=$TMP/systemd-farm
+  mkdir -p "$dir/redis" "$dir/srv/artifacts" "$dir/srv/witnesses" "$dir/etc"
+  local redis_port coordinator_port
+  redis_port=$(free_port)
+  coordinator_port=$(free_port)
+  redis-server deploy/redis.conf --port "$redis_port" --dir "$dir/redis" --daemonize no \
+    --logfile "$dir/redis.log" &
+  local redis_pid=$!
+  local -a coordinator_env worker_env
+  local coordinator_pid= worker_pid= problem= state= password _
+  for _ in $(seq 100); do
+    [[ $(redis-cli -p "$redis_port" ping 2>&1) == *NOAUTH* ]] && break
+    sleep 0.1
+  done
+  password=$(sed -n 's/^requirepass //p' deploy/redis.conf)
+  mapfile -t coordinator_env < <(load_env deploy/systemd/coordinator.env "$dir" "$redis_port" "$coordinator_port")
+  mapfile -t worker_env < <(load_env deploy/systemd/worker.env "$dir" "$redis_port" "$coordinator_port")
+  if [[ $(redis-cli -p "$redis_port" ping 2>&1) != *NOAUTH* ]]; then
+    problem="redis-server with deploy/redis.conf answers without a password"
+  elif ! printf '%s\n' "${coordinator_env[@]}" | grep -q "^ZKFARM_REDIS=redis://.*@127.0.0.1:$redis_port/"; then
+    problem="coordinator.env's ZKFARM_REDIS does not name deploy/redis.conf's port 6379 on loopback"
+  else
+    # The operator's keys, where the env files expect them.
+    "$bin/cli/zkfarm" keygen --out "$dir/etc/coordinator" >/dev/null
+    "$bin/cli/zkfarm" keygen --out "$dir/etc/worker" >/dev/null
+    cp "$dir/etc/worker.public" "$dir/etc/workers.allow"
+    env -i PATH="$PATH" "${coordinator_env[@]}" "$bin/coordinator/zkfarm-coordinator" >"$dir/coordinator.log" 2>&1 &
+    coordinator_pid=$!
+    env -i PATH="$PATH" "${worker_env[@]}" ZKFARM_METRICS_LISTEN=127.0.0.1:0 "$bin/worker/zkfarm-worker" --cpu \
+      --id check/cpu >"$dir/worker.log" 2>&1 &
+    worker_pid=$!
+    if ! wait_for_text "$dir/coordinator.log" "listening on" 60; then
+      problem="the coordinator did not start with coordinator.env's settings"
+    else
+      redis-cli -p "$redis_port" --no-auth-warning -a "$password" LPUSH zkfarm:queue:normal \
+        '{"id":"deploy-check","circuit":"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff","partitions":[{"witness":"file:///srv/x.wtns"}]}' \
+        >/dev/null
+      for _ in $(seq 300); do
+        state=$(redis-cli -p "$redis_port" --no-auth-warning -a "$password" HGET zkfarm:job:deploy-check state)
+        [[ $state == failed ]] && break
+        sleep 0.1
+      done
+      if [[ $state != failed ]]; then
+        problem="the coordinator did not take and fail a queued job (state '$state')"
+      elif ! wait_for_text "$dir/worker.log" "welcomed by coordinator" 60; then
+        problem="a worker with worker.env's CURVE settings was not admitted"
+      elif grep -E "WRONGPASS|NOAUTH|NOPERM" "$dir/coordinator.log"; then
+        problem="Redis refused the coordinator"
+      fi
+    fi
+  fi
+  [[ -n $worker_pid ]] && { kill "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null; }
+  [[ -n $coordinator_pid ]] && { kill "$coordinator_pid" 2>/dev/null; wait "$coordinator_pid" 2>/dev/null; }
+  kill "$redis_pid" 2>/dev/null
+  wait "$redis_pid" 2>/dev/null
+  if [[ -n $problem ]]; then
+    echo "$problem"
+    for log in "$dir"/*.log; do
+      echo "== $log"
+      tail -20 "$log"
+    done
+    return 1
+  fi
+  echo "redis.conf requires the password; the coordinator logged in and failed a queued job; the worker was admitted over CURVE"
 }
 
 check tools check_tools
@@ -282,6 +439,9 @@ check k8s-generated k8s_generated
 check k8s-schema k8s_schema
 check compose-config compose_config
 check redis-conf redis_conf
+
+check secure-defaults secure_defaults
+check systemd-farm systemd_farm
 
 ((failed == 0)) || echo "failed: ${failures[*]}"
 echo "check_deploy: $passed passed, $failed failed"
