@@ -7,7 +7,7 @@
 namespace zkfarm {
 namespace {
 
-constexpr std::array<std::pair<JobErrorCode, std::string_view>, 20> kNames = {{
+constexpr std::array<std::pair<JobErrorCode, std::string_view>, 21> kNames = {{
     {JobErrorCode::kInvalidJob, "invalidJob"},
     {JobErrorCode::kUnknownCircuit, "unknownCircuit"},
     {JobErrorCode::kBadWitness, "badWitness"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<JobErrorCode, std::string_view>, 20> kNames = {{
     {JobErrorCode::kMalformedMessage, "malformedMessage"},
     {JobErrorCode::kUnknownSession, "unknownSession"},
     {JobErrorCode::kShuttingDown, "shuttingDown"},
+    {JobErrorCode::kWorkerIdTaken, "workerIdTaken"},
     {JobErrorCode::kUnknown, "unknown"},
 }};
 

@@ -36,6 +36,7 @@ enum class JobErrorCode {
   kMalformedMessage,
   kUnknownSession,
   kShuttingDown,
+  kWorkerIdTaken,
   kUnknown,
 };
 

@@ -69,6 +69,8 @@ class KeyLayout {
   std::string worker(std::string_view id) const { return cat("worker:", id); }
   std::string workers() const { return prefix_ + "workers"; }
   std::string quarantine() const { return prefix_ + "quarantine"; }
+  // Hash: worker id -> the CURVE public key it first said hello with.
+  std::string worker_keys() const { return prefix_ + "worker_keys"; }
   std::string cancels(std::string_view coordinator) const { return cat("cancels:", coordinator); }
   std::string rejected() const { return prefix_ + "rejected"; }
   std::string set_aside() const { return prefix_ + "setaside"; }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,7 +26,10 @@ struct CoordinatorConfig {
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound
-  std::chrono::milliseconds task_timeout{0};   // 0: none; else a stalled task is a fault
+  // nullopt (the default): derived from measured task times, at least
+  // task_timeout_floor (scheduler.h); 0: none; else this fixed timeout.
+  std::optional<std::chrono::milliseconds> task_timeout;
+  std::chrono::milliseconds task_timeout_floor = coordinator::kDefaultTaskTimeoutFloor;
   std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;          // failed attempts per partition
   std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;  // faults before quarantine
   std::uint32_t max_active_jobs = coordinator::kDefaultMaxActiveJobs;     // jobs held at once

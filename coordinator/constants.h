@@ -56,6 +56,22 @@ inline constexpr std::size_t kCancelsPerTick = 64;
 // witness, not the devices (the job fails as unsatisfied).
 inline constexpr std::size_t kInvalidProofsToBlameWitness = 2;
 
+// Task timeout (--task-timeout-s auto, the default): a task held longer than
+// kTaskTimeoutMultiplier x the slowest verified task of its circuit so far
+// (dispatch to result, circuit loads included), but at least
+// kDefaultTaskTimeoutFloor (--task-timeout-floor-s), is a fault of its
+// worker and is retried elsewhere. Before any task of the circuit has been
+// measured the bound is kTaskTimeoutBeforeMeasurement. Why these values: the
+// worker's own time varies little between partitions of one circuit (the
+// same sizes every time; BENCHMARKS.md), so 4x the slowest seen leaves room
+// for a loaded host and a cold circuit load while still catching a worker
+// that holds tasks forever; the 60 s floor keeps small circuits (tens of
+// milliseconds) from timing out on a hiccup; 30 minutes before a
+// measurement covers the largest circuit on the slowest (CPU) backend.
+inline constexpr int kTaskTimeoutMultiplier = 4;
+inline constexpr seconds kDefaultTaskTimeoutFloor{60};
+inline constexpr seconds kTaskTimeoutBeforeMeasurement{30 * 60};
+
 // --- Worker sessions ---
 
 // A worker's Redis record (<prefix>worker:<id>, read by `zkfarm workers`) is
@@ -68,6 +84,15 @@ inline constexpr seconds kWorkerRecordMinTtl{60};
 inline constexpr int kWorkerRecordTtlDeadAfters = 3;
 // Worker ids name Redis keys and metric labels: bounded.
 inline constexpr std::size_t kMaxWorkerIdBytes = 200;
+
+// Warnings about one peer (malformed frames, refused hellos, ...): the first
+// kPeerWarningBurst of each kPeerWarningWindow are logged, the rest counted
+// and reported in one line when the window ends; at most kPeerWarningSources
+// peers are tracked apart (the rest share one count). A peer sending garbage
+// thus costs at most 6 lines per 10 s instead of one per frame.
+inline constexpr milliseconds kPeerWarningWindow{10000};
+inline constexpr std::size_t kPeerWarningBurst = 5;
+inline constexpr std::size_t kPeerWarningSources = 1024;
 
 // --- Redis ---
 

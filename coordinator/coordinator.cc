@@ -31,8 +31,9 @@ Coordinator::Coordinator(CoordinatorConfig config)
     : config_(std::move(config)), metrics_(std::make_shared<metrics::CoordinatorMetrics>(kCoordinatorVersion)),
       keys_(config_.key_prefix), store_(config_.artifacts), context_(1),
       redis_(config_.redis_url), jobs_store_(redis_, keys_),
-      scheduler_(SchedulerConfig{config_.max_attempts, config_.quarantine_after, config_.task_timeout}, *this,
-                 *metrics_) {
+      scheduler_(SchedulerConfig{config_.max_attempts, config_.quarantine_after, config_.task_timeout,
+                                 config_.task_timeout_floor},
+                 *this, *metrics_) {
   if (config_.coordinator_id.empty()) throw std::invalid_argument("coordinator id must not be empty");
   if (config_.artifacts.empty()) throw std::invalid_argument("--artifacts (the artifact store root) is required");
 }
@@ -225,6 +226,7 @@ void Coordinator::tick() {
     scheduler_.end_job(c.as_string(), JobErrorCode::kCancelled, "cancelled by request");
   // Deadlines and stalled tasks.
   scheduler_.expire(unix_now(), Clock::now());
+  sessions_->flush_warnings();
 }
 
 // ---------------------------------------------------------------------------

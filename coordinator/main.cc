@@ -41,7 +41,12 @@ int main(int argc, char** argv) {
       .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
       .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
       .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
-      .value("task-timeout-s", "0", "a task running longer is a fault (0: no limit)")
+      .value("task-timeout-s", "auto",
+             "a task held longer is a fault and is retried elsewhere: auto (derived from the circuit's measured "
+             "task times: 4x the slowest, at least --task-timeout-floor-s; 30 min before the first), 0 (no limit) "
+             "or seconds")
+      .value("task-timeout-floor-s", std::to_string(coordinator::kDefaultTaskTimeoutFloor.count()),
+             "the least task timeout in auto mode")
       .value("max-attempts", std::to_string(coordinator::kDefaultMaxAttempts), "failed attempts per partition before the job fails")
       .value("quarantine-after", std::to_string(coordinator::kDefaultQuarantineAfter), "faults before a worker is quarantined")
       .value("max-active-jobs", std::to_string(coordinator::kDefaultMaxActiveJobs), "jobs held at once")
@@ -79,7 +84,9 @@ int main(int argc, char** argv) {
     config.heartbeat_interval = std::chrono::milliseconds(flags.get_int("heartbeat-ms", 10, 60000));
     config.dead_after = std::chrono::milliseconds(flags.get_int("dead-after-ms", 50, 600000));
     config.intake_poll = std::chrono::milliseconds(flags.get_int("intake-poll-ms", 10, 10000));
-    config.task_timeout = std::chrono::seconds(flags.get_int("task-timeout-s", 0, 7 * 86400));
+    if (flags.get("task-timeout-s") != "auto")
+      config.task_timeout = std::chrono::seconds(flags.get_int("task-timeout-s", 0, 7 * 86400));
+    config.task_timeout_floor = std::chrono::seconds(flags.get_int("task-timeout-floor-s", 1, 86400));
     config.max_attempts = static_cast<std::uint32_t>(flags.get_int("max-attempts", 1, 100));
     config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
     config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));

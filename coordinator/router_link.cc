@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cluster/log.h"
+#include "coordinator/constants.h"
 #include "schema/messages.h"
 
 namespace zkfarm {
@@ -26,7 +27,12 @@ constexpr int kMissedHeartbeatNum = 3, kMissedHeartbeatDen = 2;
 
 RouterLink::RouterLink(zmq::context_t& context, Options options, std::function<void(LinkEvent)> sink)
     : context_(context), options_(std::move(options)), events_(std::move(sink)),
-      socket_(context_, zmq::socket_type::router) {}
+      socket_(context_, zmq::socket_type::router),
+      warnings_(coordinator::kPeerWarningWindow, coordinator::kPeerWarningBurst, coordinator::kPeerWarningSources) {}
+
+bool RouterLink::warn_allowed(const std::string& peer) {
+  return warnings_.allow(peer, std::chrono::steady_clock::now());
+}
 
 RouterLink::~RouterLink() { stop(); }
 
@@ -105,8 +111,9 @@ void RouterLink::answer_zap() {
       user = z85;
     } else {
       text = "key not in the allowlist";
-      ZKLOG(kWarning) << "ZAP denied a worker with CURVE public key " << z85 << " from "
-                      << request[3].to_string();
+      if (warn_allowed(request[3].to_string()))
+        ZKLOG(kWarning) << "ZAP denied a worker with CURVE public key " << z85 << " from "
+                        << request[3].to_string();
     }
   }
   const std::string request_id = request.size() > 1 ? request[1].to_string() : "";
@@ -124,7 +131,7 @@ void RouterLink::run() {
     try {
       zmq::message_t id(peer.data(), peer.size()), body(bytes.data(), bytes.size());
       if (!socket_.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
-      if (!socket_.send(body, zmq::send_flags::dontwait))
+      if (!socket_.send(body, zmq::send_flags::dontwait) && warn_allowed(peer))
         ZKLOG(kWarning) << "send queue to " << printable(peer) << " full, frame dropped";
     } catch (const zmq::error_t& e) {
       // EHOSTUNREACH: the peer disconnected (router_mandatory).
@@ -151,6 +158,10 @@ void RouterLink::run() {
         ++it;
       }
       next_tick = now + options_.heartbeat_interval;
+      warnings_.flush(now, [](const std::string& peer, std::size_t held_back, std::chrono::milliseconds window) {
+        ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << printable(peer)
+                        << " in the last " << window.count() / 1000 << " s)";
+      });
     }
     zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, commands_.fd(), ZMQ_POLLIN, 0},
@@ -185,18 +196,29 @@ void RouterLink::run() {
         break;
       }
       if (parts.size() != 2) {
-        ZKLOG(kWarning) << "dropped a message of " << parts.size() << " frames (expected identity + envelope)";
+        const std::string from = parts.empty() ? std::string() : parts[0].to_string();
+        if (warn_allowed(from))
+          ZKLOG(kWarning) << "dropped a message of " << parts.size() << " frames from " << printable(from)
+                          << " (expected identity + envelope)";
         continue;
       }
       std::string peer = parts[0].to_string();
       std::string error;
       auto bytes = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(parts[1].data()), parts[1].size());
       if (!wire::decode(bytes, &error)) {
-        ZKLOG(kWarning) << "dropped a malformed message from " << printable(peer) << ": " << error;
+        if (warn_allowed(peer))
+          ZKLOG(kWarning) << "dropped a malformed message from " << printable(peer) << ": " << error;
         continue;
       }
       if (auto it = last_seen.find(peer); it != last_seen.end()) it->second = Clock::now();
-      events_(LinkEvent{LinkEvent::Kind::kMessage, std::move(peer), parts[1].to_string()});
+      // The ZAP user id is the CURVE key ZAP admitted (answer_zap); without
+      // CURVE the property does not exist.
+      std::string curve_key;
+      if (zap_) {
+        const char* user = zmq_msg_gets(parts[1].handle(), "User-Id");
+        if (user) curve_key = user;
+      }
+      events_(LinkEvent{LinkEvent::Kind::kMessage, std::move(peer), parts[1].to_string(), std::move(curve_key)});
     }
   }
 }

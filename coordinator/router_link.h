@@ -9,8 +9,10 @@
 // the sink: every well-formed message (kMessage) and every tracked
 // peer that stayed silent longer than dead_after (kDead, after which the
 // peer is no longer tracked); kHeartbeatMissed for each heartbeat tick at
-// which a tracked peer has been silent over 1.5 intervals (metrics only). Frames that do not decode are logged and
-// dropped here; they never reach the scheduler and never end the process.
+// which a tracked peer has been silent over 1.5 intervals (metrics only).
+// Frames that do not decode are logged and dropped here; they never reach
+// the scheduler and never end the process. Warnings about one peer are rate
+// limited (LogLimiter), with a count of those held back.
 #pragma once
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "cluster/log_limiter.h"
 #include "cluster/mailbox.h"
 
 namespace zkfarm {
@@ -30,6 +33,9 @@ struct LinkEvent {
   Kind kind = Kind::kMessage;
   std::string peer;   // ZeroMQ routing id
   std::string bytes;  // the Envelope (kMessage)
+  // kMessage under CURVE: the sender's public key (Z85), as ZAP admitted it;
+  // "" without CURVE.
+  std::string curve_key;
 };
 
 class RouterLink {
@@ -69,6 +75,8 @@ class RouterLink {
   };
   void run();
   void answer_zap();
+  // Logs a warning about peer unless it already sent many this window.
+  bool warn_allowed(const std::string& peer);
 
   zmq::context_t& context_;
   Options options_;
@@ -76,6 +84,7 @@ class RouterLink {
   Mailbox<Command> commands_;
   zmq::socket_t socket_;
   std::unique_ptr<zmq::socket_t> zap_;
+  LogLimiter warnings_;
   std::thread thread_;
 };
 

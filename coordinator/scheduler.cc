@@ -69,10 +69,13 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
   for (const auto& [id, job] : jobs_)
     if (job.spec.deadline_unix && *job.spec.deadline_unix < unix_now) expired.push_back(id);
   for (const auto& id : expired) fail_job(id, JobErrorCode::kDeadlineExceeded, "deadline exceeded");
-  if (config_.task_timeout.count() <= 0) return;
   std::vector<std::uint64_t> stalled;
-  for (const auto& [task_id, t] : tasks_)
-    if (now - t.sent > config_.task_timeout) stalled.push_back(task_id);
+  for (const auto& [task_id, t] : tasks_) {
+    auto j = jobs_.find(t.job_id);
+    if (j == jobs_.end()) continue;
+    const auto limit = task_timeout(j->second.spec.circuit);
+    if (limit && now - t.sent > *limit) stalled.push_back(task_id);
+  }
   for (auto task_id : stalled) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
@@ -165,8 +168,24 @@ void Scheduler::add_worker(const std::string& peer, WorkerOffer offer) {
   w.worker_id = std::move(offer.worker_id);
   w.curves = std::move(offer.curves);
   w.loaded = std::move(offer.loaded);
-  w.credits = std::min(offer.credits, coordinator::kMaxCreditsPerWorker);
+  // What the device holds, as the worker said; a worker that did not say is
+  // held to its first grant.
+  w.max_tasks = std::min(offer.max_tasks > 0 ? offer.max_tasks : offer.credits, coordinator::kMaxCreditsPerWorker);
+  w.credits = std::min(offer.credits, w.max_tasks);
+  w.curve_key = std::move(offer.curve_key);
   workers_[peer] = std::move(w);
+}
+
+std::optional<std::chrono::milliseconds> Scheduler::task_timeout(const std::string& circuit) const {
+  if (config_.task_timeout) {
+    if (config_.task_timeout->count() <= 0) return std::nullopt;
+    return *config_.task_timeout;
+  }
+  auto it = slowest_task_.find(circuit);
+  if (it == slowest_task_.end()) return coordinator::kTaskTimeoutBeforeMeasurement;
+  const auto derived = std::chrono::milliseconds(
+      static_cast<std::int64_t>(it->second * coordinator::kTaskTimeoutMultiplier * 1000.0));
+  return std::max(derived, config_.task_timeout_floor);
 }
 
 void Scheduler::remove_worker(const std::string& peer, std::string_view reason) {
@@ -190,9 +209,11 @@ void Scheduler::remove_worker(const std::string& peer, std::string_view reason) 
 void Scheduler::grant_credits(const std::string& peer, std::uint32_t credits) {
   auto it = workers_.find(peer);
   if (it == workers_.end()) return;
-  // Sum in 64 bits: a hostile grant must not wrap around the cap.
-  it->second.credits = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-      std::uint64_t{it->second.credits} + credits, coordinator::kMaxCreditsPerWorker));
+  // Credits and tasks in flight never exceed what the device holds. Sum in
+  // 64 bits: a hostile grant must not wrap around the cap.
+  Worker& w = it->second;
+  const std::uint64_t room = w.max_tasks > w.tasks.size() ? w.max_tasks - w.tasks.size() : 0;
+  w.credits = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{w.credits} + credits, room));
 }
 
 void Scheduler::set_loaded(const std::string& peer, std::set<std::string> loaded) {
@@ -243,6 +264,7 @@ bool Scheduler::any_credit() const {
 
 void Scheduler::dispatch() {
   if (!any_credit()) return;
+  std::vector<std::string> unverifiable;  // jobs with a claim no connected worker can check
   for (auto it = pending_.begin(); it != pending_.end();) {
     const auto [priority, deadline, round, seq, partition] = *it;
     auto job_it = jobs_.find(seq_to_job_[seq]);
@@ -258,14 +280,22 @@ void Scheduler::dispatch() {
     auto score = [&](const Worker& w) {
       return std::make_tuple(!p.avoid.count(w.worker_id), w.loaded.count(circuit) > 0, w.credits);
     };
+    bool any_checker = false;
     for (auto& [peer, w] : workers_) {
       if (w.draining || w.quarantined || !w.curves.count(job.spec.curve)) continue;
+      if (!p.claims.empty() && !can_check_claims(p, w)) continue;
+      any_checker = true;
       if (!p.avoid.count(w.worker_id)) any_capable_unavoided = true;
       if (w.credits == 0) continue;
       if (!best || score(w) > score(*best)) best = &w;
     }
     // A worker that failed this partition gets it again only when no other
     // capable worker exists at all (a farm of one must still retry).
+    if (!p.claims.empty() && !any_checker) {
+      unverifiable.push_back(job.spec.id);
+      ++it;
+      continue;
+    }
     if (!best || (p.avoid.count(best->worker_id) && any_capable_unavoided)) {
       ++it;
       continue;
@@ -286,8 +316,52 @@ void Scheduler::dispatch() {
     auto& current = current_round_[static_cast<std::size_t>(priority)];
     current = std::max(current, round);
     it = pending_.erase(it);
-    if (!any_credit()) return;
+    if (!any_credit()) break;
   }
+  for (const auto& id : unverifiable) {
+    auto j = jobs_.find(id);
+    if (j == jobs_.end()) continue;
+    for (std::uint32_t i = 0; i < j->second.partitions.size(); ++i) {
+      const Partition& p = j->second.partitions[i];
+      if (p.phase != Phase::kPending || p.claims.empty()) continue;
+      const auto& [worker_id, claim] = *p.claims.begin();
+      fail_job(id, claim.code,
+               "partition " + std::to_string(i) + ": " + claim.message + " (reported by worker " + worker_id +
+                   "; no other worker connected to confirm it)");
+      break;
+    }
+  }
+}
+
+bool Scheduler::can_check_claims(const Partition& p, const Worker& w) {
+  for (const auto& [worker_id, claim] : p.claims) {
+    if (worker_id == w.worker_id) return false;
+    if (!claim.curve_key.empty() && claim.curve_key == w.curve_key) return false;
+  }
+  return true;
+}
+
+void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, JobErrorCode code,
+                                   const std::string& message) {
+  Partition& p = job.partitions[partition];
+  const std::string key = workers_.count(task.peer) ? workers_.at(task.peer).curve_key : "";
+  for (const auto& [worker_id, claim] : p.claims) {
+    if (worker_id == task.worker_id || (!key.empty() && key == claim.curve_key)) continue;
+    // A distinct second worker agrees: the input is bad.
+    fail_job(job.spec.id, code,
+             "partition " + std::to_string(partition) + ": " + message + " (confirmed by worker " + task.worker_id +
+                 " after worker " + worker_id + " reported " + std::string(job_error_name(claim.code)) + ")");
+    return;
+  }
+  ZKLOG(kWarning) << "job " << job.spec.id << " partition " << partition << ": worker " << task.worker_id
+                  << " says the input is bad (" << job_error_name(code)
+                  << "); checking it on another worker before failing the job";
+  p.claims[task.worker_id] = Claim{code, message, key};
+  p.avoid.insert(task.worker_id);
+  p.phase = Phase::kPending;
+  p.task_id = 0;
+  make_pending(job, partition);
+  metrics_.partitions_requeued("badInputClaim").Increment();
 }
 
 std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std::uint64_t task_id) {
@@ -338,6 +412,14 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
     partition_failed(job, r.partition, r.worker_id, JobErrorCode::kInvalidProof, "proof failed verification");
     return;
   }
+  // Dispatch to verified result, the task timeout's measure.
+  double& slowest = slowest_task_[job.spec.circuit];
+  slowest = std::max(slowest, r.worker_seconds);
+  for (const auto& [worker_id, claim] : p.claims)
+    count_fault(worker_id, "said the input of job " + r.job_id + " partition " + std::to_string(r.partition) +
+                               " was bad (" + std::string(job_error_name(claim.code)) + "), but worker " +
+                               r.worker_id + " proved it");
+  p.claims.clear();
   p.phase = Phase::kProved;
   p.result = std::move(result);
   ++job.proved;
@@ -385,7 +467,7 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Jo
     return;
   }
   if (claims_bad_input(code)) {
-    fail_job(task.job_id, code, "partition " + std::to_string(task.partition) + ": " + message);
+    on_bad_input_claim(j->second, task.partition, task, code, message);
     return;
   }
   j->second.partitions[task.partition].phase = Phase::kAssigned;

@@ -25,8 +25,29 @@
 // quarantine_after faults) and retries the partition elsewhere; invalid
 // proofs from two different workers mean the witness is at fault: the job
 // fails as "unsatisfied" and the workers' faults are refunded. Errors a
-// worker reports are either the input's (the job fails with the worker's
-// message) or its own (retry elsewhere, up to max_attempts).
+// worker reports are either its own (retry elsewhere, up to max_attempts)
+// or claims that the input is bad (claims_bad_input: bad witness, wrong
+// length, unsatisfied, wrong curve).
+//
+// Claims that the input is bad: one worker's word does not fail a job (a
+// rogue could fail any job). The partition goes back to pending, without
+// counting an attempt, and is sent to a second worker that is distinct from
+// every claimant: another worker id and, under CURVE, another key (the
+// hostname in Hello is the worker's own word and proves nothing, so it is
+// not used). If that worker claims the input is bad too, the job fails with
+// its code and message; if it proves the partition and the proof verifies,
+// each claimant gets a fault (its claim was false). If no distinct capable
+// worker is connected at all, nobody can check the claim and the job fails
+// with it, as before (a farm of one).
+//
+// Task timeout: fixed (SchedulerConfig::task_timeout), off, or by default
+// derived per circuit from the measured time of its verified tasks
+// (constants.h: kTaskTimeoutMultiplier x the slowest, at least the floor;
+// kTaskTimeoutBeforeMeasurement until one is measured). A task held longer
+// is cancelled, counts a fault and an attempt, and is retried elsewhere. A
+// worker's credits never exceed what it said its device holds (Hello
+// maxTasks; its first grant when it did not say), and never
+// kMaxCreditsPerWorker.
 //
 // Threading: none of its own; one thread (the coordinator's scheduler
 // thread) calls everything. Effects are called synchronously from inside
@@ -59,7 +80,10 @@ struct PreparedJob;  // coordinator/prepared_job.h: opaque to the scheduler
 struct SchedulerConfig {
   std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;
   std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;
-  std::chrono::milliseconds task_timeout{0};  // 0: none; else a task held longer is a fault
+  // nullopt: derived from measured task times (see the file comment);
+  // 0: no timeout; else this fixed timeout.
+  std::optional<std::chrono::milliseconds> task_timeout;
+  std::chrono::milliseconds task_timeout_floor = coordinator::kDefaultTaskTimeoutFloor;
 };
 
 // What the scheduler needs to know of a job.
@@ -80,6 +104,8 @@ struct WorkerOffer {
   std::set<CurveId> curves;
   std::set<std::string> loaded;  // resident circuit ids
   std::uint32_t credits = 0;
+  std::uint32_t max_tasks = 0;   // what its device holds at once; 0: not said
+  std::string curve_key;         // its CURVE public key; "" without CURVE
 };
 
 // A task to send: the job's partition to the worker at peer.
@@ -205,13 +231,21 @@ class Scheduler {
   void update_gauges();
   SchedulerSnapshot snapshot() const;
   std::uint32_t faults(const std::string& worker_id) const;
+  // The task timeout now in force for a circuit (nullopt: none).
+  std::optional<std::chrono::milliseconds> task_timeout(const std::string& circuit) const;
 
  private:
   enum class Phase { kPending, kAssigned, kVerifying, kProved };
   // priority, deadline (unix s; +inf when none), round, job seq, partition
   using PendingKey = std::tuple<int, double, std::uint64_t, std::uint64_t, std::uint32_t>;
+  // A worker's claim that the partition's input is bad.
+  struct Claim {
+    JobErrorCode code = JobErrorCode::kUnknown;
+    std::string message, curve_key;
+  };
   struct Partition {
     Phase phase = Phase::kPending;
+    std::map<std::string, Claim> claims;  // by worker id: unconfirmed bad-input claims
     std::uint32_t attempts = 0;        // failed attempts (not dead-worker requeues)
     std::set<std::string> avoid;       // worker ids that failed it
     std::set<std::string> invalid_by;  // worker ids whose proof was invalid
@@ -232,6 +266,8 @@ class Scheduler {
     std::set<CurveId> curves;
     std::set<std::string> loaded;
     std::uint32_t credits = 0;
+    std::uint32_t max_tasks = 0;  // credits + tasks never exceed this
+    std::string curve_key;
     std::set<std::uint64_t> tasks;
     bool draining = false, quarantined = false;
   };
@@ -252,6 +288,12 @@ class Scheduler {
   void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, JobErrorCode code,
                         const std::string& message);
   void count_fault(const std::string& worker_id, const std::string& why);
+  // True if w can check the claims of p: it made none of them and, under
+  // CURVE, shares no key with a claimant.
+  static bool can_check_claims(const Partition& p, const Worker& w);
+  // Records a bad-input claim; fails the job if it confirms an earlier one.
+  void on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, JobErrorCode code,
+                          const std::string& message);
   void refund_fault(const std::string& worker_id);
   void fail_job(const std::string& job_id, JobErrorCode code, const std::string& message);
   void complete_job(const std::string& job_id);
@@ -269,6 +311,7 @@ class Scheduler {
   std::map<std::string, Worker> workers_;  // by peer
   std::map<std::uint64_t, Task> tasks_;
   std::map<std::string, std::uint32_t> faults_;  // by worker id
+  std::map<std::string, double> slowest_task_;   // by circuit: seconds, dispatch to verified result
   std::uint64_t next_task_id_ = 1, next_seq_ = 1;
 };
 

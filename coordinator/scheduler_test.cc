@@ -203,6 +203,7 @@ TEST_F(SchedulerTest, NeverMoreTasksThanCredits) {
   EXPECT_EQ(effects_.tasks.size(), 2u);
   s().dispatch();
   EXPECT_EQ(effects_.tasks.size(), 2u);
+  prove(effects_.tasks[0]);  // as a worker does: the result, then a credit
   s().grant_credits("a", 1);
   s().dispatch();
   EXPECT_EQ(effects_.tasks.size(), 3u);
@@ -313,7 +314,7 @@ TEST_F(SchedulerTest, AFarmOfOneStillRetriesOnTheSameWorker) {
 }
 
 TEST_F(SchedulerTest, AWorkersOwnErrorsAreRetriedUpToMaxAttempts) {
-  make(SchedulerConfig{3, 100, 0ms});
+  make(SchedulerConfig{3, 100, 0ms, 60s});
   worker("a", 1);
   s().add_job(job("j", 1));
   for (int i = 0; i < 3; ++i) {
@@ -342,7 +343,7 @@ TEST_F(SchedulerTest, CancelledByTheWorkerIsRequeuedWithoutAnAttempt) {
 }
 
 TEST_F(SchedulerTest, QuarantineAfterRepeatedFaults) {
-  make(SchedulerConfig{100, 2, 0ms});
+  make(SchedulerConfig{100, 2, 0ms, 60s});
   worker("bad", 1, {kCircuitA});
   worker("good", 1);
   s().add_job(job("j1", 1));
@@ -367,7 +368,7 @@ TEST_F(SchedulerTest, QuarantineAfterRepeatedFaults) {
 }
 
 TEST_F(SchedulerTest, AStalledTaskTimesOutAsAFaultAndIsRetried) {
-  make(SchedulerConfig{3, 3, 5s});
+  make(SchedulerConfig{3, 3, 5s, 60s});
   worker("slow", 1);
   worker("b", 1);
   s().add_job(job("j", 1));
@@ -388,7 +389,7 @@ TEST_F(SchedulerTest, AStalledTaskTimesOutAsAFaultAndIsRetried) {
 }
 
 TEST_F(SchedulerTest, NoTaskTimeoutWhenItIsOff) {
-  make(SchedulerConfig{3, 3, 0ms});
+  make(SchedulerConfig{3, 3, 0ms, 60s});
   worker("a", 1);
   s().add_job(job("j", 1));
   s().dispatch();
@@ -471,6 +472,142 @@ TEST_F(SchedulerTest, SnapshotCountsPhases) {
   ASSERT_EQ(snap.workers.size(), 1u);
   EXPECT_EQ(snap.workers[0].tasks, 1u);
   EXPECT_EQ(snap.tasks_in_flight, 1u);
+}
+
+
+// --- Claims that the input is bad (issue 9 item 4) ---
+
+TEST_F(SchedulerTest, ABadInputClaimGoesToASecondWorkerAndADisprovedOneIsAFault) {
+  worker("liar", 1, {kCircuitA});
+  worker("honest", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  ASSERT_EQ(effects_.tasks[0].peer, "liar");
+  s().on_task_error("liar", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "constraint 3 fails");
+  EXPECT_FALSE(effects_.finished.count("j")) << "one worker's word failed the job";
+  EXPECT_TRUE(effects_.attempts.empty());
+  s().grant_credits("liar", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "honest");  // never back to the claimant
+  prove(effects_.tasks[1]);
+  EXPECT_EQ(effects_.finished.at("j").state, kStateDone);
+  EXPECT_EQ(effects_.fault_deltas["w-liar"], 1);
+  EXPECT_EQ(effects_.fault_deltas["w-honest"], 0);
+}
+
+TEST_F(SchedulerTest, ABadInputClaimConfirmedByADistinctWorkerFailsTheJob) {
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  const SentTask first = effects_.tasks[0];
+  s().on_task_error(first.peer, first.task_id, JobErrorCode::kBadWitness, "not a wtns file");
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_NE(effects_.tasks[1].peer, first.peer);
+  s().on_task_error(effects_.tasks[1].peer, effects_.tasks[1].task_id, JobErrorCode::kWitnessLength,
+                    "witness has 3 values");
+  const JobEnd& end = effects_.finished.at("j");
+  EXPECT_EQ(end.state, kStateFailed);
+  EXPECT_EQ(end.code, JobErrorCode::kWitnessLength);  // the confirming worker's code and message
+  EXPECT_NE(end.message.find("partition 0: witness has 3 values (confirmed by worker"), std::string::npos)
+      << end.message;
+  EXPECT_TRUE(effects_.fault_deltas.empty());
+}
+
+TEST_F(SchedulerTest, AWorkerWithTheClaimantsCurveKeyCannotConfirmIt) {
+  // Two worker ids behind one CURVE key are one party.
+  s().add_worker("a", WorkerOffer{"w-a", {CurveId::kBn254}, {}, 1, 1, "KEY-1"});
+  s().add_worker("a2", WorkerOffer{"w-a2", {CurveId::kBn254}, {}, 1, 1, "KEY-1"});
+  s().add_worker("b", WorkerOffer{"w-b", {CurveId::kBn254}, {}, 0, 1, "KEY-2"});
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  ASSERT_EQ(effects_.tasks[0].peer, "a");
+  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "lie");
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 1u) << "sent to the claimant's twin " << effects_.tasks.back().peer;
+  s().grant_credits("b", 1);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "b");
+}
+
+TEST_F(SchedulerTest, ABadInputClaimNobodyCanCheckFailsTheJob) {
+  worker("only", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().on_task_error("only", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "constraint 3 fails");
+  s().grant_credits("only", 1);
+  s().dispatch();
+  const JobEnd& end = effects_.finished.at("j");
+  EXPECT_EQ(end.code, JobErrorCode::kUnsatisfied);
+  EXPECT_NE(end.message.find("no other worker connected to confirm it"), std::string::npos) << end.message;
+  EXPECT_EQ(effects_.tasks.size(), 1u);
+}
+
+// --- Task timeout and device capacity (issue 9 item 5) ---
+
+TEST_F(SchedulerTest, TheDefaultTaskTimeoutIsDerivedFromMeasuredTaskTimes) {
+  make(SchedulerConfig{3, 3, std::nullopt, 60s});
+  EXPECT_EQ(s().task_timeout(kCircuitA), coordinator::kTaskTimeoutBeforeMeasurement);
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  auto accepted = s().on_result("a", effects_.tasks[0].task_id);
+  ASSERT_TRUE(accepted);
+  AcceptedResult slow = *accepted;
+  slow.worker_seconds = 40;  // as measured
+  s().on_verified(slow, true, "", proof_of(0));
+  EXPECT_EQ(s().task_timeout(kCircuitA), std::chrono::milliseconds(160000));  // 4 x 40 s
+  EXPECT_EQ(s().task_timeout(kCircuitB), coordinator::kTaskTimeoutBeforeMeasurement);
+  // A fast circuit gets the floor.
+  s().grant_credits("a", 1);
+  s().add_job(job("fast", 1, Priority::kNormal, std::nullopt, kCircuitB));
+  s().dispatch();
+  accepted = s().on_result("a", effects_.tasks.back().task_id);
+  ASSERT_TRUE(accepted);
+  s().on_verified(*accepted, true, "", proof_of(0));
+  EXPECT_EQ(s().task_timeout(kCircuitB), std::chrono::milliseconds(60000));
+  // Fixed and off.
+  make(SchedulerConfig{3, 3, 7s, 60s});
+  EXPECT_EQ(s().task_timeout(kCircuitA), std::chrono::milliseconds(7000));
+  make(SchedulerConfig{3, 3, 0ms, 60s});
+  EXPECT_FALSE(s().task_timeout(kCircuitA));
+}
+
+TEST_F(SchedulerTest, ByDefaultAWorkerHoldingATaskForeverLosesIt) {
+  make(SchedulerConfig{3, 3, std::nullopt, 60s});
+  worker("hoarder", 1024);
+  s().add_job(job("j", 2));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  s().expire(now_unix(), Clock::now() + coordinator::kTaskTimeoutBeforeMeasurement - 1s);
+  EXPECT_TRUE(effects_.cancels.empty());
+  s().expire(now_unix(), Clock::now() + coordinator::kTaskTimeoutBeforeMeasurement + 1s);
+  EXPECT_EQ(effects_.cancels.size(), 2u);
+  EXPECT_EQ(effects_.fault_deltas["w-hoarder"], 2);
+}
+
+TEST_F(SchedulerTest, CreditsNeverExceedWhatTheDeviceHolds) {
+  s().add_worker("a", WorkerOffer{"w-a", {CurveId::kBn254}, {}, 1024, 2, ""});
+  EXPECT_EQ(s().worker("a")->credits, 2u);
+  s().add_job(job("j", 6));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  s().grant_credits("a", 1000);
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 2u);
+  prove(effects_.tasks[0]);  // a slot frees up, the worker grants it
+  s().grant_credits("a", 1);
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 3u);
+  // A worker that does not say is held to its first grant.
+  s().add_worker("b", WorkerOffer{"w-b", {CurveId::kBn254}, {}, 1, 0, ""});
+  s().grant_credits("b", 50);
+  EXPECT_EQ(s().worker("b")->credits, 1u);
 }
 
 }  // namespace

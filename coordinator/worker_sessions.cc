@@ -61,6 +61,7 @@ JobErrorCode job_error_from_wire(wire::ErrorCode code) {
     case wire::ErrorCode::MALFORMED_MESSAGE: return JobErrorCode::kMalformedMessage;
     case wire::ErrorCode::UNKNOWN_SESSION: return JobErrorCode::kUnknownSession;
     case wire::ErrorCode::SHUTTING_DOWN: return JobErrorCode::kShuttingDown;
+    case wire::ErrorCode::WORKER_ID_TAKEN: return JobErrorCode::kWorkerIdTaken;
   }
   return JobErrorCode::kUnknown;
 }
@@ -76,7 +77,17 @@ WorkerSessions::WorkerSessions(const CoordinatorConfig& config, RouterLink& link
                                const std::atomic<bool>& stopping,
                                std::function<void(const Session&, wire::Result::Reader)> on_result)
     : config_(config), keys_(config.key_prefix), link_(link), redis_(redis), scheduler_(scheduler),
-      metrics_(metrics), stopping_(stopping), on_result_(std::move(on_result)) {}
+      metrics_(metrics), stopping_(stopping), on_result_(std::move(on_result)),
+      warnings_(coordinator::kPeerWarningWindow, coordinator::kPeerWarningBurst, coordinator::kPeerWarningSources) {}
+
+bool WorkerSessions::warn_allowed(const std::string& peer) { return warnings_.allow(peer, Clock::now()); }
+
+void WorkerSessions::flush_warnings() {
+  warnings_.flush(Clock::now(), [](const std::string& peer, std::size_t held_back, std::chrono::milliseconds window) {
+    ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << printable(peer)
+                    << " in the last " << window.count() / 1000 << " s)";
+  });
+}
 
 template <class F>
 auto WorkerSessions::with_redis(F&& fn) -> decltype(fn()) {
@@ -143,11 +154,12 @@ void WorkerSessions::on_link(const LinkEvent& e) {
   if (!decoded) return;  // the link already logged it
   auto body = decoded->envelope().getBody();
   if (decoded->which() == wire::Envelope::Body::HELLO) {
-    on_hello(e.peer, body.getHello(), decoded->version_ok());
+    on_hello(e.peer, e.curve_key, body.getHello(), decoded->version_ok());
     return;
   }
   if (!decoded->version_ok()) {
-    ZKLOG(kWarning) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
+    if (warn_allowed(e.peer))
+      ZKLOG(kWarning) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
                     << decoded->envelope().getProtocolVersion() << " from " << printable(e.peer);
     return;
   }
@@ -180,7 +192,8 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       scheduler_.set_draining(e.peer);
       break;
     default:
-      ZKLOG(kWarning) << "dropped an unexpected " << wire::body_name(decoded->which()) << " from worker "
+      if (warn_allowed(e.peer))
+        ZKLOG(kWarning) << "dropped an unexpected " << wire::body_name(decoded->which()) << " from worker "
                       << s.worker_id;
   }
 }
@@ -209,9 +222,34 @@ void WorkerSessions::refresh_record(Session& s, const char* state) {
   with_redis([&] { return redis_.transaction(commands); });
 }
 
-void WorkerSessions::on_hello(const std::string& peer, wire::Hello::Reader hello, bool envelope_version_ok) {
+std::string WorkerSessions::identity_refusal(const std::string& peer, const std::string& curve_key,
+                                             const std::string& worker_id, std::uint64_t session_id) {
+  if (!config_.curve_secret_key.empty()) {
+    if (curve_key.empty()) return "no CURVE key on the connection";
+    // First hello wins, across coordinators and restarts: HSETNX, then read
+    // back whichever key won (hellos are rare: no cache, so an HDEL by the
+    // operator takes effect at once).
+    const std::string bound = with_redis([&] {
+      redis_.command({"HSETNX", keys_.worker_keys(), worker_id, curve_key});
+      return redis_.command({"HGET", keys_.worker_keys(), worker_id}).str;
+    });
+    if (bound != curve_key)
+      return "worker id " + worker_id + " is bound to another CURVE key (HDEL " + keys_.worker_keys() + " " +
+             worker_id + " to rebind it)";
+    return "";
+  }
+  for (const auto& [p, s] : sessions_)
+    if (p != peer && s.worker_id == worker_id && s.session_id != session_id)
+      return "worker id " + worker_id + " already has a live session (a restarted worker is admitted once the old "
+             "session is dead, after " + std::to_string(config_.dead_after.count()) + " ms of silence)";
+  return "";
+}
+
+void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_key, wire::Hello::Reader hello,
+                              bool envelope_version_ok) {
   if (!envelope_version_ok || hello.getProtocolVersion() != wire::PROTOCOL_VERSION) {
-    ZKLOG(kWarning) << "rejected worker " << printable(hello.getWorkerId().cStr()) << ": protocol version "
+    if (warn_allowed(peer))
+      ZKLOG(kWarning) << "rejected worker " << printable(hello.getWorkerId().cStr()) << ": protocol version "
                     << hello.getProtocolVersion() << ", expected " << wire::PROTOCOL_VERSION;
     send_reject(peer, wire::ErrorCode::PROTOCOL_VERSION,
                 "coordinator speaks protocol version " + std::to_string(wire::PROTOCOL_VERSION) + ", worker " +
@@ -223,18 +261,27 @@ void WorkerSessions::on_hello(const std::string& peer, wire::Hello::Reader hello
     send_reject(peer, wire::ErrorCode::MALFORMED_MESSAGE, "hello without a usable worker id");
     return;
   }
+  if (const std::string refusal = identity_refusal(peer, curve_key, worker_id, hello.getSessionId());
+      !refusal.empty()) {
+    if (warn_allowed(peer))
+      ZKLOG(kWarning) << "refused a hello as worker " << printable(worker_id) << " from peer " << printable(peer)
+                      << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")") << ": " << refusal;
+    send_reject(peer, wire::ErrorCode::WORKER_ID_TAKEN, refusal);
+    return;
+  }
   const bool quarantined =
       with_redis([&] { return redis_.command({"SISMEMBER", keys_.quarantine(), worker_id}).as_integer(); }) == 1;
   metrics_.worker_quarantined(worker_id).Set(quarantined ? 1 : 0);
   if (quarantined) {
-    ZKLOG(kWarning) << "rejected quarantined worker " << worker_id;
+    if (warn_allowed(peer)) ZKLOG(kWarning) << "rejected quarantined worker " << worker_id;
     send_reject(peer, wire::ErrorCode::DEVICE_FAULT,
                 "worker " + worker_id + " is quarantined after repeated faults (SREM " + keys_.quarantine() +
                     " to readmit)");
     return;
   }
-  // A new session replaces any older one of the same worker (restart) or
-  // the same peer (re-hello after a coordinator restart or silence).
+  // A new session replaces any older one of the same worker (restart, same
+  // key or same process: identity_refusal passed) or the same peer
+  // (re-hello after a coordinator restart or silence).
   std::vector<std::string> stale;
   for (const auto& [p, s] : sessions_)
     if (p == peer || s.worker_id == worker_id) stale.push_back(p);
@@ -247,12 +294,15 @@ void WorkerSessions::on_hello(const std::string& peer, wire::Hello::Reader hello
   s.device_name = hello.getDevice().getName().cStr();
   s.device_uuid = hello.getDevice().getUuid().cStr();
   s.device_ordinal = hello.getDevice().getOrdinal();
+  s.curve_key = curve_key;
   WorkerOffer offer;
   offer.worker_id = worker_id;
   for (auto c : hello.getCurves())
     if (auto curve = curve_from_wire(c)) offer.curves.insert(*curve);
   for (auto c : hello.getLoadedCircuits()) offer.loaded.insert(c.cStr());
   offer.credits = hello.getCredits();
+  offer.max_tasks = hello.getMaxTasks();
+  offer.curve_key = curve_key;
   scheduler_.add_worker(peer, std::move(offer));
   auto [it, inserted] = sessions_.emplace(peer, std::move(s));
   link_.track(peer);

@@ -24,6 +24,7 @@
 #include "cluster/job_error.h"
 #include "cluster/job_result.h"
 #include "cluster/keys.h"
+#include "cluster/log_limiter.h"
 #include "cluster/redis_client.h"
 #include "coordinator/config.h"
 #include "coordinator/router_link.h"
@@ -41,7 +42,7 @@ StageSeconds stage_seconds_from_wire(wire::StageTimings::Reader timings);
 class WorkerSessions {
  public:
   struct Session {
-    std::string peer, worker_id, hostname, device_name, device_uuid;
+    std::string peer, worker_id, hostname, device_name, device_uuid, curve_key;
     int device_ordinal = -1;  // -1: CPU backend
     BusyMeter busy;           // from heartbeats (status page)
     std::uint64_t session_id = 0;
@@ -63,10 +64,22 @@ class WorkerSessions {
   void send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id);
 
   const Session* find(const std::string& peer) const;
+  // Reports warnings held back by the rate limit (call periodically).
+  void flush_warnings();
   std::size_t size() const { return sessions_.size(); }
 
  private:
-  void on_hello(const std::string& peer, wire::Hello::Reader hello, bool envelope_version_ok);
+  void on_hello(const std::string& peer, const std::string& curve_key, wire::Hello::Reader hello,
+                bool envelope_version_ok);
+  // Why worker_id may not start a session from peer with curve_key, or "".
+  // Under CURVE a worker id is bound to the first key it said hello with
+  // (<prefix>worker_keys; HDEL it there to rebind); without CURVE a second
+  // live session of an id is refused unless it is the same process
+  // reconnecting (same session id).
+  std::string identity_refusal(const std::string& peer, const std::string& curve_key, const std::string& worker_id,
+                               std::uint64_t session_id);
+  // Rate-limited warnings per peer (flushed by flush_warnings()).
+  bool warn_allowed(const std::string& peer);
   void on_dead(const std::string& peer);
   // Ends a session: its tasks go back to pending, its record says "gone".
   void drop(const std::string& peer, const char* why);
@@ -84,6 +97,7 @@ class WorkerSessions {
   const std::atomic<bool>& stopping_;
   std::function<void(const Session&, wire::Result::Reader)> on_result_;
   std::map<std::string, Session> sessions_;  // by peer
+  LogLimiter warnings_;
 };
 
 }  // namespace zkfarm

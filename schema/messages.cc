@@ -151,6 +151,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::MALFORMED_MESSAGE: return "malformedMessage";
     case ErrorCode::UNKNOWN_SESSION: return "unknownSession";
     case ErrorCode::SHUTTING_DOWN: return "shuttingDown";
+    case ErrorCode::WORKER_ID_TAKEN: return "workerIdTaken";
   }
   return "unknown";
 }

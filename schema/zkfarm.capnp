@@ -50,6 +50,7 @@ enum ErrorCode {
   malformedMessage @13;
   unknownSession @14;     # Reject: a message from a worker without Hello
   shuttingDown @15;
+  workerIdTaken @16;      # Reject: the worker id has a live session, or is bound to another CURVE key
 }
 
 struct DeviceInfo {
@@ -71,6 +72,7 @@ struct Hello {
   loadedCircuits @7 :List(Text);  # circuit ids resident now (affinity)
   credits @8 :UInt32;        # tasks the worker can take right now
   softwareVersion @9 :Text;
+  maxTasks @10 :UInt32;      # tasks its device holds at once (its slots); credits never exceed it
 }
 
 struct Welcome {

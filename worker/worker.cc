@@ -140,6 +140,7 @@ std::string Worker::hello_bytes() {
     for (std::size_t i = 0; i < resident.size(); ++i) loaded.set(static_cast<unsigned>(i), resident[i]);
     h.setCredits(draining_ ? 0 : static_cast<std::uint32_t>(config_.slots > busy ? config_.slots - busy : 0));
     h.setSoftwareVersion("zkfarm-worker 0.1");
+    h.setMaxTasks(config_.slots);
   });
 }
 

@@ -17,6 +17,7 @@
 #include "formats/snarkjs_json.h"
 #include "schema/messages.h"
 #include "tests/cluster/farm_fixture.h"
+#include "tests/cluster/scripted_peer.h"
 
 namespace zkfarm::testing {
 namespace {
@@ -25,100 +26,6 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 bool log_contains(const Process& p, const std::string& text) { return p.log().find(text) != std::string::npos; }
-
-// A worker driven step by step by the test.
-class ScriptedPeer {
- public:
-  explicit ScriptedPeer(int port) : socket_(context_, zmq::socket_type::dealer) {
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect("tcp://127.0.0.1:" + std::to_string(port));
-  }
-
-  template <class Build>
-  void send(Build&& build) {
-    capnp::MallocMessageBuilder message;
-    auto envelope = message.initRoot<wire::Envelope>();
-    envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
-    build(envelope.getBody());
-    const std::string bytes = wire::encode(message);
-    socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
-  }
-
-  // Hello as worker `id` with `credits` free slots; true once welcomed.
-  bool hello(const std::string& id, std::uint32_t credits) {
-    welcomed_ = false;
-    send([&](wire::Envelope::Body::Builder body) {
-      auto h = body.initHello();
-      h.setProtocolVersion(wire::PROTOCOL_VERSION);
-      h.setWorkerId(id);
-      h.setSessionId(++session_);
-      h.setHostname("scripted");
-      auto d = h.initDevice();
-      d.setName("scripted peer");
-      d.setBackend("test");
-      h.initCurves(1).set(0, wire::Curve::BN254);
-      h.setCredits(credits);
-    });
-    return pump(5s, [&] { return welcomed_; });
-  }
-
-  // Receives (collecting tasks, answering with heartbeats) until done() or
-  // timeout. Returns done().
-  bool pump(std::chrono::milliseconds timeout, const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      heartbeat();
-      zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(50));
-      zmq::message_t frame;
-      while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-        auto decoded = wire::decode(
-            std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(frame.data()), frame.size()), nullptr);
-        if (!decoded) continue;
-        auto body = decoded->envelope().getBody();
-        if (decoded->which() == wire::Envelope::Body::WELCOME) welcomed_ = true;
-        if (decoded->which() == wire::Envelope::Body::REJECT) ++rejects_;
-        if (decoded->which() == wire::Envelope::Body::TASK)
-          tasks_.push_back({body.getTask().getTaskId(), body.getTask().getPartitionIndex()});
-      }
-    }
-    return true;
-  }
-
-  void result(std::uint64_t task_id, const std::string& job_id, std::uint32_t partition, const std::string& proof) {
-    send([&](wire::Envelope::Body::Builder body) {
-      auto r = body.initResult();
-      r.setTaskId(task_id);
-      r.setJobId(job_id);
-      r.setPartitionIndex(partition);
-      r.setProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(proof.data()), proof.size()));
-      r.setDeviceUuid("scripted-uuid");
-    });
-  }
-
-  struct TaskSeen {
-    std::uint64_t task_id;
-    std::uint32_t partition;
-  };
-  const std::vector<TaskSeen>& tasks() const { return tasks_; }
-  int rejects() const { return rejects_; }
-
- private:
-  void heartbeat() {
-    if (std::chrono::steady_clock::now() - last_heartbeat_ < 100ms) return;
-    last_heartbeat_ = std::chrono::steady_clock::now();
-    send([&](wire::Envelope::Body::Builder body) { body.initHeartbeat().setSequence(++sequence_); });
-  }
-
-  zmq::context_t context_;
-  zmq::socket_t socket_;
-  std::uint64_t session_ = 0, sequence_ = 0;
-  bool welcomed_ = false;
-  int rejects_ = 0;
-  std::vector<TaskSeen> tasks_;
-  std::chrono::steady_clock::time_point last_heartbeat_{};
-};
 
 std::size_t count_occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;

@@ -1,0 +1,218 @@
+// rogue_worker_test.cc -- what a rogue or careless worker can no longer do
+// to a farm: a real coordinator and real workers, with a ScriptedPeer over
+// real ZeroMQ playing the rogue.
+//
+//   * claim a good witness is bad: the claim must be confirmed by a second
+//     worker, and a disproved claim is a fault of the claimant;
+//   * hold tasks forever: the task timeout (derived from the circuit's
+//     measured prove time by default) takes them back, and no worker holds
+//     more tasks than it said its device can take;
+//   * take over another worker's id (to get it quarantined): refused while
+//     the real one is live, and under CURVE refused for any other key;
+//   * flood the log with garbage: warnings per peer are rate limited.
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cluster/curve_keys.h"
+#include "cluster/groth16_glue.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
+#include "formats/snarkjs_json.h"
+#include "tests/cluster/farm_fixture.h"
+#include "tests/cluster/scripted_peer.h"
+
+namespace zkfarm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+bool log_contains(const Process& p, const std::string& text) { return p.log().find(text) != std::string::npos; }
+
+std::size_t count_lines(const std::string& log, const std::string& text) {
+  std::size_t n = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(text) != std::string::npos) ++n;
+  return n;
+}
+
+long long worker_faults(const FarmTest& t, const farm::FarmOptions& options, const std::string& id) {
+  RedisClient redis(options.redis_url);
+  const RedisReply r = redis.command({"HGET", KeyLayout().worker(id), "faults"});
+  return r.type == RedisReply::Type::kString ? std::stoll(r.str) : 0;
+}
+
+class RogueWorkerTest : public FarmTest {
+ protected:
+  // Waits until the coordinator has welcomed worker `id` (a real process).
+  void wait_joined(const std::string& id) {
+    ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "worker " + id + " joined"); }, 30s)) << logs();
+  }
+};
+
+// Issue 9 item 4: a single worker's "the input is bad" no longer fails a job.
+TEST_F(RogueWorkerTest, ABadInputClaimIsCheckedOnASecondWorkerAndADisprovedOneIsAFault) {
+  start_coordinator();
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  ScriptedPeer rogue(coordinator_port_);
+  ASSERT_TRUE(rogue.hello("rogue", 1)) << logs();
+  farm::submit(options_, job_json("claimed", bn254_.id, {w}));
+  ASSERT_TRUE(rogue.pump(20s, [&] { return rogue.tasks().size() == 1; })) << logs();
+  start_worker("honest");
+  wait_joined("honest");
+  rogue.task_error(rogue.tasks()[0], wire::ErrorCode::UNSATISFIED, "constraint 1 fails (a lie)");
+  farm::JobStatus s;
+  ASSERT_TRUE(rogue.pump(60s, [&] {
+    s = *farm::status(options_, "claimed");
+    return is_terminal_state(s.state);
+  })) << logs();
+  EXPECT_EQ(s.state, "done") << s.error_code << ": " << s.error;
+  expect_result_verifies("claimed", 1);
+  EXPECT_EQ(worker_faults(*this, options_, "rogue"), 1) << "a disproved claim is a fault of the claimant";
+  EXPECT_EQ(worker_faults(*this, options_, "honest"), 0);
+}
+
+TEST_F(RogueWorkerTest, ABadInputClaimConfirmedByASecondWorkerFailsTheJob) {
+  start_coordinator();
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  ScriptedPeer first(coordinator_port_), second(coordinator_port_);
+  ASSERT_TRUE(first.hello("first", 1)) << logs();
+  farm::submit(options_, job_json("confirmed", bn254_.id, {w}));
+  ASSERT_TRUE(first.pump(20s, [&] { return first.tasks().size() == 1; })) << logs();
+  ASSERT_TRUE(second.hello("second", 1)) << logs();
+  first.task_error(first.tasks()[0], wire::ErrorCode::BAD_WITNESS, "not a witness");
+  ASSERT_TRUE(second.pump(20s, [&] { return second.tasks().size() == 1; })) << logs();
+  EXPECT_EQ(farm::status(options_, "confirmed")->state, "running");
+  second.task_error(second.tasks()[0], wire::ErrorCode::BAD_WITNESS, "not a witness either");
+  const farm::JobStatus s = wait_job("confirmed");
+  EXPECT_EQ(s.state, "failed");
+  EXPECT_EQ(s.error_code, "badWitness") << s.error;
+  EXPECT_NE(s.error.find("partition 0"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("confirmed by"), std::string::npos) << s.error;
+  EXPECT_EQ(worker_faults(*this, options_, "first"), 0);
+  EXPECT_EQ(worker_faults(*this, options_, "second"), 0);
+}
+
+// Issue 9 item 5: a worker that says hello with 1024 credits, heartbeats and
+// never answers loses its tasks after the derived task timeout.
+TEST_F(RogueWorkerTest, TasksHeldForeverTimeOutByDefault) {
+  // No --task-timeout-s: the default derives it from measured prove times,
+  // here with a 2 s floor so the test is quick.
+  start_coordinator({"--task-timeout-floor-s", "2"});
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::size_t honest = start_worker("honest");
+  farm::submit(options_, job_json("measure", bn254_.id, {w}));
+  ASSERT_EQ(wait_job("measure").state, "done") << logs();
+  workers_[honest].reset();  // SIGKILL
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "worker honest is dead"); }, 30s)) << logs();
+
+  ScriptedPeer rogue(coordinator_port_);
+  ASSERT_TRUE(rogue.hello("hoarder", 1024)) << logs();
+  farm::submit(options_, job_json("held", bn254_.id, {w, w}));
+  ASSERT_TRUE(rogue.pump(20s, [&] { return rogue.tasks().size() == 2; })) << logs();
+  ASSERT_TRUE(rogue.pump(60s, [&] { return rogue.cancels().size() == 2; }))
+      << "the held tasks were never taken back\n" << logs();
+  EXPECT_GE(worker_faults(*this, options_, "hoarder"), 1);
+  start_worker("honest-2");
+  const farm::JobStatus s = wait_job("held", 60s);
+  EXPECT_EQ(s.state, "done") << s.error << logs();
+  expect_result_verifies("held", 2);
+}
+
+TEST_F(RogueWorkerTest, AWorkerHoldsNoMoreTasksThanItsDeviceTakes) {
+  start_coordinator();
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  ScriptedPeer rogue(coordinator_port_);
+  ScriptedPeer::Hello hello{"greedy", 1024};
+  hello.max_tasks = 2;
+  ASSERT_TRUE(rogue.hello(hello)) << logs();
+  farm::submit(options_, job_json("many", bn254_.id, {w, w, w, w, w, w}));
+  ASSERT_TRUE(rogue.pump(20s, [&] { return rogue.tasks().size() >= 2; })) << logs();
+  rogue.credit(1000);
+  // Nothing more may arrive: give the coordinator ample time to (wrongly)
+  // send the other four.
+  rogue.pump(3s, [&] { return rogue.tasks().size() > 2; });
+  EXPECT_EQ(rogue.tasks().size(), 2u) << logs();
+  // The other partitions still go to a real worker.
+  start_worker("real");
+  // (The rogue stops heartbeating meanwhile: once it is declared dead its two
+  // go to the real worker too.)
+  ASSERT_TRUE(eventually([&] { return farm::status(options_, "many")->proved >= 4; }, 60s)) << logs();
+}
+
+// Issue 9 item 6: impersonation.
+TEST_F(RogueWorkerTest, ASecondLiveSessionForAWorkerIdIsRefused) {
+  start_coordinator();
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::size_t victim = start_worker("victim");
+  wait_joined("victim");
+  ScriptedPeer impostor(coordinator_port_);
+  EXPECT_FALSE(impostor.hello(ScriptedPeer::Hello{"victim", 4})) << logs();
+  EXPECT_TRUE(impostor.rejected_with("already has a live session")) << logs();
+  // The real worker keeps its session and proves.
+  farm::submit(options_, job_json("mine", bn254_.id, {w, w}));
+  EXPECT_EQ(wait_job("mine").state, "done") << logs();
+  const json result = json::parse(*farm::result(options_, "mine"));
+  for (const auto& p : result["partitions"]) EXPECT_NE(p["device_uuid"], "scripted-uuid");
+  EXPECT_TRUE(impostor.tasks().empty());
+  EXPECT_TRUE(workers_[victim]->running());
+}
+
+TEST_F(RogueWorkerTest, UnderCurveAWorkerIdIsBoundToItsKey) {
+  const CurveKeyPair server = generate_curve_keypair();
+  const CurveKeyPair victim_keys = generate_curve_keypair();
+  const CurveKeyPair rogue_keys = generate_curve_keypair();  // an admitted worker turned rogue
+  write_curve_key_file(dir_->file("server.key"), server.secret_key);
+  write_curve_key_file(dir_->file("victim.key"), victim_keys.secret_key);
+  write_file(dir_->file("allowlist"), victim_keys.public_key + "\n" + rogue_keys.public_key + "\n");
+  start_coordinator({"--curve-secret-key-file", dir_->file("server.key"), "--curve-allowlist", dir_->file("allowlist")});
+  const std::size_t victim = start_worker(
+      "victim", {"--curve-server-key", server.public_key, "--curve-secret-key-file", dir_->file("victim.key")});
+  wait_joined("victim");
+  // The victim goes away; its id stays bound to its key.
+  workers_[victim].reset();
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "worker victim is dead"); }, 30s)) << logs();
+  const ScriptedPeer::Curve curve{server.public_key, rogue_keys.public_key, rogue_keys.secret_key};
+  ScriptedPeer rogue(coordinator_port_, &curve);
+  EXPECT_FALSE(rogue.hello(ScriptedPeer::Hello{"victim", 4}, 10s)) << logs();
+  EXPECT_TRUE(rogue.rejected_with("is bound to another CURVE key")) << logs();
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "is bound to another CURVE key"); }, 10s))
+      << logs();
+  // Its own id is fine.
+  EXPECT_TRUE(rogue.hello(ScriptedPeer::Hello{"rogue", 1})) << logs();
+  // The real victim comes back and is welcomed.
+  start_worker("victim",
+               {"--curve-server-key", server.public_key, "--curve-secret-key-file", dir_->file("victim.key")});
+  ASSERT_TRUE(eventually([&] { return count_lines(coordinator_->log(), "worker victim joined") == 2; }, 30s))
+      << logs();
+}
+
+// Issue 9 item 11: 5,000 garbage frames no longer give 5,000 warnings.
+TEST_F(RogueWorkerTest, GarbageFromOnePeerIsLoggedAtARateWithACount) {
+  start_coordinator();
+  ScriptedPeer noisy(coordinator_port_);
+  for (int i = 0; i < 5000; ++i) noisy.send_raw("garbage frame " + std::to_string(i));
+  ASSERT_TRUE(eventually([&] { return log_contains(*coordinator_, "more from peer"); }, 60s)) << logs();
+  const std::string log = coordinator_->log();
+  EXPECT_LE(count_lines(log, "dropped a malformed message"), 20u) << log.substr(0, 4000);
+  // Every frame is accounted for: logged, or counted in a summary line.
+  std::size_t counted = count_lines(log, "dropped a malformed message");
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(" more from peer");
+    if (at == std::string::npos) continue;
+    const auto open = line.rfind('(', at);
+    ASSERT_NE(open, std::string::npos) << line;
+    counted += std::stoul(line.substr(open + 1, at - open - 1));
+  }
+  EXPECT_EQ(counted, 5000u) << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+  // The farm still serves.
+  start_worker("w1");
+  farm::submit(options_, job_json("after", bn254_.id, {"file://" + witness_file("bn128_mul.wtns")}));
+  EXPECT_EQ(wait_job("after").state, "done") << logs();
+}
+
+}  // namespace
+}  // namespace zkfarm::testing
