@@ -58,9 +58,16 @@ class ScriptedPeer {
   // such as the heartbeats pump() sends, are rejected too.)
   bool hello(const std::string& id, std::uint32_t credits) { return hello(Hello{id, credits}); }
   bool hello(const Hello& h, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    const std::size_t before = reject_messages_.size();
     send_hello(h);
-    const int rejects_before = rejects_;
-    return pump(timeout, [&] { return welcomed_ || rejects_ > rejects_before; }) && welcomed_;
+    // A Reject of the hello ends the wait; those of messages sent without a
+    // session (heartbeats, results) do not.
+    auto hello_rejected = [&] {
+      for (std::size_t i = before; i < reject_messages_.size(); ++i)
+        if (reject_messages_[i].find("no session") == std::string::npos) return true;
+      return false;
+    };
+    return pump(timeout, [&] { return welcomed_ || hello_rejected(); }) && welcomed_;
   }
   void send_hello(const Hello& hello) {
     welcomed_ = false;
