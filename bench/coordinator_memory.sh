@@ -46,19 +46,20 @@ for j in range(jobs):
 PY
 for j in $(seq 0 $((JOBS - 1))); do "$ZKFARM" submit "$WORK/job$j.json" >/dev/null; done
 
+touch "$WORK/coordinator.log"
 "$COORDINATOR" --id mem --listen "tcp://127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')" \
   --artifacts "$ZKFARM_ARTIFACTS" --redis "$ZKFARM_REDIS" --metrics-listen '' --max-active-jobs "$JOBS" "$@" \
-  >"$WORK/coordinator.log" 2>&1 &
+  >>"$WORK/coordinator.log" 2>&1 &
 COORD=$!
 PIDS+=($COORD)
 start=$(date +%s)
 # Admitted jobs: all of them, or as many as the coordinator takes before its
-# intake stops (a budget): wait until the started count stops changing.
+# intake stops (a budget): until the started count stays put for 20 s.
 last=-1 stable=0
 while :; do
   started=$(grep -c ' started: ' "$WORK/coordinator.log" || true)
   queued=$(redis-cli -p "$PORT" llen zkfarm:queue:normal)
-  if [ "$started" = "$last" ] && { [ "$queued" = 0 ] || [ "$stable" -ge 10 ]; }; then break; fi
+  if [ "$started" -ge "$JOBS" ] || { [ "$started" = "$last" ] && [ "$stable" -ge 10 ]; }; then break; fi
   if [ "$started" = "$last" ]; then stable=$((stable + 1)); else stable=0; fi
   last=$started
   kill -0 "$COORD" || { echo "coordinator died:"; tail "$WORK/coordinator.log"; exit 1; }

@@ -266,8 +266,7 @@ WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
     bin.fail(kWtnsValuesSection, "has " + std::to_string(out.num_values) + " values, fewer than the " +
                                      std::to_string(num_public + 1) +
                                      " (constant + public signals) the circuit needs");
-  for (std::uint32_t i = 1; i <= num_public; ++i)
-    out.public_inputs.emplace_back(values.begin() + i * n8, values.begin() + (i + 1) * n8);
+  out.public_inputs.assign(values.begin() + n8, values.begin() + (std::size_t(num_public) + 1) * n8);
   return out;
 }
 

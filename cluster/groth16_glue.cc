@@ -61,9 +61,10 @@ void verify_group(const Groth16VerifyingKey<Curve>& vk, const std::vector<Partit
       auto proof = decode_proof<Curve>(std::span<const std::uint8_t>(
           reinterpret_cast<const std::uint8_t*>(item.proof.data()), item.proof.size()));
       std::vector<Fr> x;
-      for (const auto& bytes : item.public_inputs) {
-        if (bytes.size() != Fr::kBytes) throw std::invalid_argument("public input has the wrong size");
-        auto v = Fr::from_le_bytes(bytes.data());
+      if (item.public_inputs.size() % Fr::kBytes != 0)
+        throw std::invalid_argument("public inputs are not a whole number of field elements");
+      for (std::size_t offset = 0; offset < item.public_inputs.size(); offset += Fr::kBytes) {
+        auto v = Fr::from_le_bytes(item.public_inputs.data() + offset);
         if (!v) throw std::invalid_argument("public input is not below r");
         x.push_back(*v);
       }

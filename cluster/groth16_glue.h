@@ -87,7 +87,8 @@ class PartitionVerifier {
   struct Item {
     CircuitInfo circuit;
     std::string proof;  // wire encoding
-    std::vector<std::vector<std::uint8_t>> public_inputs;  // canonical LE
+    // The public inputs, canonical LE, back to back (Fr::kBytes each).
+    std::vector<std::uint8_t> public_inputs;
   };
   struct Outcome {
     bool valid = false;

@@ -33,6 +33,12 @@ struct CoordinatorConfig {
   std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;          // failed attempts per partition
   std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;  // faults before quarantine
   std::uint32_t max_active_jobs = coordinator::kDefaultMaxActiveJobs;     // jobs held at once
+  // Estimated bytes of held jobs (constants.h); the intake admits no job
+  // while the held ones reach it.
+  std::uint64_t memory_budget_bytes = coordinator::kDefaultMemoryBudgetMib << 20;
+  // TEST ONLY: "abort-in-intake=<job id>" aborts the process while the
+  // intake handles that job (the crash the set-aside rule is for).
+  std::string inject_fault;
   // 0: off. Else this coordinator keeps a lease of this length in Redis and
   // takes over the processing list of any coordinator whose lease expired
   // (a coordinator that cannot renew its lease in time stops).

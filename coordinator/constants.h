@@ -35,6 +35,15 @@ inline constexpr std::uint32_t kDefaultQuarantineAfter = 3;
 // Jobs held in memory at once; the rest wait in Redis, where any coordinator
 // can take them.
 inline constexpr std::uint32_t kDefaultMaxActiveJobs = 64;
+// Estimated bytes of jobs held in memory at once (--memory-budget-mib): the
+// intake takes no further job while the held jobs' estimate is at or above
+// it, so the coordinator holds at most the budget plus one job. 4 GiB holds
+// 64 jobs of 4096 partitions with 328 public inputs (2.9 GB estimated).
+inline constexpr std::uint64_t kDefaultMemoryBudgetMib = 4096;
+// Bookkeeping per held partition besides its public inputs (witness
+// reference, scheduler state, pending-set node), for the estimate above;
+// measured with bench/coordinator_memory.sh (BENCHMARKS.md).
+inline constexpr std::uint64_t kHeldBytesPerPartition = 1024;
 // How long terminal jobs stay in Redis for `zkfarm status`/`result`: a week.
 inline constexpr long kDefaultTerminalTtlSeconds = 7L * 24 * 3600;
 
@@ -110,6 +119,13 @@ inline constexpr milliseconds kIntakeFullRecheck{50};
 // Pause after an unexpected intake error (not Redis), so a persistent one
 // cannot spin a core.
 inline constexpr milliseconds kIntakeErrorPause{200};
+// A queue entry whose intake was started this many times by coordinator
+// processes that died before finishing it (crashes: counted in
+// <p>intake:<id> before each attempt, cleared after it) is set aside in
+// <p>setaside and its job failed (setAside), instead of crashing every
+// restart. Two: one crash can be a coincidence (a kill, an OOM elsewhere),
+// two of the same entry are not.
+inline constexpr long kIntakeCrashLimit = 2;
 // With --takeover-after-ms the lease is renewed every third of its length:
 // two renewals can be lost (a slow Redis, a pause) before it expires.
 inline constexpr int kLeaseRenewalsPerLease = 3;

@@ -74,7 +74,7 @@ void Coordinator::run() {
                        : ", CURVE with " + std::to_string(config_.curve_allowlist.size()) + " allowed worker keys");
   intake_thread_ = std::thread([this] {
     Intake intake(
-        config_, metrics_, active_jobs_, [this](PreparedJob job) { events_.push(std::move(job)); },
+        config_, metrics_, active_jobs_, held_bytes_, [this](PreparedJob job) { events_.push(std::move(job)); },
         [this] { stop(); });
     intake.run(stopping_);
   });
@@ -158,6 +158,23 @@ void Coordinator::verifier_main() {
 // Scheduler thread
 
 void Coordinator::on_prepared(PreparedJob prepared) {
+  const std::uint64_t held = prepared.held_bytes;
+  // A recovery pass (after a lost Redis connection or a takeover) prepares
+  // every job of the processing list again, also one this thread finished
+  // after the intake had claimed it: a job that is terminal in Redis is
+  // never started again (it would prove partitions twice).
+  const RedisReply fields = with_redis(
+      [&] { return redis_.command({"HMGET", keys_.job(prepared.spec.id), "state", "cancel_requested"}); });
+  const RedisReply& state = fields.as_array().at(0);
+  // A cancel whose request the tick took before this job reached the
+  // scheduler would be lost: the flag in Redis says it was asked for.
+  const bool cancel_requested = fields.as_array().at(1).str == "1";
+  if (state.type == RedisReply::Type::kString && is_terminal_state(state.str)) {
+    ZKLOG(kInfo) << "job " << prepared.spec.id << " is already " << state.str << "; not started again";
+    --active_jobs_;
+    held_bytes_ -= held;
+    return;
+  }
   auto shared = std::make_shared<const PreparedJob>(std::move(prepared));
   ScheduledJob job;
   job.id = shared->spec.id;
@@ -176,7 +193,13 @@ void Coordinator::on_prepared(PreparedJob prepared) {
     }
   }
   job.prepared = std::move(shared);
-  if (!scheduler_.add_job(std::move(job))) --active_jobs_;  // a recovery pass saw a job we already run
+  const std::string id = job.id;
+  if (!scheduler_.add_job(std::move(job))) {  // a recovery pass saw a job we already run
+    --active_jobs_;
+    held_bytes_ -= held;
+    return;
+  }
+  if (cancel_requested) scheduler_.end_job(id, JobErrorCode::kCancelled, "cancelled by request");
 }
 
 void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result::Reader result) {
@@ -194,7 +217,7 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
   request.item.circuit = accepted->prepared->circuit;
   auto proof = result.getProof();
   request.item.proof.assign(reinterpret_cast<const char*>(proof.begin()), proof.size());
-  request.item.public_inputs = accepted->prepared->public_inputs[accepted->partition];
+  request.item.public_inputs = accepted->prepared->partition_public_inputs(accepted->partition);
   request.accepted = std::move(*accepted);
   verify_queue_.push(std::move(request));
 }
@@ -271,6 +294,7 @@ void Coordinator::job_finished(const ScheduledJob& job, const JobEnd& end) {
                      config_.terminal_ttl_seconds};
   with_redis([&] { return jobs_store_.finish(job.id, f); });
   --active_jobs_;
+  if (job.prepared) held_bytes_ -= job.prepared->held_bytes;
 }
 
 void Coordinator::faults_changed(const std::string& worker_id, int delta) {

@@ -99,6 +99,7 @@ class Coordinator : private SchedulerEffects {
   JobStore jobs_store_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> active_jobs_{0};
+  std::atomic<std::uint64_t> held_bytes_{0};  // PreparedJob::held_bytes of the active jobs
   std::thread intake_thread_, verifier_thread_;
   Scheduler scheduler_;
   std::unique_ptr<WorkerSessions> sessions_;  // made in run(), with the link

@@ -1,6 +1,7 @@
 // intake.cc -- see intake.h.
 #include "coordinator/intake.h"
 
+#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -11,13 +12,33 @@ namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
 
+std::uint64_t estimate_held_bytes(const PreparedJob& job) {
+  return 2 * std::uint64_t(job.raw.size()) + job.public_inputs.size() +
+         job.spec.partitions.size() * coordinator::kHeldBytesPerPartition;
+}
+
 Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
-               std::atomic<std::uint32_t>& active_jobs, std::function<void(PreparedJob)> deliver,
-               std::function<void()> stop)
+               std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes,
+               std::function<void(PreparedJob)> deliver, std::function<void()> stop)
     : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix),
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
-      active_jobs_(active_jobs),
-      deliver_(std::move(deliver)), stop_(std::move(stop)) {}
+      active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), stop_(std::move(stop)) {
+  const std::string kAbort = "abort-in-intake=";
+  if (config_.inject_fault.rfind(kAbort, 0) == 0) abort_job_ = config_.inject_fault.substr(kAbort.size());
+}
+
+bool Intake::room_for_a_job() {
+  if (active_jobs_.load() >= config_.max_active_jobs) return false;
+  const std::uint64_t held = held_bytes_.load();
+  const bool full = held >= config_.memory_budget_bytes;
+  if (full != budget_full_) {
+    budget_full_ = full;
+    ZKLOG(kInfo) << "memory budget " << (full ? "reached" : "has room again") << ": " << active_jobs_.load()
+                 << " jobs hold an estimated " << (held >> 20) << " MiB of " << (config_.memory_budget_bytes >> 20)
+                 << " MiB" << (full ? "; further jobs wait in Redis" : "");
+  }
+  return !full;
+}
 
 void Intake::run(const std::atomic<bool>& stopping) {
   RedisClient redis(config_.redis_url);
@@ -63,7 +84,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
         for (const auto& raw : items) handle_raw(redis, store, raw);
         recovered = true;
       }
-      if (active_jobs_.load() >= config_.max_active_jobs) {
+      if (!room_for_a_job()) {
         std::this_thread::sleep_for(coordinator::kIntakeFullRecheck);
         continue;
       }
@@ -89,6 +110,30 @@ void Intake::run(const std::atomic<bool>& stopping) {
 }
 
 void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& raw) {
+  const std::string& me = config_.coordinator_id;
+  const std::string digest = entry_digest(raw);
+  // Counted once per process: a retry after a lost Redis reply is the same
+  // attempt, a restart is a new one.
+  if (!counted_.count(digest)) {
+    const long attempts = store.begin_intake(me, digest);
+    counted_.insert(digest);
+    if (attempts > coordinator::kIntakeCrashLimit) {
+      const std::string id = extract_job_id(raw).value_or("");
+      const std::string reason = "set aside: coordinator " + me + " died " + std::to_string(attempts - 1) +
+                                 " times while taking this job in; its queue entry is kept in " + keys_.set_aside();
+      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : id) << " " << reason;
+      store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds);
+      metrics_->jobs_failed("", "unknown", "setAside").Increment();
+      counted_.erase(digest);
+      return;
+    }
+  }
+  check_raw(redis, store, raw, digest);
+  store.end_intake(me, digest);
+  counted_.erase(digest);
+}
+
+void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest) {
   const std::string& me = config_.coordinator_id;
   // Labels for the job counters; stay "none"/"unknown" until the job parses.
   std::string spec_circuit, spec_priority = "unknown";
@@ -118,19 +163,28 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     JobSpec stub;
     stub.id = *id;
     std::string detail;
-    auto claim = store.claim(stub, me, &detail);
+    auto claim = store.claim(stub, me, &detail, digest);
     if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
       fail(*id, JobErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
+    else if (claim == JobStore::Claim::kTerminal)
+      store.drop_processing(me, raw);  // this entry's job already ended
     else
-      store.reject_unattributable(me, raw, "invalid job with the id of another job: " + std::string(e.what()));
+      store.reject_unattributable(me, raw,
+                                  "invalid job with the job id " + *id + ", which belongs to another submission (" +
+                                      detail + "); that job was not touched: " + e.what(),
+                                  "duplicateId");
     return;
+  }
+  if (!abort_job_.empty() && spec.id == abort_job_) {
+    ZKLOG(kError) << "--inject-fault: aborting while taking in job " << spec.id;
+    std::abort();
   }
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
   const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), "submitted_at"});
   std::string detail;
-  const auto claim = store.claim(spec, me, &detail);
+  const auto claim = store.claim(spec, me, &detail, digest);
   const double intake_time = unix_now();
   double submitted_at = intake_time;
   if (submitted.type == RedisReply::Type::kString) {
@@ -151,7 +205,16 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     return;
   }
   if (claim == JobStore::Claim::kOwnedElsewhere) {
-    store.reject_unattributable(me, raw, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")");
+    store.reject_unattributable(me, raw, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")",
+                                "duplicateId");
+    return;
+  }
+  if (claim == JobStore::Claim::kDuplicate) {
+    ZKLOG(kWarning) << "rejected a second submission of job id " << spec.id << " (the job is " << detail << ")";
+    store.reject_unattributable(me, raw,
+                                "job id " + spec.id + ", which belongs to another submission (" +
+                                    detail + "): this duplicate was not run and that job was not touched",
+                                "duplicateId");
     return;
   }
   if (redis.command({"HGET", keys_.job(spec.id), "cancel_requested"}).str == "1") {
@@ -184,6 +247,9 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     fail(spec.id, JobErrorCode::kDeadlineExceeded, "deadline passed before the job started");
     return;
   }
+  job.public_bytes = std::size_t(circuit->num_public) *
+                     (circuit->curve == CurveId::kBn254 ? Bn254Fr::kBytes : Bls12381Fr::kBytes);
+  job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
   for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
     const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
     WitnessSummary summary;
@@ -210,10 +276,18 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
                std::to_string(circuit->num_vars) + " signals");
       return;
     }
-    job.public_inputs.push_back(std::move(summary.public_inputs));
+    if (summary.public_inputs.size() != job.public_bytes) {
+      fail(spec.id, JobErrorCode::kBadWitness,
+           where + ": public inputs take " + std::to_string(summary.public_inputs.size()) + " bytes, expected " +
+               std::to_string(job.public_bytes));
+      return;
+    }
+    job.public_inputs.insert(job.public_inputs.end(), summary.public_inputs.begin(), summary.public_inputs.end());
   }
   if (claim == JobStore::Claim::kResume) job.stored_proofs = store.proofs(spec.id);
+  job.held_bytes = estimate_held_bytes(job);
   ++active_jobs_;
+  held_bytes_ += job.held_bytes;
   deliver_(std::move(job));
 }
 

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
       .value("max-attempts", std::to_string(coordinator::kDefaultMaxAttempts), "failed attempts per partition before the job fails")
       .value("quarantine-after", std::to_string(coordinator::kDefaultQuarantineAfter), "faults before a worker is quarantined")
       .value("max-active-jobs", std::to_string(coordinator::kDefaultMaxActiveJobs), "jobs held at once")
+      .value("memory-budget-mib", std::to_string(coordinator::kDefaultMemoryBudgetMib),
+             "estimated MiB of held jobs at which intake pauses (at most one job more is held)")
       .value("takeover-after-ms", "0",
              "lease length: take over the jobs of a coordinator silent this long (0: off; same on every coordinator)")
       .value("ttl-s", std::to_string(coordinator::kDefaultTerminalTtlSeconds), "seconds terminal jobs stay in Redis")
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
              "HOST:PORT serving Prometheus /metrics and the status page / (\"\" disables; port 0 picks a free one)")
       .value("http-token-file", "",
              "file whose first line is a token the status page and its API require (Bearer, or basic-auth password)")
+      .value("inject-fault", "", "TEST ONLY: abort-in-intake=<job id>")
       .flag("help", "print this help");
   CoordinatorConfig config;
   std::string access_token;
@@ -90,6 +93,10 @@ int main(int argc, char** argv) {
     config.max_attempts = static_cast<std::uint32_t>(flags.get_int("max-attempts", 1, 100));
     config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
     config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));
+    config.memory_budget_bytes = static_cast<std::uint64_t>(flags.get_int("memory-budget-mib", 1, 1L << 24)) << 20;
+    config.inject_fault = flags.get("inject-fault");
+    if (!config.inject_fault.empty() && config.inject_fault.rfind("abort-in-intake=", 0) != 0)
+      throw FlagError("--inject-fault: unknown fault '" + config.inject_fault + "'");
     config.takeover_after = std::chrono::milliseconds(flags.get_int("takeover-after-ms", 0, 3600000));
     if (config.takeover_after.count() > 0 && config.takeover_after < std::chrono::milliseconds(300))
       throw FlagError("--takeover-after-ms must be 0 (off) or at least 300");

@@ -17,9 +17,23 @@ struct PreparedJob {
   std::string raw;  // the processing-list entry (removed when the job ends)
   JobSpec spec;
   CircuitInfo circuit;
-  std::vector<std::vector<std::vector<std::uint8_t>>> public_inputs;  // per partition, canonical LE
-  std::map<std::uint32_t, std::string> stored_proofs;                 // resumed jobs: verified partitions
+  // Every partition's public inputs, canonical LE, back to back: partition
+  // p's are bytes [p * public_bytes, (p + 1) * public_bytes). One buffer per
+  // job: 63 jobs x 4096 partitions x 328 inputs held 7056 MiB as a vector
+  // per input (28.7 KB a partition), 64 jobs 2797 MiB like this (11.2 KB;
+  // BENCHMARKS.md, "Coordinator memory").
+  std::vector<std::uint8_t> public_inputs;
+  std::size_t public_bytes = 0;  // per partition
+  std::map<std::uint32_t, std::string> stored_proofs;  // resumed jobs: verified partitions
   double submitted_at = 0;  // unix seconds: the job's submitted_at, else intake time
+  // What holding this job costs the coordinator, as counted against
+  // --memory-budget-mib (estimate_held_bytes in intake.h).
+  std::uint64_t held_bytes = 0;
+
+  std::vector<std::uint8_t> partition_public_inputs(std::uint32_t partition) const {
+    const auto begin = public_inputs.begin() + static_cast<std::ptrdiff_t>(partition * public_bytes);
+    return std::vector<std::uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(public_bytes));
+  }
 };
 
 }  // namespace zkfarm

@@ -1,11 +1,17 @@
 // job_intake_test.cc -- what a hostile or careless client can push at the
 // farm's intake, against real processes (redis-server, zkfarm-coordinator,
 // zkfarm-worker, the `zkfarm` CLI): JSON nested deeper than any parser
-// stack, ids that name other jobs' Redis keys. Each case fails the bad
-// submission with a clear error and leaves every other job and the
-// coordinator untouched.
+// stack, ids that name other jobs' Redis keys, a second job under a taken
+// id, an entry that crashes the coordinator, recovery racing the end of a
+// job, and more held jobs than the memory budget. Each case fails or
+// defers the bad submission with a clear error and leaves every other job
+// and the coordinator untouched.
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <thread>
+
+#include "cluster/job_store.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "tests/cluster/farm_fixture.h"
@@ -113,6 +119,158 @@ TEST_F(JobIntakeTest, JobIdsCannotNameAnotherJobsKeys) {
   }
   EXPECT_EQ(redis.command({"LLEN", "zkfarm:processing:c1"}).as_integer(), 0);
   EXPECT_TRUE(coordinator_->running());
+}
+
+TEST_F(JobIntakeTest, ADuplicateIdNeverTouchesTheExistingJob) {
+  RedisClient redis(options_.redis_url);
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
+  farm::submit(options_, job_json("dup", bn254_.id, {good}, "low"));
+  CommandResult r = zkfarm({"submit", bn254_.id, witness_file("bn128_mul.wtns"), "--id", "dup"});
+  EXPECT_EQ(r.exit_code, 2) << last_;
+  EXPECT_NE(r.err.find("a job with id dup already exists (queued); nothing was submitted"), std::string::npos)
+      << last_;
+  // Raw pushes naming the queued job, ahead of it: another job, then
+  // malformed JSON. They used to replace it, then fail it.
+  const std::string critical = KeyLayout().queue(Priority::kCritical);
+  redis.command({"LPUSH", critical, job_json("dup", bls12381_.id, {bls, bls}, "critical")});
+  redis.command({"LPUSH", critical, R"({"id":"dup","circuit":"zz","partitions":[]})"});
+  start_coordinator();
+  start_worker("w1");
+  farm::JobStatus s = wait_job("dup", 30s);
+  EXPECT_EQ(s.state, "done") << s.error;
+  EXPECT_EQ(s.priority, "low");
+  EXPECT_EQ(s.circuit, bn254_.id);
+  EXPECT_EQ(s.partitions, 1u);
+  expect_result_verifies("dup", 1);
+  EXPECT_TRUE(eventually([&] { return rejected(redis).size() == 2; }, 10s));
+  for (const auto& e : rejected(redis)) {
+    EXPECT_EQ(e["error_code"], "duplicateId") << e.dump();
+    EXPECT_NE(e["error"].get<std::string>().find("job id dup, which belongs to another submission"),
+              std::string::npos) << e.dump();
+  }
+  const RedisReply events = redis.command({"LRANGE", "zkfarm:job:dup:events", "0", "-1"});
+  int started = 0;
+  for (const auto& e : events.as_array()) started += json::parse(e.as_string())["type"] == "started";
+  EXPECT_EQ(started, 1);
+  EXPECT_EQ(redis.command({"LLEN", "zkfarm:processing:c1"}).as_integer(), 0);
+}
+
+TEST_F(JobIntakeTest, AnEntryThatCrashedIntakeTwiceIsSetAside) {
+  RedisClient redis(options_.redis_url);
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("poison", bn254_.id, {good}));
+  farm::submit(options_, job_json("behind", bn254_.id, {good}));
+  // Taking "poison" in kills the coordinator (a stand-in for any crash an
+  // entry can cause). Restarted like a supervisor would, it must not crash
+  // forever on the same entry.
+  start_coordinator({"--inject-fault", "abort-in-intake=poison"});
+  int crashes = 0;
+  for (;;) {
+    ASSERT_TRUE(eventually(
+        [&] {
+          auto st = farm::status(options_, "poison");
+          return !coordinator_->running() || (st && st->terminal());
+        },
+        30s));
+    if (coordinator_->running()) break;
+    ASSERT_LT(++crashes, 3) << "the coordinator crashes on the same entry at every start";
+    start_coordinator();
+  }
+  EXPECT_EQ(crashes, 2);
+  farm::JobStatus s = *farm::status(options_, "poison");
+  EXPECT_EQ(s.state, "failed");
+  EXPECT_EQ(s.error_code, "setAside");
+  EXPECT_NE(s.error.find("died 2 times"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("zkfarm:setaside"), std::string::npos) << s.error;
+  const RedisReply aside = redis.command({"LRANGE", "zkfarm:setaside", "0", "-1"});
+  ASSERT_EQ(aside.as_array().size(), 1u);
+  json entry = json::parse(aside.as_array()[0].as_string());
+  EXPECT_EQ(entry["id"], "poison");
+  EXPECT_EQ(entry["crashes"], 2);
+  EXPECT_EQ(json::parse(entry["job"].get<std::string>())["id"], "poison");
+  // The farm goes on with the next job.
+  start_worker("w1");
+  EXPECT_EQ(wait_job("behind", 30s).state, "done");
+  expect_result_verifies("behind", 1);
+  EXPECT_EQ(redis.command({"HLEN", "zkfarm:intake:c1"}).as_integer(), 0);
+  EXPECT_EQ(redis.command({"LLEN", "zkfarm:processing:c1"}).as_integer(), 0);
+  EXPECT_TRUE(coordinator_->running());
+}
+
+// The number of "recovering" lines in a coordinator log.
+std::size_t recoveries(const std::string& log) {
+  std::size_t n = 0;
+  for (std::size_t at = log.find("recovering "); at != std::string::npos; at = log.find("recovering ", at + 1)) ++n;
+  return n;
+}
+
+TEST_F(JobIntakeTest, RecoveryNeverRestartsAJobThatEndedMeanwhile) {
+  // A cut Redis connection makes the intake recover its processing list:
+  // it claims each job again and reads its witnesses, while the scheduler
+  // may end the same job. A job that ended in between was started again
+  // (and proved partitions twice). Here the end is a cancel, sent while the
+  // intake reads the 4096 witnesses of the job; the cancel's timing varies
+  // over the trials so that some land inside that window.
+  start_coordinator();
+  // Every client's connection is cut below: a fresh one for each question.
+  auto redis = [&](const std::vector<std::string>& command) { return RedisClient(options_.redis_url).command(command); };
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  const std::vector<std::string> partitions(4096, good);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::string id = "cut" + std::to_string(trial);
+    farm::submit(options_, job_json(id, bn254_.id, partitions));
+    ASSERT_TRUE(eventually([&] { return redis({"LLEN", "zkfarm:job:" + id + ":events"}).as_integer() > 0; },
+                           30s));
+    const std::size_t before = recoveries(coordinator_->log());
+    {
+      RedisClient admin(options_.redis_url);
+      admin.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    }
+    ASSERT_TRUE(eventually([&] { return recoveries(coordinator_->log()) > before; }, 20s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * trial));
+    RedisClient client(options_.redis_url);
+    JobStore(client, KeyLayout()).cancel(id, 0);
+    farm::JobStatus s = wait_job(id, 30s);
+    EXPECT_EQ(s.state, "cancelled");
+    // Give a stale prepared job time to reach the scheduler: the job must
+    // still have been started only once.
+    std::this_thread::sleep_for(1500ms);
+    const RedisReply events = redis({"LRANGE", "zkfarm:job:" + id + ":events", "0", "-1"});
+    int started = 0;
+    for (const auto& e : events.as_array()) started += json::parse(e.as_string())["type"] == "started";
+    EXPECT_EQ(started, 1) << id;
+  }
+  EXPECT_EQ(redis({"LLEN", "zkfarm:processing:c1"}).as_integer(), 0);
+  EXPECT_TRUE(coordinator_->running());
+}
+
+TEST_F(JobIntakeTest, AdmissionStopsAtTheMemoryBudget) {
+  // 1 MiB: one job of 2000 partitions (about 2.3 MB estimated) fills it.
+  start_coordinator({"--memory-budget-mib", "1"});
+  RedisClient redis(options_.redis_url);
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  const std::vector<std::string> partitions(2000, good);
+  farm::submit(options_, job_json("big1", bn254_.id, partitions));
+  farm::submit(options_, job_json("big2", bn254_.id, partitions));
+  farm::submit(options_, job_json("small", bn254_.id, {good}));
+  auto state = [&](const std::string& id) { return farm::status(options_, id)->state; };
+  ASSERT_TRUE(eventually([&] { return state("big1") == "running"; }, 30s));
+  EXPECT_TRUE(eventually([&] { return coordinator_->log().find("memory budget reached") != std::string::npos; }, 10s));
+  // While big1 is held nothing else is admitted, however long we look.
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(state("big2"), "queued");
+    EXPECT_EQ(state("small"), "queued");
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(farm::cancel(options_, "big1"), "requested");
+  ASSERT_TRUE(eventually([&] { return state("big2") == "running"; }, 30s));
+  EXPECT_EQ(state("small"), "queued");
+  EXPECT_EQ(farm::cancel(options_, "big2"), "requested");
+  ASSERT_TRUE(eventually([&] { return state("small") == "running"; }, 30s));
+  start_worker("w1");
+  EXPECT_EQ(wait_job("small", 30s).state, "done");
+  expect_result_verifies("small", 1);
 }
 
 }  // namespace
