@@ -314,6 +314,16 @@ coordinator("docker-compose coordinator", services["coordinator"].get("environme
 for name, s in services.items():
     if name.startswith("worker-"):
         worker(f"docker-compose {name}", s.get("environment", {}))
+def k8s_env(path, container):
+    for doc in yaml.safe_load_all(open(path)):
+        if doc and doc.get("kind") in ("Deployment", "StatefulSet", "DaemonSet"):
+            for c in doc["spec"]["template"]["spec"]["containers"]:
+                if c["name"] == container:
+                    return {e["name"]: e.get("value", "") for e in c.get("env", [])}
+    return {}
+
+coordinator("k8s 30-coordinator.yaml", k8s_env("deploy/k8s/30-coordinator.yaml", "coordinator"))
+worker("k8s 40-workers.yaml", k8s_env("deploy/k8s/40-workers.yaml", "worker"))
 print("\n".join(problems) or "every coordinator is on loopback or has CURVE on; every worker has keys")
 sys.exit(1 if problems else 0)
 EOF
