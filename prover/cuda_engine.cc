@@ -193,6 +193,16 @@ class CudaEngine final : public Engine {
 }  // namespace
 
 std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t resident_budget_bytes) {
+  // Checked here as well as in DeviceContext: without a driver the CUDA
+  // runtime reports an error rather than zero devices, which DeviceContext
+  // raises as a plain CudaError; for the caller it is the same "no such device".
+  const int count = cuda::DeviceContext::visible_device_count();
+  if (ordinal < 0 || ordinal >= count)
+    throw Error(ErrorKind::kNoDevice, "CUDA device " + std::to_string(ordinal) +
+                                          " does not exist: this process sees " + std::to_string(count) +
+                                          " device(s)" +
+                                          (count == 0 ? std::string(" (no NVIDIA driver, or no device visible)")
+                                                      : " (valid ordinals 0.." + std::to_string(count - 1) + ")"));
   return std::make_unique<CudaEngine>(ordinal, resident_budget_bytes);
 }
 

@@ -161,6 +161,9 @@ build_target() {
 run_target() {
   local target=$1 seeds=$CORPUS/$1 scratch=$OUT/corpus/$1 log=$OUT/$1.log status
   mkdir -p "$scratch" "$OUT/crashes/$target"
+  # Crash inputs of earlier runs into the same FUZZ_OUT are kept but not counted.
+  local started_marker=$OUT/$target.started
+  : >"$started_marker"
   [[ -d $seeds ]] || { log "no seeds in $seeds (run with --refresh-seeds)"; mkdir -p "$seeds"; }
   local mode=() nice=() dict=()
   [[ -f $ROOT/tests/fuzz/$target.dict ]] && dict=(-dict="$ROOT/tests/fuzz/$target.dict")
@@ -180,7 +183,7 @@ run_target() {
   [[ -n $execs ]] || execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"$line")
   cov=$(sed -E 's/.*cov: ([0-9]+).*/\1/' <<<"$line")
   local crashes
-  crashes=$(find "$OUT/crashes/$target" -type f | wc -l)
+  crashes=$(find "$OUT/crashes/$target" -type f -newer "$started_marker" | wc -l)
   echo "$target: ${SECONDS_PER_TARGET} s, ${execs:-?} executions, cov ${cov:-?} edges, $crashes crashing inputs (exit $status)" \
     >"$OUT/$target.summary"
   ((status == 0 && crashes == 0))
