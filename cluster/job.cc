@@ -284,10 +284,13 @@ std::string JobSpec::to_json() const {
   for (const auto& p : partitions) {
     switch (p.kind) {
       case WitnessRef::Kind::kFile: {
-        // Percent-encode only what would break the URL form.
+        // Percent-encode what would break the URL form, and every byte above
+        // 0x7f: a decoded path may hold bytes that are not UTF-8 (%ba), which
+        // the JSON text cannot carry raw (found by job_fuzz).
         std::string url = "file://";
         for (char c : p.location) {
-          if (c == '%' || c == ' ' || static_cast<unsigned char>(c) < 0x20) {
+          const auto byte = static_cast<unsigned char>(c);
+          if (c == '%' || c == ' ' || byte < 0x20 || byte >= 0x7f) {
             static const char* kHex = "0123456789ABCDEF";
             url += '%';
             url += kHex[static_cast<unsigned char>(c) >> 4];
