@@ -76,7 +76,7 @@ TEST(Job, FilePathThatIsNotUtf8RoundTrips) {
   // %ba decodes to a byte that is not UTF-8; to_json() threw on it (job_fuzz).
   JobSpec spec = parse_job(job(R"("partitions":["file:///w/a%10b%ba%C3%A9.wtns"])"));
   ASSERT_EQ(spec.partitions.size(), 1u);
-  EXPECT_EQ(spec.partitions[0].location, "/w/a\x10b\xba\xc3\xa9.wtns");
+  EXPECT_EQ(spec.partitions[0].location, "/w/a\x10" "b\xba\xc3\xa9.wtns");
   JobSpec again = parse_job(spec.to_json());
   EXPECT_EQ(again.partitions[0].location, spec.partitions[0].location);
 }
