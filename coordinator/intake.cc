@@ -160,10 +160,12 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
       store.reject_unattributable(me, raw, std::string("invalid job: ") + e.what());
       return;
     }
-    JobSpec stub;
-    stub.id = *id;
+    // The entry did not parse, but it names an id: claim() needs only that,
+    // so the failure is recorded on that job (or refused as a duplicate).
+    JobSpec unparsed;
+    unparsed.id = *id;
     std::string detail;
-    auto claim = store.claim(stub, me, &detail, digest);
+    auto claim = store.claim(unparsed, me, &detail, digest);
     if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
       fail(*id, JobErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
     else if (claim == JobStore::Claim::kTerminal)

@@ -81,31 +81,31 @@ binary_sources=(tests/gpu/gpu_kernels_test.cc tests/gpu/gpu_benchmark.cc tests/g
 # includes, transitively (a generated "schema/x.capnp.h" maps to the
 # x.capnp.c++ in $deps/gen).
 host_sources_of() {
-  local -a todo=("$@")
+  local -a unvisited=("$@")
   local -A seen=()
   local file inc source
-  while [ ${#todo[@]} -gt 0 ]; do
-    file=${todo[0]}
-    todo=("${todo[@]:1}")
+  while [ ${#unvisited[@]} -gt 0 ]; do
+    file=${unvisited[0]}
+    unvisited=("${unvisited[@]:1}")
     [ -n "${seen[$file]:-}" ] && continue
     seen[$file]=1
     case $file in *.cc | *.c++) echo "$file" ;; esac
     for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file"); do
       if [ -f "$inc" ]; then
-        todo+=("$inc")
+        unvisited+=("$inc")
         source=${inc%.h}.cc
-        [ "$source" != "$inc" ] && [ -f "$source" ] && todo+=("$source")
+        [ "$source" != "$inc" ] && [ -f "$source" ] && unvisited+=("$source")
         # Implementation files with no header of their own beside it that
         # include it (prover/cuda_engine.cc for prover/engine.h); not tests
         # programs, fuzzers or benchmarks.
         for source in "$(dirname "$inc")"/*.cc; do
           [ -f "$source" ] && [ ! -f "${source%.cc}.h" ] || continue
           case $source in *_test.cc | *_fuzz.cc | *_benchmark.cc | *_main.cc) continue ;; esac
-          grep -q "^#include \"$inc\"" "$source" && ! grep -q 'main(' "$source" && todo+=("$source")
+          grep -q "^#include \"$inc\"" "$source" && ! grep -q 'main(' "$source" && unvisited+=("$source")
         done
       elif [ -n "$deps" ] && [ -f "$deps/gen/$inc" ]; then
-        todo+=("$deps/gen/$inc")
-        [ -f "$deps/gen/${inc%.h}.c++" ] && todo+=("$deps/gen/${inc%.h}.c++")
+        unvisited+=("$deps/gen/$inc")
+        [ -f "$deps/gen/${inc%.h}.c++" ] && unvisited+=("$deps/gen/${inc%.h}.c++")
       fi
     done
   done

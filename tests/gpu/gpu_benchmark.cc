@@ -4,7 +4,7 @@
 //   gpu_benchmark [--device=N] [--ntt-max-log=27] [--msm-max-log=26]
 //                 [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2]
 //
-// Method (/work/.library/device/METHOD.md): inputs random (never zeros), one
+// Method (as BENCHMARKS.md's GPU section states it): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
 // stream; data resident on the device unless a row says "+upload". Every
 // configuration's output is verified once (NTT: a round trip on the device
