@@ -26,15 +26,6 @@ std::optional<CurveId> curve_from_wire(wire::Curve curve) {
   }
 }
 
-template <class Build>
-std::string envelope_bytes(Build&& build) {
-  capnp::MallocMessageBuilder message;
-  auto envelope = message.initRoot<wire::Envelope>();
-  envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
-  build(envelope.getBody());
-  return wire::encode(message);
-}
-
 std::string printable(const std::string& s) {
   std::string out;
   for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
@@ -100,7 +91,7 @@ const WorkerSessions::Session* WorkerSessions::find(const std::string& peer) con
 }
 
 void WorkerSessions::send_reject(const std::string& peer, wire::ErrorCode code, const std::string& message) {
-  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                auto r = body.initReject();
                r.setCode(code);
                r.setMessage(message);
@@ -110,7 +101,7 @@ void WorkerSessions::send_reject(const std::string& peer, wire::ErrorCode code, 
 void WorkerSessions::send_task(const TaskOrder& order) {
   const ScheduledJob& job = *order.job;
   const WitnessRef& witness = job.prepared->spec.partitions[order.partition];
-  link_.send(order.peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  link_.send(order.peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                auto t = body.initTask();
                t.setTaskId(order.task_id);
                t.setJobId(job.id);
@@ -131,7 +122,7 @@ void WorkerSessions::send_task(const TaskOrder& order) {
 }
 
 void WorkerSessions::send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) {
-  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                auto c = body.initCancel();
                c.setTaskId(task_id);
                c.setJobId(job_id);
@@ -306,7 +297,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   scheduler_.add_worker(peer, std::move(offer));
   auto [it, inserted] = sessions_.emplace(peer, std::move(s));
   link_.track(peer);
-  link_.send(peer, envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                auto w = body.initWelcome();
                w.setCoordinatorId(config_.coordinator_id);
                w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));

@@ -32,6 +32,17 @@ inline constexpr std::size_t kMaxFrameBytes = 64u << 20;
 // The serialized bytes of message (one segment table + segments, unpacked).
 std::string encode(capnp::MessageBuilder& message);
 
+// One frame: an Envelope of this protocol version whose body build() fills
+// (build takes an Envelope::Body::Builder).
+template <class Build>
+std::string encode_envelope(Build&& build) {
+  capnp::MallocMessageBuilder message;
+  auto envelope = message.initRoot<Envelope>();
+  envelope.setProtocolVersion(PROTOCOL_VERSION);
+  build(envelope.getBody());
+  return encode(message);
+}
+
 // A decoded, validated Envelope. Owns its (word-aligned) storage.
 class DecodedEnvelope {
  public:

@@ -22,15 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-template <class Build>
-std::string envelope_bytes(Build&& build) {
-  capnp::MallocMessageBuilder message;
-  auto envelope = message.initRoot<wire::Envelope>();
-  envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
-  build(envelope.getBody());
-  return wire::encode(message);
-}
-
 wire::Curve wire_curve(CurveId id) {
   return id == CurveId::kBn254 ? wire::Curve::BN254 : wire::Curve::BLS12381;
 }
@@ -120,7 +111,7 @@ std::string Worker::hello_bytes() {
   const auto resident = cache_.resident();
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  return envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  return wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
     auto h = body.initHello();
     h.setProtocolVersion(wire::PROTOCOL_VERSION);
     h.setWorkerId(config_.worker_id);
@@ -151,7 +142,7 @@ std::string Worker::heartbeat_bytes() {
     busy = in_flight_.size();
   }
   const auto resident = cache_.resident();
-  return envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  return wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
     auto hb = body.initHeartbeat();
     hb.setSequence(++heartbeat_sequence_);
     hb.setSentAtUnixMs(static_cast<std::uint64_t>(
@@ -306,7 +297,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     metrics_->prove_stage_duration(metrics::Stage::kMsm).Observe(timings.msm);
     metrics_->prove_duration(task.circuit_id).Observe(timings.prove);
     metrics_->proofs(task.circuit_id).Increment();
-    return Finished{envelope_bytes([&](wire::Envelope::Body::Builder body) {
+    return Finished{wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                       auto r = body.initResult();
                       r.setTaskId(task.task_id);
                       r.setJobId(task.job_id);
@@ -339,7 +330,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
   ZKLOG(kWarning) << "task " << task.task_id << " (job " << task.job_id << " partition " << task.partition
                   << ") failed: " << wire::error_code_name(code) << ": " << message;
   metrics_->task_errors(wire::error_code_name(code)).Increment();
-  return Finished{envelope_bytes([&](wire::Envelope::Body::Builder body) {
+  return Finished{wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
                     auto e = body.initError();
                     e.setTaskId(task.task_id);
                     e.setJobId(task.job_id);
@@ -460,7 +451,7 @@ int Worker::run() {
         ZKLOG(kInfo) << "signal received: draining (finishing held tasks, taking no new ones)";
         draining_ = true;
         drain_deadline = Clock::now() + config_.drain_timeout;
-        send(envelope_bytes([&](wire::Envelope::Body::Builder body) {
+        send(wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
           auto s = body.initShutdown();
           s.setReason("worker received a termination signal");
           s.setDrain(true);
@@ -475,7 +466,7 @@ int Worker::run() {
         }
         send(f.bytes);
         if (!draining_)
-          send(envelope_bytes([&](wire::Envelope::Body::Builder body) { body.initCredit().setCredits(1); }));
+          send(wire::encode_envelope([&](wire::Envelope::Body::Builder body) { body.initCredit().setCredits(1); }));
       }
     }
     if (items[0].revents & ZMQ_POLLIN) {
