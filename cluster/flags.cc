@@ -20,8 +20,8 @@ Flags& Flags::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
-Flags& Flags::list(const std::string& name, const std::string& help) {
-  specs_[name] = Spec{"", help, false, true};
+Flags& Flags::list(const std::string& name, const std::string& help, char env_separator) {
+  specs_[name] = Spec{"", help, false, true, env_separator};
   order_.push_back(name);
   return *this;
 }
@@ -93,7 +93,7 @@ void Flags::parse(int argc, char** argv) {
         std::vector<std::string> values;
         std::string text = env;
         for (std::size_t begin = 0; begin <= text.size();) {
-          std::size_t end = text.find(':', begin);
+          std::size_t end = text.find(spec.env_separator, begin);
           if (end == std::string::npos) end = text.size();
           if (end > begin) values.push_back(text.substr(begin, end - begin));
           begin = end + 1;

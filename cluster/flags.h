@@ -8,7 +8,8 @@
 //
 // A list flag (list()) may be given several times: every --name VALUE on the
 // command line adds one value; if there is none, ZKFARM_<NAME> holds the
-// values separated by ':' (as in PATH); if that is unset too, each
+// values separated by ':' (as in PATH; list(name, help, ',') for values that
+// contain ':', such as endpoints); if that is unset too, each
 // `name = value` line of the config file adds one.
 //
 // Every Flags knows --config FILE (or ZKFARM_CONFIG): a text file of
@@ -40,7 +41,7 @@ class Flags {
   // Declares a boolean flag.
   Flags& flag(const std::string& name, const std::string& help);
   // Declares a flag that may be repeated (see above); its default is empty.
-  Flags& list(const std::string& name, const std::string& help);
+  Flags& list(const std::string& name, const std::string& help, char env_separator = ':');
 
   // Parses argv[1..] (and the config file, if any). Throws FlagError on
   // unknown flags, missing values, positional arguments, or an unreadable or
@@ -61,6 +62,7 @@ class Flags {
     std::string default_value, help;
     bool boolean = false;
     bool repeatable = false;
+    char env_separator = ':';
   };
   static std::string env_name(const std::string& name);
   // name -> value from a config file (list flags' values go to *lists);

@@ -216,6 +216,10 @@ void Scheduler::grant_credits(const std::string& peer, std::uint32_t credits) {
   w.credits = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{w.credits} + credits, room));
 }
 
+void Scheduler::withdraw_credits(const std::string& peer, std::uint32_t credits) {
+  if (auto it = workers_.find(peer); it != workers_.end()) it->second.credits -= std::min(it->second.credits, credits);
+}
+
 void Scheduler::set_loaded(const std::string& peer, std::set<std::string> loaded) {
   if (auto it = workers_.find(peer); it != workers_.end()) it->second.loaded = std::move(loaded);
 }

@@ -198,6 +198,9 @@ class Scheduler {
   // workerRestarted).
   void remove_worker(const std::string& peer, std::string_view reason);
   void grant_credits(const std::string& peer, std::uint32_t credits);
+  // Takes back up to `credits` unused credits (Credit.withdraw); tasks
+  // already sent stay with the worker.
+  void withdraw_credits(const std::string& peer, std::uint32_t credits);
   void set_loaded(const std::string& peer, std::set<std::string> loaded);
   void set_draining(const std::string& peer);
   bool has_worker(const std::string& peer) const { return workers_.count(peer) > 0; }

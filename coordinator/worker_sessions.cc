@@ -170,7 +170,12 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       if (Clock::now() - s.redis_refreshed > coordinator::kWorkerRecordRefresh) refresh_record(s, "alive");
       break;
     }
-    case wire::Envelope::Body::CREDIT: scheduler_.grant_credits(e.peer, body.getCredit().getCredits()); break;
+    case wire::Envelope::Body::CREDIT: {
+      auto credit = body.getCredit();
+      if (credit.getWithdraw() > 0) scheduler_.withdraw_credits(e.peer, credit.getWithdraw());
+      if (credit.getCredits() > 0) scheduler_.grant_credits(e.peer, credit.getCredits());
+      break;
+    }
     case wire::Envelope::Body::RESULT: on_result_(s, body.getResult()); break;
     case wire::Envelope::Body::ERROR: {
       auto error_body = body.getError();

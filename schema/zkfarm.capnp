@@ -95,6 +95,9 @@ struct Heartbeat {
 
 struct Credit {
   credits @0 :UInt32;  # additional tasks the worker can take
+  withdraw @1 :UInt32; # unused credits the worker takes back (a worker serving
+                       # several coordinators moves idle credits to another);
+                       # the coordinator lowers its count, never below zero
 }
 
 struct WitnessRef {

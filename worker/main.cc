@@ -1,6 +1,7 @@
 // main.cc -- zkfarm-worker: flags, device selection, run.
 //
 //   zkfarm-worker --cpu --artifacts /shared/zkfarm --coordinator tcp://coord:5555
+//   zkfarm-worker --cpu ... --coordinator tcp://coord-a:5555 --coordinator tcp://coord-b:5555
 //   zkfarm-worker --device 3 ...        (CUDA device 3: builds with ZKFARM_HAS_CUDA)
 //
 // SIGTERM drains: the worker tells the coordinator, finishes the tasks it
@@ -34,7 +35,10 @@ int main(int argc, char** argv) {
   flags.flag("cpu", "prove on the CPU")
       .value("device", "", "CUDA device ordinal to prove on (builds with CUDA)")
       .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
-      .value("coordinator", "tcp://127.0.0.1:5555", "coordinator endpoint")
+      .list("coordinator",
+            "coordinator endpoint (repeatable: the worker serves every coordinator of the farm, one session "
+            "each, one credit budget; default tcp://127.0.0.1:5555; ZKFARM_COORDINATOR separates them with ',')",
+            ',')
       .value("redis", "", "Redis URL for redis:// witnesses")
       .value("prefix", "zkfarm:", "the farm's Redis key prefix: redis:// witnesses must name keys under it")
       .value("artifacts", "", "artifact store root (required)")
@@ -78,7 +82,12 @@ int main(int argc, char** argv) {
     config.worker_id = flags.get("id").empty()
                            ? std::string(host) + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
                            : flags.get("id");
-    config.coordinator = flags.get("coordinator");
+    config.coordinators = flags.get_list("coordinator");
+    if (config.coordinators.empty()) config.coordinators = {"tcp://127.0.0.1:5555"};
+    for (std::size_t i = 0; i < config.coordinators.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (config.coordinators[i] == config.coordinators[j])
+          throw FlagError("--coordinator " + config.coordinators[i] + " is given twice");
     config.redis_url = flags.get("redis");
     config.artifacts = flags.get("artifacts");
     if (config.artifacts.empty()) throw FlagError("--artifacts is required");

@@ -28,6 +28,14 @@ wire::Curve wire_curve(CurveId id) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// How long a coordinator may leave a credit unused while another coordinator
+// is connected before the credit moves on, and how long a coordinator whose
+// credit was withdrawn counts as idle (offered credits after the others).
+// A coordinator with work uses a credit within one scheduling pass
+// (milliseconds), so 200 ms only moves credits nobody wanted.
+constexpr std::chrono::milliseconds kCreditIdleAfter{200};
+constexpr std::chrono::milliseconds kIdleMemory{1000};
+
 // zkfarm_build_info's version label.
 constexpr std::string_view kWorkerVersion = "0.1";
 
@@ -74,9 +82,9 @@ void Worker::sample_metrics() {
   }
 }
 
-void Worker::warn_unanswered(Clock::time_point now) {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - waiting_since_).count();
-  std::string message = "the coordinator at " + config_.coordinator + " has not answered for " +
+void Worker::warn_unanswered(const Session& session, Clock::time_point now) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - session.waiting_since).count();
+  std::string message = "the coordinator at " + session.endpoint + " has not answered for " +
                         std::to_string(seconds) + " s; ";
   if (!config_.curve_server_key.empty()) {
     message += "CURVE is on, so the likely cause is the keys: --curve-server-key must be the coordinator's public "
@@ -102,11 +110,6 @@ Worker::~Worker() {
 }
 
 std::string Worker::hello_bytes() {
-  std::size_t busy;
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    busy = in_flight_.size();
-  }
   const auto device = prover_->device();
   const auto resident = cache_.resident();
   char host[256] = {0};
@@ -129,13 +132,15 @@ std::string Worker::hello_bytes() {
     for (std::size_t i = 0; i < curves.size(); ++i) list.set(static_cast<unsigned>(i), wire_curve(curves[i]));
     auto loaded = h.initLoadedCircuits(static_cast<unsigned>(resident.size()));
     for (std::size_t i = 0; i < resident.size(); ++i) loaded.set(static_cast<unsigned>(i), resident[i]);
-    h.setCredits(draining_ ? 0 : static_cast<std::uint32_t>(config_.slots > busy ? config_.slots - busy : 0));
+    // Credits follow the Welcome (balance_credits): a coordinator that never
+    // answers must not hold part of the budget.
+    h.setCredits(0);
     h.setSoftwareVersion("zkfarm-worker 0.1");
     h.setMaxTasks(config_.slots);
   });
 }
 
-std::string Worker::heartbeat_bytes() {
+std::string Worker::heartbeat_bytes(Session& session) {
   std::size_t busy;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -144,7 +149,7 @@ std::string Worker::heartbeat_bytes() {
   const auto resident = cache_.resident();
   return wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
     auto hb = body.initHeartbeat();
-    hb.setSequence(++heartbeat_sequence_);
+    hb.setSequence(++session.heartbeat_sequence);
     hb.setSentAtUnixMs(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count()));
@@ -154,23 +159,89 @@ std::string Worker::heartbeat_bytes() {
   });
 }
 
-void Worker::handle_frame(const zmq::message_t& frame) {
+void Worker::send(Session& session, const std::string& bytes) {
+  zmq::message_t m(bytes.data(), bytes.size());
+  (void)session.socket->send(m, zmq::send_flags::dontwait);
+}
+
+void Worker::end_session(Session& session, Clock::time_point next_hello) {
+  session.welcomed = false;
+  session.granted = 0;
+  session.next_hello = next_hello;
+}
+
+void Worker::balance_credits(Clock::time_point now) {
+  std::size_t held;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    held = in_flight_.size();
+  }
+  std::vector<Session*> open;
+  std::uint64_t granted = 0;
+  for (auto& session : sessions_) {
+    granted += session.granted;
+    if (session.welcomed) open.push_back(&session);
+  }
+  if (draining_ || open.empty()) return;
+  // Withdraw credits left unused while another coordinator could use them.
+  if (open.size() > 1) {
+    for (Session* session : open) {
+      if (session->granted == 0 || now - session->credit_unused_since < kCreditIdleAfter) continue;
+      ZKLOG(kDebug) << "coordinator " << session->coordinator_id << " left " << session->granted
+                    << " credit(s) unused; offering them to another";
+      const std::uint32_t withdrawn = session->granted;
+      send(*session, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+             auto c = body.initCredit();
+             c.setCredits(0);
+             c.setWithdraw(withdrawn);
+           }));
+      granted -= withdrawn;
+      session->granted = 0;
+      session->idle_until = now + kIdleMemory;
+      next_credit_session_ = session->index + 1;
+    }
+  }
+  // Free slots: the budget less the tasks held and the credits out. Held
+  // tasks can exceed the budget for a moment (a task that crossed a
+  // withdrawal): then nothing is offered until they finish.
+  const std::uint64_t used = held + granted;
+  std::uint64_t free = config_.slots > used ? config_.slots - used : 0;
+  while (free > 0) {
+    // Round robin, coordinators that recently left credits unused last.
+    Session* chosen = nullptr;
+    for (bool allow_idle : {false, true}) {
+      for (std::size_t k = 0; k < sessions_.size() && !chosen; ++k) {
+        Session& candidate = sessions_[(next_credit_session_ + k) % sessions_.size()];
+        if (candidate.welcomed && (allow_idle || candidate.idle_until <= now)) chosen = &candidate;
+      }
+      if (chosen) break;
+    }
+    if (!chosen) break;
+    next_credit_session_ = chosen->index + 1;
+    if (chosen->granted == 0) chosen->credit_unused_since = now;
+    ++chosen->granted;
+    --free;
+    send(*chosen, wire::encode_envelope([&](wire::Envelope::Body::Builder body) { body.initCredit().setCredits(1); }));
+  }
+}
+
+void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
   std::string error;
   auto decoded = wire::decode(
       std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(frame.data()), frame.size()), &error);
   if (!decoded) {
-    ZKLOG(kWarning) << "dropped a malformed message from the coordinator: " << error;
+    ZKLOG(kWarning) << "dropped a malformed message from the coordinator at " << session.endpoint << ": " << error;
     return;
   }
   auto body = decoded->envelope().getBody();
   if (decoded->which() == wire::Envelope::Body::REJECT) {
     // Readable whatever the coordinator's version (Reject is stable).
     auto r = body.getReject();
-    ZKLOG(kWarning) << "coordinator rejected us (" << wire::error_code_name(r.getCode()) << "): "
-                    << r.getMessage().cStr();
-    welcomed_ = false;
-    next_hello_ = Clock::now() + (r.getCode() == wire::ErrorCode::UNKNOWN_SESSION ? std::chrono::milliseconds(0)
-                                                                                  : std::chrono::milliseconds(5000));
+    ZKLOG(kWarning) << "coordinator at " << session.endpoint << " rejected us (" << wire::error_code_name(r.getCode())
+                    << "): " << r.getMessage().cStr();
+    end_session(session, Clock::now() + (r.getCode() == wire::ErrorCode::UNKNOWN_SESSION
+                                             ? std::chrono::milliseconds(0)
+                                             : std::chrono::milliseconds(5000)));
     return;
   }
   if (!decoded->version_ok()) {
@@ -178,20 +249,23 @@ void Worker::handle_frame(const zmq::message_t& frame) {
                     << decoded->envelope().getProtocolVersion();
     return;
   }
-  last_from_coordinator_ = Clock::now();
+  session.last_heard = Clock::now();
   switch (decoded->which()) {
     case wire::Envelope::Body::WELCOME: {
       auto w = body.getWelcome();
-      welcomed_ = true;
-      if (w.getHeartbeatIntervalMs() > 0) config_.heartbeat_interval = std::chrono::milliseconds(w.getHeartbeatIntervalMs());
-      if (w.getDeadAfterMs() > 0) config_.coordinator_dead_after = std::chrono::milliseconds(w.getDeadAfterMs());
-      ZKLOG(kInfo) << "welcomed by coordinator " << w.getCoordinatorId().cStr();
+      session.welcomed = true;
+      session.granted = 0;  // a new session: the coordinator holds none of our credits
+      session.coordinator_id = w.getCoordinatorId().cStr();
+      if (w.getHeartbeatIntervalMs() > 0) session.heartbeat_interval = std::chrono::milliseconds(w.getHeartbeatIntervalMs());
+      if (w.getDeadAfterMs() > 0) session.dead_after = std::chrono::milliseconds(w.getDeadAfterMs());
+      ZKLOG(kInfo) << "welcomed by coordinator " << session.coordinator_id << " at " << session.endpoint;
       break;
     }
     case wire::Envelope::Body::HEARTBEAT: break;
     case wire::Envelope::Body::TASK: {
       auto t = body.getTask();
       QueuedTask task;
+      task.session = session.index;
       task.task_id = t.getTaskId();
       task.job_id = t.getJobId().cStr();
       task.circuit_id = t.getCircuitId().cStr();
@@ -215,23 +289,27 @@ void Worker::handle_frame(const zmq::message_t& frame) {
           break;
         }
       }
-      ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition;
+      ZKLOG(kInfo) << "task " << task.task_id << " received from coordinator " << session.coordinator_id << ": job "
+                   << task.job_id << " partition " << task.partition;
+      if (session.granted > 0) --session.granted;
+      session.credit_unused_since = Clock::now();
       std::lock_guard<std::mutex> lock(queue_mutex_);
-      in_flight_[task.task_id] = task.cancelled;
+      in_flight_[{session.index, task.task_id}] = task.cancelled;
       queue_.push_back(std::move(task));
       queue_cv_.notify_one();
       break;
     }
     case wire::Envelope::Body::CANCEL: {
       std::lock_guard<std::mutex> lock(queue_mutex_);
-      if (auto it = in_flight_.find(body.getCancel().getTaskId()); it != in_flight_.end()) {
+      if (auto it = in_flight_.find({session.index, body.getCancel().getTaskId()}); it != in_flight_.end()) {
         it->second->store(true);
-        ZKLOG(kInfo) << "task " << it->first << " cancelled by the coordinator";
+        ZKLOG(kInfo) << "task " << it->first.second << " cancelled by coordinator " << session.coordinator_id;
       }
       break;
     }
     case wire::Envelope::Body::SHUTDOWN:
-      ZKLOG(kInfo) << "coordinator asked us to drain: " << body.getShutdown().getReason().cStr();
+      ZKLOG(kInfo) << "coordinator " << session.coordinator_id
+                   << " asked us to drain: " << body.getShutdown().getReason().cStr();
       draining_ = true;
       break;
     default:
@@ -316,7 +394,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                       t.setProveSeconds(timings.prove);
                       t.setTotalSeconds(seconds_since(start));
                     }),
-                    task.task_id};
+                    task.session, task.task_id};
   } catch (const prover::Error& e) {
     code = prover::wire_code(e.kind());
     message = e.what();
@@ -338,7 +416,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                     e.setCode(code);
                     e.setMessage(message);
                   }),
-                  task.task_id};
+                  task.session, task.task_id};
 }
 
 void Worker::prover_main() {
@@ -359,21 +437,30 @@ void Worker::prover_main() {
 }
 
 int Worker::run() {
-  socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
   // A stable routing id per process: reconnects keep the same identity.
   char id[32];
   std::snprintf(id, sizeof id, "#%016llx", static_cast<unsigned long long>(session_id_));
-  socket_->set(zmq::sockopt::routing_id, config_.worker_id.substr(0, 200) + id);
-  socket_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxFrameBytes));
-  socket_->set(zmq::sockopt::linger, 1000);
-  socket_->set(zmq::sockopt::reconnect_ivl, 100);
-  socket_->set(zmq::sockopt::reconnect_ivl_max, 2000);
-  if (!config_.curve_server_key.empty()) {
-    socket_->set(zmq::sockopt::curve_serverkey, config_.curve_server_key);
-    socket_->set(zmq::sockopt::curve_publickey, curve_public_key(config_.curve_secret_key));
-    socket_->set(zmq::sockopt::curve_secretkey, config_.curve_secret_key);
+  const auto now0 = Clock::now();
+  for (const auto& endpoint : config_.coordinators) {
+    Session& session = sessions_.emplace_back();
+    session.index = sessions_.size() - 1;
+    session.endpoint = endpoint;
+    session.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
+    zmq::socket_t& socket = *session.socket;
+    socket.set(zmq::sockopt::routing_id, config_.worker_id.substr(0, 200) + id);
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxFrameBytes));
+    socket.set(zmq::sockopt::linger, 1000);
+    socket.set(zmq::sockopt::reconnect_ivl, 100);
+    socket.set(zmq::sockopt::reconnect_ivl_max, 2000);
+    if (!config_.curve_server_key.empty()) {
+      socket.set(zmq::sockopt::curve_serverkey, config_.curve_server_key);
+      socket.set(zmq::sockopt::curve_publickey, curve_public_key(config_.curve_secret_key));
+      socket.set(zmq::sockopt::curve_secretkey, config_.curve_secret_key);
+    }
+    socket.connect(endpoint);
+    session.next_hello = session.last_heard = session.next_heartbeat = now0;
+    session.next_miss_check = now0 + session.heartbeat_interval;
   }
-  socket_->connect(config_.coordinator);
   for (std::uint32_t i = 0; i < config_.slots; ++i) provers_.emplace_back([this] { prover_main(); });
 
   sigset_t signals;
@@ -382,52 +469,52 @@ int Worker::run() {
   sigaddset(&signals, SIGINT);
   const int signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
 
+  std::string endpoints;
+  for (const auto& endpoint : config_.coordinators) endpoints += (endpoints.empty() ? "" : ", ") + endpoint;
   ZKLOG(kInfo) << "worker " << config_.worker_id << " (" << prover_->device().name << ", " << config_.slots
-               << " slots) connecting to " << config_.coordinator;
-  auto send = [&](const std::string& bytes) {
-    zmq::message_t m(bytes.data(), bytes.size());
-    (void)socket_->send(m, zmq::send_flags::dontwait);
-  };
-  next_hello_ = Clock::now();
-  last_from_coordinator_ = Clock::now();
-  auto next_heartbeat = Clock::now();
-  auto next_miss_check = Clock::now() + config_.heartbeat_interval;
+               << " slots) connecting to " << endpoints;
   Clock::time_point drain_deadline{};
+  std::vector<zmq::pollitem_t> items;
   for (;;) {
     const auto now = Clock::now();
-    if (now >= next_miss_check) {
-      // The coordinator heartbeats every interval: silence past 1.5
-      // intervals is a miss, counted once per interval while it lasts.
-      if (welcomed_ && now - last_from_coordinator_ > config_.heartbeat_interval * 3 / 2)
-        metrics_->coordinator_heartbeat_misses().Increment();
-      sample_metrics();
-      next_miss_check = now + config_.heartbeat_interval;
+    bool sampled = false;
+    for (Session& session : sessions_) {
+      if (now >= session.next_miss_check) {
+        // The coordinator heartbeats every interval: silence past 1.5
+        // intervals is a miss, counted once per interval while it lasts.
+        if (session.welcomed && now - session.last_heard > session.heartbeat_interval * 3 / 2)
+          metrics_->coordinator_heartbeat_misses().Increment();
+        if (!sampled) sample_metrics();
+        sampled = true;
+        session.next_miss_check = now + session.heartbeat_interval;
+      }
+      if (session.welcomed) {
+        session.waiting_for_welcome = false;
+      } else if (!session.waiting_for_welcome) {
+        session.waiting_for_welcome = true;
+        session.waiting_since = now;
+        session.next_unanswered_warning = now + config_.unanswered_warning;
+      } else if (now >= session.next_unanswered_warning) {
+        warn_unanswered(session, now);
+        session.next_unanswered_warning = now + config_.unanswered_repeat;
+      }
+      if (!session.welcomed && now >= session.next_hello) {
+        send(session, hello_bytes());
+        session.next_hello = now + std::chrono::milliseconds(1000);
+      }
+      if (session.welcomed && now - session.last_heard > session.dead_after) {
+        ZKLOG(kWarning) << "coordinator " << session.coordinator_id << " at " << session.endpoint
+                        << " silent for more than " << session.dead_after.count()
+                        << " ms; saying hello again (its credits go to the other coordinators meanwhile)";
+        end_session(session, now);
+        continue;
+      }
+      if (session.welcomed && now >= session.next_heartbeat) {
+        send(session, heartbeat_bytes(session));
+        session.next_heartbeat = now + session.heartbeat_interval;
+      }
     }
-    if (welcomed_) {
-      waiting_for_welcome_ = false;
-    } else if (!waiting_for_welcome_) {
-      waiting_for_welcome_ = true;
-      waiting_since_ = now;
-      next_unanswered_warning_ = now + config_.unanswered_warning;
-    } else if (now >= next_unanswered_warning_) {
-      warn_unanswered(now);
-      next_unanswered_warning_ = now + config_.unanswered_repeat;
-    }
-    if (!welcomed_ && now >= next_hello_) {
-      send(hello_bytes());
-      next_hello_ = now + std::chrono::milliseconds(1000);
-    }
-    if (welcomed_ && now - last_from_coordinator_ > config_.coordinator_dead_after) {
-      ZKLOG(kWarning) << "coordinator silent for more than " << config_.coordinator_dead_after.count()
-                      << " ms; saying hello again";
-      welcomed_ = false;
-      next_hello_ = now;
-      continue;
-    }
-    if (welcomed_ && now >= next_heartbeat) {
-      send(heartbeat_bytes());
-      next_heartbeat = now + config_.heartbeat_interval;
-    }
+    balance_credits(now);
     if (draining_) {
       bool idle;
       {
@@ -439,11 +526,12 @@ int Worker::run() {
         break;
       }
     }
-    zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0},
-                               {nullptr, finished_.fd(), ZMQ_POLLIN, 0},
-                               {nullptr, signal_fd, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 3, std::chrono::milliseconds(50));
-    if (items[2].revents & ZMQ_POLLIN) {
+    items.clear();
+    items.push_back({nullptr, finished_.fd(), ZMQ_POLLIN, 0});
+    items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
+    for (Session& session : sessions_) items.push_back({session.socket->handle(), 0, ZMQ_POLLIN, 0});
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    if (items[1].revents & ZMQ_POLLIN) {
       signalfd_siginfo info;
       while (::read(signal_fd, &info, sizeof info) == sizeof info) {
       }
@@ -451,35 +539,39 @@ int Worker::run() {
         ZKLOG(kInfo) << "signal received: draining (finishing held tasks, taking no new ones)";
         draining_ = true;
         drain_deadline = Clock::now() + config_.drain_timeout;
-        send(wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
-          auto s = body.initShutdown();
-          s.setReason("worker received a termination signal");
-          s.setDrain(true);
-        }));
-      }
-    }
-    if (items[1].revents & ZMQ_POLLIN) {
-      for (auto& f : finished_.drain()) {
-        {
-          std::lock_guard<std::mutex> lock(queue_mutex_);
-          in_flight_.erase(f.task_id);
-        }
-        send(f.bytes);
-        if (!draining_)
-          send(wire::encode_envelope([&](wire::Envelope::Body::Builder body) { body.initCredit().setCredits(1); }));
+        for (Session& session : sessions_)
+          send(session, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+                 auto s = body.initShutdown();
+                 s.setReason("worker received a termination signal");
+                 s.setDrain(true);
+               }));
       }
     }
     if (items[0].revents & ZMQ_POLLIN) {
+      for (auto& f : finished_.drain()) {
+        {
+          std::lock_guard<std::mutex> lock(queue_mutex_);
+          in_flight_.erase({f.session, f.task_id});
+        }
+        // To the coordinator that sent the task. If it died meanwhile and
+        // another took the job over, the survivor has sent the partition
+        // again under its own task id and ignores this one.
+        send(sessions_[f.session], f.bytes);
+      }
+    }
+    for (std::size_t k = 0; k < sessions_.size(); ++k) {
+      if (!(items[2 + k].revents & ZMQ_POLLIN)) continue;
+      Session& session = sessions_[k];
       for (int n = 0; n < 1000; ++n) {
         zmq::message_t frame;
         try {
-          if (!socket_->recv(frame, zmq::recv_flags::dontwait)) break;
+          if (!session.socket->recv(frame, zmq::recv_flags::dontwait)) break;
           while (frame.more()) {  // DEALER: one frame per message expected
             zmq::message_t extra;
-            (void)socket_->recv(extra, zmq::recv_flags::none);
+            (void)session.socket->recv(extra, zmq::recv_flags::none);
             frame.move(extra);
           }
-          handle_frame(frame);
+          handle_frame(session, frame);
         } catch (const kj::Exception& e) {
           ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
         } catch (const zmq::error_t& e) {

@@ -1,20 +1,29 @@
 // worker.h -- zkfarm-worker: one process per device, pinned at launch.
 //
 // Threads:
-//   * the link thread (run()): owns the DEALER socket; sends Hello until
-//     Welcome, heartbeats every interval (it never proves, so a long proof
-//     never silences a healthy worker), turns Tasks into queue entries and
-//     finished tasks into Result/TaskError + Credit, re-sends Hello when the
-//     coordinator goes silent or says it does not know us (coordinator
-//     restart), and handles SIGTERM (signalfd): Shutdown(drain) to the
-//     coordinator, finish what it holds, exit;
+//   * the link thread (run()): owns one DEALER socket per coordinator
+//     (--coordinator, repeatable: a worker serves every coordinator of the
+//     farm, so when one dies and another takes its jobs over the worker goes
+//     on proving for the survivor). Per coordinator it keeps a session: sends
+//     Hello until Welcome, heartbeats every interval (it never proves, so a
+//     long proof never silences a healthy worker), turns Tasks into queue
+//     entries and finished tasks into Result/TaskError on the socket the task
+//     came from, re-sends Hello when that coordinator goes silent or says it
+//     does not know us (coordinator restart). It handles SIGTERM (signalfd):
+//     Shutdown(drain) to every coordinator, finish what it holds, exit;
 //   * `slots` prover threads: take a task, make sure the circuit is resident
 //     (CircuitCache), fetch the witness by reference, prove with the prover
 //     service (prover/prover.h, the CPU or one CUDA device), report per-stage
 //     timings. Failures are prover::Error kinds, mapped to wire codes by
 //     prover::wire_code() only.
-// Credits: the worker grants exactly `slots` tasks at a time (Hello's
-// credits = free slots, one Credit per finished task).
+// Credits: one budget of `slots` across all coordinators: the credits
+// granted and not yet used plus the tasks held never exceed `slots`
+// (Hello says 0 credits; a welcomed session gets Credit messages as slots
+// are free, round robin). A credit that a coordinator leaves unused for
+// kCreditIdleAfter while another coordinator is connected is withdrawn
+// (Credit.withdraw) and offered to the next one, so a coordinator without
+// work never strands the device. A task that crosses a withdrawal on the
+// wire waits in the local queue: the device never runs more than `slots`.
 #pragma once
 
 #include <atomic>
@@ -41,7 +50,8 @@ namespace zkfarm {
 
 struct WorkerConfig {
   std::string worker_id;
-  std::string coordinator = "tcp://127.0.0.1:5555";
+  // Coordinator endpoints, one session each (at least one).
+  std::vector<std::string> coordinators{"tcp://127.0.0.1:5555"};
   std::string redis_url;  // for redis:// witnesses; empty: none
   std::string key_prefix = "zkfarm:";  // redis:// witnesses must name keys under it
   // --witness-root: file:// witnesses are read only under these; empty: the
@@ -51,8 +61,6 @@ struct WorkerConfig {
   std::string cache_dir;  // empty: use the store in place
   std::uint32_t slots = 1;
   std::size_t max_resident = 4;
-  std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
-  std::chrono::milliseconds coordinator_dead_after{5000};
   std::chrono::milliseconds drain_timeout{60000};
   // Without a Welcome this long after saying hello, the worker warns that
   // the coordinator has not answered (naming the keys as the likely cause
@@ -82,7 +90,29 @@ class Worker {
   std::shared_ptr<metrics::WorkerMetrics> metrics() const { return metrics_; }
 
  private:
+  // One coordinator's session (link thread only).
+  struct Session {
+    std::size_t index = 0;
+    std::string endpoint;
+    std::unique_ptr<zmq::socket_t> socket;
+    std::string coordinator_id;  // from Welcome
+    bool welcomed = false;
+    std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
+    std::chrono::milliseconds dead_after{5000};
+    std::chrono::steady_clock::time_point last_heard, next_hello, next_heartbeat, next_miss_check;
+    // While not welcomed: since when, and when to warn next (warn_unanswered()).
+    bool waiting_for_welcome = false;
+    std::chrono::steady_clock::time_point waiting_since, next_unanswered_warning;
+    std::uint64_t heartbeat_sequence = 0;
+    std::uint32_t granted = 0;  // credits it holds unused, as far as we know
+    // Since when its credits have gone unused; after a withdrawal, until
+    // when it counts as idle (others are offered credits first).
+    std::chrono::steady_clock::time_point credit_unused_since, idle_until;
+  };
+  using TaskKey = std::pair<std::size_t, std::uint64_t>;  // (session, task id): ids are per session
+
   struct QueuedTask {
+    std::size_t session = 0;
     std::uint64_t task_id = 0;
     std::string job_id, circuit_id;
     std::uint32_t partition = 0;
@@ -92,19 +122,26 @@ class Worker {
   };
   struct Finished {
     std::string bytes;  // Result or TaskError envelope
+    std::size_t session = 0;
     std::uint64_t task_id = 0;
   };
 
   void prover_main();
   Finished execute(const QueuedTask& task, RedisClient* redis);
   std::string hello_bytes();
-  std::string heartbeat_bytes();
-  void handle_frame(const zmq::message_t& frame);
+  std::string heartbeat_bytes(Session& session);
+  void handle_frame(Session& session, const zmq::message_t& frame);
+  // Sends bytes to a coordinator without blocking (dropped if its queue is full).
+  static void send(Session& session, const std::string& bytes);
+  // Offers free slots to welcomed sessions and withdraws idle credits (link thread).
+  void balance_credits(std::chrono::steady_clock::time_point now);
+  // Forgets a session's credits (it died or rejected us).
+  void end_session(Session& session, std::chrono::steady_clock::time_point next_hello);
   // Samples device memory, resident circuits and evictions into metrics_
   // (link thread, once per heartbeat interval).
   void sample_metrics();
-  // Logs that the coordinator has not answered our Hello (link thread).
-  void warn_unanswered(std::chrono::steady_clock::time_point now);
+  // Logs that a coordinator has not answered our Hello (link thread).
+  void warn_unanswered(const Session& session, std::chrono::steady_clock::time_point now);
 
   WorkerConfig config_;
   std::unique_ptr<prover::Prover> prover_;
@@ -113,24 +150,19 @@ class Worker {
   WitnessPolicy witness_policy_;  // which witnesses the provers may read
   std::uint64_t session_id_;
   zmq::context_t context_;
-  std::unique_ptr<zmq::socket_t> socket_;
+  std::vector<Session> sessions_;
+  std::size_t next_credit_session_ = 0;  // round robin
   Mailbox<Finished> finished_;
 
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<QueuedTask> queue_;
-  std::map<std::uint64_t, std::shared_ptr<std::atomic<bool>>> in_flight_;  // queued or running
+  std::map<TaskKey, std::shared_ptr<std::atomic<bool>>> in_flight_;  // queued or running
   bool stopping_provers_ = false;
   std::vector<std::thread> provers_;
 
   // Link-thread state.
-  bool welcomed_ = false, draining_ = false;
-  std::chrono::steady_clock::time_point last_from_coordinator_;
-  std::chrono::steady_clock::time_point next_hello_;
-  // While not welcomed: since when, and when to warn next (warn_unanswered()).
-  bool waiting_for_welcome_ = false;
-  std::chrono::steady_clock::time_point waiting_since_, next_unanswered_warning_;
-  std::uint64_t heartbeat_sequence_ = 0;
+  bool draining_ = false;
   std::uint64_t evictions_reported_ = 0;
 };
 

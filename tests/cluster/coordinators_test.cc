@@ -1,7 +1,9 @@
 // coordinators_test.cc -- several coordinators share one Redis: each job is
 // taken by exactly one of them (BLMOVE into its own processing list), none is
 // proved twice, and a coordinator killed mid-run recovers its processing
-// list when it restarts under the same --id.
+// list when it restarts under the same --id. Workers given several
+// --coordinator endpoints serve all of them and, when one dies and another
+// takes its jobs over, go on proving for the survivor without a restart.
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
@@ -165,6 +167,60 @@ TEST_F(FarmTest, WithLeasesASurvivingCoordinatorTakesOverADeadOnesJobs) {
   EXPECT_EQ(redis.command({"LLEN", keys.processing("c1")}).as_integer(), 0);
   EXPECT_NE(coordinator_->log().find("jobs of coordinator c2 (lease expired)"), std::string::npos) << logs();
   EXPECT_NE(coordinator_->log().find("already proved"), std::string::npos) << logs();
+}
+
+TEST_F(FarmTest, WorkersServeEveryCoordinatorAndFollowATakeover) {
+  // Two workers, each with a session at both coordinators (one credit
+  // budget of one slot across them). c2 is SIGKILLed mid-run; c1 takes its
+  // jobs over and the same worker processes prove them for c1.
+  const std::vector<std::string> lease = {"--takeover-after-ms", "1500", "--max-active-jobs", "3"};
+  start_coordinator(lease);
+  const int port2 = free_port();
+  const std::string to_first = "tcp://127.0.0.1:" + std::to_string(coordinator_port_);
+  const std::string to_second = "tcp://127.0.0.1:" + std::to_string(port2);
+  std::vector<std::string> argv2 = {runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id",
+                                    "c2", "--listen", to_second, "--artifacts", options_.artifacts, "--heartbeat-ms",
+                                    kTestHeartbeatMs, "--dead-after-ms", kTestDeadAfterMs, "--intake-poll-ms", "50"};
+  argv2.insert(argv2.end(), lease.begin(), lease.end());
+  Process second(argv2, dir_->file("coordinator-c2.log"), {{"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}});
+  for (const char* id : {"w1", "w2"})
+    start_worker(id, {"--coordinator", to_first, "--coordinator", to_second, "--prove-delay-ms", "200"});
+  const std::string bn = "file://" + witness_file("bn128_mul.wtns");
+  const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
+  std::map<std::string, std::size_t> partitions;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const std::string id = "follow-" + std::to_string(i);
+    partitions[id] = 2;
+    farm::submit(options_, i % 2 ? job_json(id, bls12381_.id, {bls, bls}) : job_json(id, bn254_.id, {bn, bn}));
+  }
+  // Both coordinators hand tasks to both workers (one slot each).
+  for (const auto& worker : workers_)
+    for (const char* coordinator : {"from coordinator c1", "from coordinator c2"})
+      ASSERT_TRUE(eventually([&] { return log_contains_text(worker->log(), coordinator); }, 60s))
+          << worker->log_path() << " never got a task " << coordinator << logs();
+  RedisClient redis(options_.redis_url);
+  KeyLayout keys;
+  second.signal(SIGKILL);
+  second.wait_for(10s);
+  std::vector<std::size_t> tasks_at_kill;
+  for (const auto& worker : workers_) tasks_at_kill.push_back(count_occurrences(worker->log(), "from coordinator c1"));
+  for (const auto& [id, n] : partitions) {
+    farm::JobStatus s = wait_job(id, 120s);
+    ASSERT_EQ(s.state, "done") << id << ": " << s.error << logs();
+    const RedisReply events = redis.command({"LRANGE", keys.job_events(id), "0", "-1"});
+    std::size_t proved = 0;
+    for (const auto& e : events.as_array()) proved += json::parse(e.as_string())["type"] == "partition_proved";
+    EXPECT_EQ(proved, n) << id << ": a partition was proved and stored twice";
+    expect_result_verifies(id, n);
+  }
+  EXPECT_EQ(redis.command({"LLEN", keys.processing("c2")}).as_integer(), 0);
+  EXPECT_NE(coordinator_->log().find("jobs of coordinator c2 (lease expired)"), std::string::npos) << logs();
+  // The same processes went on proving for the survivor: each got tasks from
+  // c1 after c2 died, and none was restarted.
+  for (std::size_t k = 0; k < workers_.size(); ++k) {
+    EXPECT_GT(count_occurrences(workers_[k]->log(), "from coordinator c1"), tasks_at_kill[k]) << logs();
+    EXPECT_TRUE(workers_[k]->running()) << logs();
+  }
 }
 
 TEST_F(FarmTest, ACoordinatorThatLostItsLeaseStops) {

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -64,12 +65,13 @@ void FarmTest::kill_coordinator() {
 }
 
 std::size_t FarmTest::start_worker(const std::string& id, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {runfile("worker/zkfarm-worker"), "--cpu",
-                                   "--id", id,
-                                   "--coordinator", "tcp://127.0.0.1:" + std::to_string(coordinator_port_),
-                                   "--redis", options_.redis_url,
-                                   "--artifacts", options_.artifacts,
-                                   "--cache-dir", dir_->file("cache-" + id)};
+  std::vector<std::string> argv = {runfile("worker/zkfarm-worker"), "--cpu", "--id", id};
+  // Workers follow the fixture's coordinator unless told their own.
+  if (std::find(extra.begin(), extra.end(), "--coordinator") == extra.end())
+    argv.insert(argv.end(), {"--coordinator", "tcp://127.0.0.1:" + std::to_string(coordinator_port_)});
+  argv.insert(argv.end(), {"--redis", options_.redis_url,
+                           "--artifacts", options_.artifacts,
+                           "--cache-dir", dir_->file("cache-" + id)});
   argv.insert(argv.end(), extra.begin(), extra.end());
   workers_.push_back(std::make_unique<Process>(argv, dir_->file("worker-" + id + ".log"),
                                                std::map<std::string, std::string>{{"ZKFARM_THREADS", "1"}, {"ZKFARM_METRICS_LISTEN", "127.0.0.1:0"}}));
