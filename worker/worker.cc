@@ -289,8 +289,8 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
           break;
         }
       }
-      ZKLOG(kInfo) << "task " << task.task_id << " received from coordinator " << session.coordinator_id << ": job "
-                   << task.job_id << " partition " << task.partition;
+      ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition
+                   << " from coordinator " << session.coordinator_id;
       if (session.granted > 0) --session.granted;
       session.credit_unused_since = Clock::now();
       std::lock_guard<std::mutex> lock(queue_mutex_);

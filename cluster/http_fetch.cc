@@ -1,0 +1,295 @@
+// http_fetch.cc -- see http_fetch.h.
+#include "cluster/http_fetch.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <system_error>
+
+namespace zkfarm {
+
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Replaces every occurrence of the URL's secret parts in `text` (curl's own
+// messages may quote the URL).
+std::string scrub(std::string text, const std::string& url) {
+  const std::size_t query = url.find_first_of("?#");
+  std::vector<std::string> secrets;
+  secrets.push_back(url);
+  if (query != std::string::npos && query + 1 < url.size()) secrets.push_back(url.substr(query + 1));
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    for (std::size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+      text.replace(at, secret.size(), redact_url(url)), at += 1;
+  }
+  return text;
+}
+
+bool transient_status(long status) { return status == 0 || status == 408 || status == 429 || status >= 500; }
+
+struct CurlHandle {
+  CURL* curl = nullptr;
+  char error[CURL_ERROR_SIZE] = {0};
+  CurlHandle() {
+    global_init();
+    curl = curl_easy_init();
+    if (!curl) throw HttpError("cannot start an HTTP transfer (curl_easy_init failed)", 0, true);
+  }
+  ~CurlHandle() { curl_easy_cleanup(curl); }
+  CurlHandle(const CurlHandle&) = delete;
+  CurlHandle& operator=(const CurlHandle&) = delete;
+};
+
+void configure(CurlHandle& h, const std::string& url, const HttpLimits& limits) {
+  CURL* c = h.curl;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h.error);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, limits.max_redirects);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count() * 1000));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(limits.timeout.count() * 1000));
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(limits.stall_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!limits.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, limits.ca_file.c_str());
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "zkfarm");
+}
+
+// What a write callback sees: the sink for the body, and why it stopped.
+struct Transfer {
+  CurlHandle* handle = nullptr;
+  const HttpLimits* limits = nullptr;
+  bool started = false;
+  long status = 0;
+  std::string refused;  // why the callback stopped the transfer
+  std::function<bool(const char*, std::size_t)> sink;
+  std::function<bool(long status, std::uint64_t length)> on_start;  // false: refused set
+  std::uint64_t received = 0;
+};
+
+std::size_t write_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t bytes = size * count;
+  if (!t->started) {
+    t->started = true;
+    curl_easy_getinfo(t->handle->curl, CURLINFO_RESPONSE_CODE, &t->status);
+    if (t->status < 200 || t->status >= 300) return 0;  // the status is the error
+    curl_off_t length = -1;
+    curl_easy_getinfo(t->handle->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    if (t->on_start && !t->on_start(t->status, length < 0 ? 0 : static_cast<std::uint64_t>(length))) return 0;
+  }
+  t->received += bytes;
+  if (t->received > t->limits->max_bytes) {
+    t->refused = "the body exceeds the size cap of " + std::to_string(t->limits->max_bytes) + " bytes";
+    return 0;
+  }
+  if (!t->sink(data, bytes)) return 0;
+  return bytes;
+}
+
+// Runs the transfer; throws HttpError for anything but a 2xx that the
+// callbacks accepted.
+void perform(CurlHandle& h, const std::string& url, Transfer& t) {
+  curl_easy_setopt(h.curl, CURLOPT_WRITEFUNCTION, write_body);
+  curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, &t);
+  const CURLcode rc = curl_easy_perform(h.curl);
+  if (!t.started) curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &t.status);
+  const std::string where = "GET " + redact_url(url) + ": ";
+  if (!t.refused.empty()) throw HttpError(where + t.refused, t.status, false);
+  if (t.status != 0 && (t.status < 200 || t.status >= 300))
+    throw HttpError(where + "HTTP " + std::to_string(t.status), t.status, transient_status(t.status));
+  if (rc != CURLE_OK) {
+    std::string reason = curl_easy_strerror(rc);
+    if (h.error[0] != '\0') reason += " (" + scrub(h.error, url) + ")";
+    const bool transient = rc != CURLE_FILESIZE_EXCEEDED && rc != CURLE_TOO_MANY_REDIRECTS &&
+                           rc != CURLE_UNSUPPORTED_PROTOCOL && rc != CURLE_URL_MALFORMAT &&
+                           rc != CURLE_PEER_FAILED_VERIFICATION && rc != CURLE_SSL_CACERT_BADFILE;
+    throw HttpError(where + reason, t.status, transient);
+  }
+  if (t.status == 0) throw HttpError(where + "no HTTP response", 0, true);
+}
+
+}  // namespace
+
+bool is_http_url(std::string_view url) {
+  auto starts = [&](std::string_view scheme) {
+    if (url.size() < scheme.size()) return false;
+    for (std::size_t i = 0; i < scheme.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(url[i])) != scheme[i]) return false;
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+std::string redact_url(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  std::string out;
+  std::string_view rest = url;
+  if (scheme_end != std::string_view::npos) {
+    out = std::string(url.substr(0, scheme_end + 3));
+    rest = url.substr(scheme_end + 3);
+    const std::size_t authority_end = rest.find_first_of("/?#");
+    std::string_view authority = rest.substr(0, authority_end);
+    if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
+    out += authority;
+    rest = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  }
+  const std::size_t secret = rest.find_first_of("?#");
+  out += rest.substr(0, secret);
+  if (secret != std::string_view::npos) out += "?<redacted>";
+  return out;
+}
+
+std::string check_http_url(std::string_view url) {
+  if (!is_http_url(url)) return "not an http:// or https:// URL";
+  if (url.size() > 8192) return "longer than 8192 characters";
+  for (char ch : url)
+    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return "contains a space or a control character";
+  const std::string_view rest = url.substr(url.find("://") + 3);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
+  if (authority.empty() || authority[0] == ':') return "has no host";
+  return "";
+}
+
+std::vector<std::uint8_t> http_get(const std::string& url, const HttpLimits& limits,
+                                   std::optional<std::uint64_t> expected_size) {
+  if (const std::string problem = check_http_url(url); !problem.empty())
+    throw HttpError("GET " + redact_url(url) + ": " + problem, 0, false);
+  CurlHandle h;
+  configure(h, url, limits);
+  std::vector<std::uint8_t> body;
+  Transfer t;
+  t.handle = &h;
+  t.limits = &limits;
+  t.on_start = [&](long, std::uint64_t length) {
+    if (expected_size && length != 0 && length != *expected_size) {
+      t.refused = "the server announces " + std::to_string(length) + " bytes, expected " + std::to_string(*expected_size);
+      return false;
+    }
+    const std::uint64_t reserve = expected_size ? *expected_size : length;
+    if (reserve > limits.max_bytes) {
+      t.refused = std::to_string(reserve) + " bytes exceed the size cap of " + std::to_string(limits.max_bytes) + " bytes";
+      return false;
+    }
+    body.reserve(reserve);  // one buffer: the body lands where the prover reads it
+    return true;
+  };
+  t.sink = [&](const char* data, std::size_t n) {
+    if (expected_size && body.size() + n > *expected_size) {
+      t.refused = "the body is longer than the expected " + std::to_string(*expected_size) + " bytes";
+      return false;
+    }
+    body.insert(body.end(), data, data + n);
+    return true;
+  };
+  perform(h, url, t);
+  if (expected_size && body.size() != *expected_size)
+    throw HttpError("GET " + redact_url(url) + ": received " + std::to_string(body.size()) + " bytes, expected " +
+                        std::to_string(*expected_size),
+                    t.status, true);
+  return body;
+}
+
+void http_download(const std::string& url, const std::string& path, const HttpLimits& limits,
+                   std::optional<std::uint64_t> expected_size, const HttpProgress& progress) {
+  if (const std::string problem = check_http_url(url); !problem.empty())
+    throw HttpError("GET " + redact_url(url) + ": " + problem, 0, false);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot open " + path);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  ::fstat(fd, &st);
+  std::uint64_t offset = static_cast<std::uint64_t>(st.st_size);
+  if (expected_size && offset > *expected_size) offset = 0;  // not a prefix of this artifact
+  if (expected_size && offset == *expected_size && offset > 0) {
+    if (progress) progress(offset, offset);
+    return;
+  }
+  for (int attempt = 0;; ++attempt) {
+    CurlHandle h;
+    configure(h, url, limits);
+    if (offset > 0) curl_easy_setopt(h.curl, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(offset));
+    Transfer t;
+    t.handle = &h;
+    t.limits = &limits;
+    std::uint64_t done = offset, total = expected_size.value_or(0);
+    auto last_report = std::chrono::steady_clock::now();
+    std::string write_error;
+    t.on_start = [&](long status, std::uint64_t length) {
+      if (status != 206 && offset > 0) {
+        // The server sent the whole body: start the file over.
+        offset = done = 0;
+      }
+      if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+        write_error = std::strerror(errno);
+        return false;
+      }
+      if (total == 0 && length > 0) total = offset + length;
+      if (expected_size && offset + length > *expected_size) {
+        t.refused = "the server announces " + std::to_string(offset + length) + " bytes, expected " +
+                    std::to_string(*expected_size);
+        return false;
+      }
+      return true;
+    };
+    t.sink = [&](const char* data, std::size_t n) {
+      if (expected_size && done + n > *expected_size) {
+        t.refused = "the body is longer than the expected " + std::to_string(*expected_size) + " bytes";
+        return false;
+      }
+      for (std::size_t written = 0; written < n;) {
+        const ssize_t w = ::write(fd, data + written, n - written);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          write_error = std::strerror(errno);
+          return false;
+        }
+        written += static_cast<std::size_t>(w);
+      }
+      done += n;
+      const auto now = std::chrono::steady_clock::now();
+      if (progress && now - last_report >= std::chrono::seconds(1)) {
+        progress(done, total);
+        last_report = now;
+      }
+      return true;
+    };
+    try {
+      perform(h, url, t);
+    } catch (const HttpError& e) {
+      if (!write_error.empty())
+        throw std::system_error(std::error_code(EIO, std::generic_category()), "cannot write " + path + ": " + write_error);
+      // A range the server cannot satisfy: the partial file is not a prefix
+      // of what it serves now. Start over once.
+      if (e.status() == 416 && offset > 0 && attempt == 0) {
+        offset = 0;
+        continue;
+      }
+      throw;
+    }
+    if (::fsync(fd) != 0) throw std::system_error(errno, std::generic_category(), "cannot write " + path);
+    if (progress) progress(done, total);
+    return;
+  }
+}
+
+}  // namespace zkfarm
