@@ -1,0 +1,445 @@
+// witness_generator.cc -- see witness_generator.h.
+#include "witgen/witness_generator.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace zkfarm::witgen {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// circom's runtime files; <name>.cpp and <name>.dat come on top.
+constexpr const char* kRuntimeFiles[] = {"main.cpp", "calcwit.cpp", "calcwit.hpp", "circom.hpp",
+                                         "fr.cpp",   "fr.hpp",      "fr.asm"};
+
+// Our probe: linked against the generator's objects instead of circom's
+// main, it prints what check_generator() needs.
+constexpr const char* kProbeSource = R"(// zkfarm_probe.cpp -- written by zkfarm: reports the generator's field and sizes.
+#include <gmp.h>
+#include <cstdio>
+#include "circom.hpp"
+#include "fr.hpp"
+int main() {
+  mpz_t prime;
+  mpz_init(prime);
+  mpz_import(prime, Fr_N64, -1, 8, 0, 0, Fr_rawq);
+  char* text = mpz_get_str(nullptr, 10, prime);
+  std::printf("prime %s\nwitness %u\ninput_start %u\ninput_count %u\n", text, get_size_of_witness(),
+              get_main_input_signal_start(), get_main_input_signal_no());
+  return 0;
+}
+)";
+
+constexpr std::string_view kBn254Prime =
+    "21888242871839275222246405745257275088548364400416903493195356178959950495617";
+constexpr std::string_view kBls12381Prime =
+    "52435875175126190479447740508185965837690552500527637822603658699938581184513";
+
+struct ChildResult {
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  bool timed_out = false;
+  std::string output;  // stdout + stderr, at most kMaxCaptured bytes
+};
+
+constexpr std::size_t kMaxCaptured = 64u << 10;
+
+struct ChildSetup {
+  std::string directory;  // chdir here ("" = stay)
+  const RunLimits* limits = nullptr;
+};
+
+// Runs argv[0] with argv (no shell, no PATH search unless argv[0] has no
+// '/': then execvp), stdout+stderr captured, in its own process group.
+// Kills the group at `timeout`. Throws RunFailure when it cannot start.
+ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& setup,
+                      std::chrono::milliseconds timeout) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    throw RunFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
+  const bool search_path = args[0].find('/') == std::string::npos;
+  struct rlimit cpu{}, memory{}, output{}, core{0, 0};
+  if (setup.limits) {
+    cpu = {static_cast<rlim_t>(setup.limits->cpu_seconds), static_cast<rlim_t>(setup.limits->cpu_seconds + 1)};
+    memory = {static_cast<rlim_t>(setup.limits->memory_bytes), static_cast<rlim_t>(setup.limits->memory_bytes)};
+    output = {static_cast<rlim_t>(setup.limits->output_bytes), static_cast<rlim_t>(setup.limits->output_bytes)};
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw RunFailure(std::string("fork failed: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    // Child: async-signal-safe calls only until execv.
+    ::setpgid(0, 0);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(pipe_fds[1], 1);
+    ::dup2(pipe_fds[1], 2);
+    ::close_range(3, ~0u, 0);
+    if (!setup.directory.empty() && ::chdir(setup.directory.c_str()) != 0) ::_exit(126);
+    ::setrlimit(RLIMIT_CORE, &core);
+    if (setup.limits) {
+      ::setrlimit(RLIMIT_CPU, &cpu);
+      ::setrlimit(RLIMIT_AS, &memory);
+      ::setrlimit(RLIMIT_FSIZE, &output);
+    }
+    ::signal(SIGPIPE, SIG_DFL);
+    if (search_path)
+      ::execvp(argv[0], argv.data());
+    else
+      ::execv(argv[0], argv.data());
+    static const char kMessage[] = "exec failed\n";
+    (void)!::write(2, kMessage, sizeof kMessage - 1);
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  ::setpgid(pid, pid);  // also from here: no race with the child's own call
+  ChildResult result;
+  const auto deadline = Clock::now() + timeout;
+  char buffer[4096];
+  bool open = true;
+  while (open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    struct pollfd p{pipe_fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      open = false;
+      break;
+    }
+    if (result.output.size() < kMaxCaptured)
+      result.output.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), kMaxCaptured - result.output.size()));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  // The pipe closed (or we killed the group): the child is gone or going.
+  // A child that closed its output but still runs is killed at the deadline.
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    if (Clock::now() >= deadline && !result.timed_out) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+    }
+    ::usleep(2000);
+  }
+  ::kill(-pid, SIGKILL);  // anything it left behind in its group
+  if (WIFEXITED(status)) {
+    result.exited = true;
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+  }
+  return result;
+}
+
+// The last `limit` bytes of text, trimmed, for quoting in a message.
+std::string quote(const std::string& text, std::size_t limit = kMaxQuotedOutput) {
+  std::string out = text.size() > limit ? "..." + text.substr(text.size() - limit) : text;
+  for (char& c : out)
+    if (c != '\n' && (static_cast<unsigned char>(c) < 32 || c == 127)) c = '?';
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  while (!out.empty() && out.front() == '\n') out.erase(out.begin());
+  return out;
+}
+
+std::string describe_status(const ChildResult& r) {
+  if (r.timed_out) return "timed out";
+  if (r.exited) return "exited with status " + std::to_string(r.exit_code);
+  return std::string("was killed by signal ") + std::to_string(r.signal) + " (" + ::strsignal(r.signal) + ")";
+}
+
+// Runs a build step; throws GeneratorError quoting its output on failure.
+void build_step(const std::vector<std::string>& args, const std::string& directory, const std::string& what,
+                const std::string& source_dir) {
+  ChildSetup setup;
+  setup.directory = directory;
+  const ChildResult r = run_child(args, setup, std::chrono::hours(2));
+  if (r.exited && r.exit_code == 0) return;
+  if (r.exited && r.exit_code == 127 && r.output.find("exec failed") != std::string::npos)
+    throw GeneratorError("witness generator " + source_dir + ": cannot run " + args[0] +
+                         " (install it: tools/install_deps.sh)");
+  throw GeneratorError("witness generator " + source_dir + ": " + what + " failed (" + args[0] + " " +
+                       describe_status(r) + "):\n" + quote(r.output, 4096));
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Strips leading zeros; "" for zero.
+std::string_view significant(std::string_view digits) {
+  while (!digits.empty() && digits.front() == '0') digits.remove_prefix(1);
+  return digits;
+}
+
+// a < b for decimal digit strings.
+bool decimal_less(std::string_view a, std::string_view b) {
+  a = significant(a);
+  b = significant(b);
+  if (a.size() != b.size()) return a.size() < b.size();
+  return a < b;
+}
+
+void check_value(const nlohmann::json& value, const std::string& path, CurveId curve) {
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) check_value(item, path + "." + key, curve);
+    return;
+  }
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) check_value(value[i], path + "[" + std::to_string(i) + "]", curve);
+    return;
+  }
+  std::string digits;
+  if (value.is_number_unsigned()) {
+    digits = std::to_string(value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    throw std::invalid_argument(path + ": " + value.dump() + " is negative (inputs are field elements 0..p-1)");
+  } else if (value.is_number_float()) {
+    throw std::invalid_argument(path + ": " + value.dump() + " is not an integer");
+  } else if (value.is_string()) {
+    digits = value.get<std::string>();
+    const std::string shown = digits.size() > 80 ? digits.substr(0, 80) + "..." : digits;
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument(path + ": \"" + quote(shown, 80) +
+                                  "\" is not a non-negative decimal integer (inputs are field elements 0..p-1, "
+                                  "written in decimal)");
+  } else {
+    throw std::invalid_argument(path + ": " + std::string(value.type_name()) +
+                                " is not a number (inputs are field elements written in decimal)");
+  }
+  if (!decimal_less(digits, field_prime_decimal(curve))) {
+    const std::string shown = digits.size() > 90 ? digits.substr(0, 90) + "..." : digits;
+    throw std::invalid_argument(path + ": " + shown + " is not below the " + curve_display_name(curve) +
+                                " scalar field prime " + std::string(field_prime_decimal(curve)));
+  }
+}
+
+}  // namespace
+
+std::string_view field_prime_decimal(CurveId curve) {
+  return curve == CurveId::kBn254 ? kBn254Prime : kBls12381Prime;
+}
+
+GeneratorInfo build_generator(const std::string& source_dir, const std::string& out_dir,
+                              const BuildOptions& options) {
+  const std::string where = "witness generator " + source_dir;
+  std::error_code ec;
+  if (!fs::is_directory(source_dir, ec))
+    throw GeneratorError(where + ": not a directory (give the <name>_cpp directory that `circom --c` writes)");
+  std::vector<std::string> missing;
+  for (const char* file : kRuntimeFiles)
+    if (!fs::is_regular_file(fs::path(source_dir) / file, ec)) missing.push_back(file);
+  // <name>.cpp: the one .cpp that is not circom's runtime; it needs <name>.dat.
+  std::vector<std::string> circuits;
+  for (const auto& entry : fs::directory_iterator(source_dir, ec)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".cpp") continue;
+    const std::string file = entry.path().filename().string();
+    if (file == "main.cpp" || file == "calcwit.cpp" || file == "fr.cpp") continue;
+    circuits.push_back(entry.path().stem().string());
+  }
+  if (circuits.size() > 1)
+    throw GeneratorError(where + ": expected one circuit source <name>.cpp besides main.cpp, calcwit.cpp and fr.cpp, "
+                                 "found " + std::to_string(circuits.size()) + " (" + circuits[0] + ".cpp, " +
+                         circuits[1] + ".cpp, ...)");
+  if (circuits.empty()) missing.push_back("<name>.cpp");
+  else if (!fs::is_regular_file(fs::path(source_dir) / (circuits[0] + ".dat"), ec)) missing.push_back(circuits[0] + ".dat");
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    throw GeneratorError(where + ": missing " + list + " (expected the output of `circom --c`: main.cpp, calcwit.*, "
+                                 "circom.hpp, fr.*, <name>.cpp, <name>.dat)");
+  }
+  GeneratorInfo info;
+  info.name = circuits[0];
+  // A scratch copy: the user's directory is never written, and the objects
+  // of a half-finished build never reach the output directory.
+  fs::create_directories(out_dir);
+  const fs::path scratch = fs::path(out_dir) / (".build-" + std::to_string(::getpid()) + "-" +
+                                                std::to_string(Clock::now().time_since_epoch().count()));
+  fs::create_directories(scratch);
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{scratch};
+  for (const char* file : kRuntimeFiles) fs::copy_file(fs::path(source_dir) / file, scratch / file);
+  fs::copy_file(fs::path(source_dir) / (info.name + ".cpp"), scratch / (info.name + ".cpp"));
+  {
+    std::ofstream probe(scratch / "zkfarm_probe.cpp");
+    probe << kProbeSource;
+  }
+  const std::string dir = scratch.string();
+  for (const std::string& unit : std::vector<std::string>{"main", "calcwit", "fr", info.name, "zkfarm_probe"})
+    build_step({options.cxx, "-std=c++11", options.optimize, "-I.", "-c", unit + ".cpp", "-o", unit + ".o"}, dir,
+               "compiling " + unit + ".cpp", source_dir);
+  build_step({options.nasm, "-felf64", "fr.asm", "-o", "fr_asm.o"}, dir, "assembling fr.asm", source_dir);
+  const std::vector<std::string> common = {"calcwit.o", "fr.o", "fr_asm.o", info.name + ".o"};
+  auto link = [&](const std::string& output, const std::string& main_object) {
+    std::vector<std::string> args = {options.cxx, "-o", output, main_object};
+    args.insert(args.end(), common.begin(), common.end());
+    args.insert(args.end(), {"-lgmp", "-Wl,-z,noexecstack"});
+    build_step(args, dir, "linking " + output, source_dir);
+  };
+  link(kBinaryName, "main.o");
+  link("zkfarm_probe", "zkfarm_probe.o");
+  RunLimits probe_limits;
+  probe_limits.timeout = std::chrono::seconds(60);
+  ChildSetup setup;
+  setup.directory = dir;
+  setup.limits = &probe_limits;
+  const ChildResult probe = run_child({(scratch / "zkfarm_probe").string()}, setup, probe_limits.timeout);
+  if (!probe.exited || probe.exit_code != 0)
+    throw GeneratorError(where + ": the probe linked against its code " + describe_status(probe) + ": " +
+                         quote(probe.output));
+  std::istringstream lines(probe.output);
+  std::string key, value, prime;
+  bool have_witness = false, have_start = false, have_count = false;
+  while (lines >> key >> value) {
+    try {
+      if (key == "prime") prime = value;
+      else if (key == "witness") info.witness_size = static_cast<std::uint32_t>(std::stoul(value)), have_witness = true;
+      else if (key == "input_start") info.input_start = static_cast<std::uint32_t>(std::stoul(value)), have_start = true;
+      else if (key == "input_count") info.input_count = static_cast<std::uint32_t>(std::stoul(value)), have_count = true;
+    } catch (const std::exception&) {
+      throw GeneratorError(where + ": the probe printed an unreadable " + key + " '" + value + "'");
+    }
+  }
+  if (prime.empty() || !have_witness || !have_start || !have_count)
+    throw GeneratorError(where + ": the probe's report is incomplete: " + quote(probe.output));
+  if (prime == kBn254Prime) info.curve = CurveId::kBn254;
+  else if (prime == kBls12381Prime) info.curve = CurveId::kBls12381;
+  else
+    throw GeneratorError(where + ": its field prime " + prime +
+                         " is neither BN254's nor BLS12-381's scalar field (circom --prime bn128 or bls12381)");
+  // Into place: temporary names, then rename (readers never see half a file).
+  const fs::path out(out_dir);
+  fs::copy_file(scratch / kBinaryName, scratch / "binary.ready");
+  fs::copy_file(fs::path(source_dir) / (info.name + ".dat"), scratch / "dat.ready");
+  fs::permissions(scratch / "binary.ready", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                                fs::perms::others_read | fs::perms::others_exec);
+  fs::rename(scratch / "dat.ready", out / (std::string(kBinaryName) + ".dat"));
+  fs::rename(scratch / "binary.ready", out / kBinaryName);
+  return info;
+}
+
+void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public) {
+  const std::string where = "witness generator " + info.name;
+  if (info.curve != curve)
+    throw GeneratorError(where + " computes over the " + curve_display_name(info.curve) +
+                         " scalar field but the circuit's key is for " + curve_display_name(curve) +
+                         " (compile with circom --prime " + curve_name(curve) + ")");
+  if (info.witness_size != num_vars)
+    throw GeneratorError(where + " writes witnesses of " + std::to_string(info.witness_size) +
+                         " values but the key has " + std::to_string(num_vars) + " signals: not the same circuit");
+  const std::uint32_t outputs = info.input_start > 0 ? info.input_start - 1 : 0;
+  if (num_public < outputs || num_public > outputs + info.input_count)
+    throw GeneratorError(where + " has " + std::to_string(outputs) + " outputs and " +
+                         std::to_string(info.input_count) + " inputs, which cannot make the key's " +
+                         std::to_string(num_public) + " public signals: not the same circuit");
+}
+
+std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
+                                        const std::string& temp_parent, const RunLimits& limits) {
+  if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
+  std::string pattern = temp_parent + "/zkfarm-witgen.XXXXXX";
+  if (!::mkdtemp(pattern.data()))
+    throw RunFailure("cannot create a temporary directory under " + temp_parent + ": " + std::strerror(errno));
+  const fs::path work = pattern;
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{work};
+  {
+    std::ofstream input(work / "input.json", std::ios::binary);
+    input.write(input_json.data(), static_cast<std::streamsize>(input_json.size()));
+    if (!input) throw RunFailure("cannot write the input under " + work.string());
+  }
+  ChildSetup setup;
+  setup.directory = work.string();
+  setup.limits = &limits;
+  const ChildResult r = run_child({binary, "input.json", "witness.wtns"}, setup, limits.timeout);
+  if (r.exited && r.exit_code == 0) {
+    std::error_code ec;
+    if (!fs::is_regular_file(work / "witness.wtns", ec))
+      throw BadInput("the witness generator exited without writing a witness" +
+                     (r.output.empty() ? std::string() : ": " + quote(r.output)));
+    const std::string bytes = read_file(work / "witness.wtns");
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  }
+  if (r.exited && (r.exit_code == 126 || r.exit_code == 127) && r.output.find("exec failed") != std::string::npos)
+    throw RunFailure("cannot start the witness generator " + binary);
+  std::string reason;
+  if (r.timed_out) {
+    reason = "the witness generator did not finish within " +
+             std::to_string(limits.timeout.count()) + " ms and was killed";
+  } else if (!r.exited && (r.signal == SIGXCPU || r.signal == SIGKILL)) {
+    reason = "the witness generator used up its CPU-time limit (" + std::to_string(limits.cpu_seconds) +
+             " s) and was killed";
+  } else if (r.output.find("bad_alloc") != std::string::npos || r.output.find("Cannot allocate") != std::string::npos) {
+    reason = "the witness generator ran out of its memory limit (" + std::to_string(limits.memory_bytes >> 20) +
+             " MiB)";
+  } else if (!r.exited && r.signal == SIGXFSZ) {
+    reason = "the witness generator wrote more than its output limit (" + std::to_string(limits.output_bytes >> 20) +
+             " MiB)";
+  } else if (r.output.find("Failed assert") != std::string::npos || r.output.find("Assert Failed") != std::string::npos) {
+    reason = "a circuit assertion failed (" + describe_status(r) + ")";
+  } else {
+    reason = "the witness generator " + describe_status(r);
+  }
+  const std::string said = quote(r.output);
+  throw BadInput(reason + (said.empty() ? std::string(" without a message") : ": " + said));
+}
+
+void check_input_values(std::string_view input_json, CurveId curve) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(input_json);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument(std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object())
+    throw std::invalid_argument(std::string("expected an object of input signals, found ") + doc.type_name());
+  for (const auto& [key, value] : doc.items()) check_value(value, key, curve);
+}
+
+}  // namespace zkfarm::witgen

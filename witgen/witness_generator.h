@@ -1,0 +1,121 @@
+// witness_generator.h -- circom's C++ witness generators as zkfarm artifacts:
+// build one once, check it against its circuit, run it on a job's input in a
+// sandboxed child process.
+//
+// A generator directory is what `circom --c` writes (<name>_cpp/): main.cpp,
+// calcwit.cpp/.hpp, circom.hpp, fr.cpp/.hpp/.asm, <name>.cpp, <name>.dat.
+// build_generator() compiles it (g++ and nasm, linked with libgmp; circom's
+// main.cpp includes nlohmann/json.hpp) in a scratch copy -- the source
+// directory is never written -- into two files of the output directory:
+//   witness-generator       circom's program: `witness-generator in.json out.wtns`
+//   witness-generator.dat   its constants (circom's main reads <argv[0]>.dat)
+// and probes it with a small program of ours linked against the same
+// objects, which prints the field prime, the witness size and the input
+// signals, so the generator can be checked against the zkey before it is
+// accepted (check_generator).
+//
+// Compilers run as child processes with an argument vector (no shell), like
+// the generator itself. run_generator() gives each run a fresh temporary
+// directory, CPU-time, address-space, file-size and core-dump limits, a
+// wall-clock timeout (the whole process group is killed) and no inherited
+// descriptors but stdin (/dev/null), stdout and stderr (one pipe, read back
+// and quoted in errors). The generated code calls assert()/exit() on bad
+// input, so nothing of it runs inside a zkfarm process.
+//
+// Thread safety: every function is safe to call from several threads at once
+// (nothing shared; the fork()ed child only calls async-signal-safe functions
+// before execv).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/curve_id.h"
+
+namespace zkfarm::witgen {
+
+// A generator directory that cannot be used: missing or extra files, a
+// compiler failure (the compiler's output quoted), a probe that fails, or a
+// mismatch with the circuit. The message says what was expected and found.
+class GeneratorError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The input was refused by the generator: a failed circuit assertion, an
+// unknown signal, a wrong array size, a value the generator cannot parse, a
+// crash, a timeout or the memory limit. what() quotes the generator's own
+// message (at most kMaxQuotedOutput bytes of it).
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The run could not be attempted for a reason that is not the input's
+// fault (no temporary directory, fork failed, binary missing).
+class RunFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::size_t kMaxQuotedOutput = 2048;
+inline constexpr const char* kBinaryName = "witness-generator";
+
+// What the probe reports about a built generator.
+struct GeneratorInfo {
+  std::string name;                // <name> of <name>.cpp
+  CurveId curve = CurveId::kBn254;
+  std::uint32_t witness_size = 0;  // values in the .wtns it writes (= the zkey's signals)
+  std::uint32_t input_start = 0;   // witness index of the first input signal (1 + outputs)
+  std::uint32_t input_count = 0;   // input signals, public and private
+};
+
+struct BuildOptions {
+  std::string cxx = "g++";
+  std::string nasm = "nasm";
+  // circom's Makefile uses -O3; so do we (the witness time is what it buys).
+  std::string optimize = "-O3";
+};
+
+// Compiles `source_dir` into `out_dir` (created; the two files are written
+// under temporary names and renamed) and probes the result. Throws
+// GeneratorError naming the directory and what is wrong.
+GeneratorInfo build_generator(const std::string& source_dir, const std::string& out_dir,
+                              const BuildOptions& options = {});
+
+// Throws GeneratorError unless `info` fits a circuit of `curve` with
+// `num_vars` signals and `num_public` public signals (outputs + public
+// inputs: at least the outputs, at most outputs + inputs).
+void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public);
+
+struct RunLimits {
+  std::chrono::milliseconds timeout{60000};  // wall clock
+  std::uint64_t cpu_seconds = 60;            // RLIMIT_CPU
+  std::uint64_t memory_bytes = 4ull << 30;   // RLIMIT_AS
+  std::uint64_t output_bytes = 8ull << 30;   // RLIMIT_FSIZE (the .wtns)
+};
+
+// Runs `binary` (its .dat beside it) on `input_json` in a new directory
+// under `temp_parent`, returns the .wtns bytes and removes the directory.
+// Throws BadInput (the input's fault, message quoting the generator) or
+// RunFailure (ours).
+std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
+                                        const std::string& temp_parent, const RunLimits& limits);
+
+// Checks an input.json document before any generator sees it: an object
+// whose values are, at any depth of arrays and objects (circom buses), non-
+// negative integers given as decimal strings or JSON integers, each below
+// the field prime of `curve`. Throws std::invalid_argument naming the
+// signal path ("b[1]: 2188... is not below the BN254 scalar field prime").
+// circom's C++ code would reduce an out-of-field value and truncate 3.5;
+// zkfarm refuses both, so every generator agrees on what an input means.
+void check_input_values(std::string_view input_json, CurveId curve);
+
+// The scalar field prime of a curve in decimal.
+std::string_view field_prime_decimal(CurveId curve);
+
+}  // namespace zkfarm::witgen

@@ -1,0 +1,161 @@
+// witness_generator_test.cc -- the sandbox of run_generator() against a
+// hand-made generator that fails in every way (testdata/), the checks of
+// check_input_values(), and build_generator()'s refusals of directories
+// that are not circom's output. Generators compiled by circom itself are
+// tested in tests/interop/run_inputs.sh (it needs node and circom2).
+#include "witgen/witness_generator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace zkfarm::witgen {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string generator() { return fs::absolute("witgen/misbehaving_generator").string(); }
+
+std::string temp_parent() {
+  static const std::string dir = [] {
+    std::string pattern = (fs::temp_directory_path() / "witgen_test.XXXXXX").string();
+    return std::string(::mkdtemp(pattern.data()));
+  }();
+  return dir;
+}
+
+RunLimits quick_limits() {
+  RunLimits limits;
+  limits.timeout = std::chrono::seconds(3);
+  limits.cpu_seconds = 2;
+  limits.memory_bytes = 512ull << 20;
+  return limits;
+}
+
+std::string run_expecting_bad_input(const std::string& mode, const RunLimits& limits) {
+  try {
+    run_generator(generator(), R"({"mode": ")" + mode + R"("})", temp_parent(), limits);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "mode " << mode << ": no BadInput";
+  return "";
+}
+
+TEST(RunGenerator, ReturnsTheWitnessAndLeavesNothingBehind) {
+  auto bytes = run_generator(generator(), R"({"mode": "ok"})", temp_parent(), quick_limits());
+  EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "witness bytes");
+  EXPECT_TRUE(fs::is_empty(temp_parent()));
+}
+
+TEST(RunGenerator, FailedAssertionIsBadInputQuotingTheGenerator) {
+  const std::string message = run_expecting_bad_input("assert", quick_limits());
+  EXPECT_NE(message.find("a circuit assertion failed"), std::string::npos) << message;
+  EXPECT_NE(message.find("Failed assert in template/function Check line 7"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_empty(temp_parent()));
+}
+
+TEST(RunGenerator, CrashIsContained) {
+  const std::string message = run_expecting_bad_input("crash", quick_limits());
+  EXPECT_NE(message.find("killed by signal 11"), std::string::npos) << message;
+}
+
+TEST(RunGenerator, HangIsKilledAtTheTimeout) {
+  RunLimits limits = quick_limits();
+  limits.timeout = std::chrono::milliseconds(500);
+  const std::string message = run_expecting_bad_input("hang", limits);
+  EXPECT_NE(message.find("did not finish within 500 ms"), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_empty(temp_parent()));
+}
+
+TEST(RunGenerator, CpuTimeLimit) {
+  RunLimits limits = quick_limits();
+  limits.cpu_seconds = 1;
+  limits.timeout = std::chrono::seconds(120);
+  const std::string message = run_expecting_bad_input("spin", limits);
+  EXPECT_NE(message.find("CPU-time limit (1 s)"), std::string::npos) << message;
+}
+
+TEST(RunGenerator, MemoryLimit) {
+  const std::string message = run_expecting_bad_input("alloc", quick_limits());
+  EXPECT_NE(message.find("memory limit (512 MiB)"), std::string::npos) << message;
+}
+
+TEST(RunGenerator, ExitWithoutWitness) {
+  const std::string message = run_expecting_bad_input("silent-exit", quick_limits());
+  EXPECT_NE(message.find("without writing a witness"), std::string::npos) << message;
+}
+
+TEST(RunGenerator, MissingBinaryIsNotTheInputsFault) {
+  EXPECT_THROW(run_generator("/nonexistent/witness-generator", "{}", temp_parent(), quick_limits()), RunFailure);
+}
+
+std::string input_error(const std::string& json, CurveId curve = CurveId::kBn254) {
+  try {
+    check_input_values(json, curve);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CheckInputValues, AcceptsDecimalFieldElements) {
+  EXPECT_EQ(input_error(R"({"a": "3", "b": [4, "5"], "bus": {"x": ["0", [1, 2]]}})"), "");
+  EXPECT_EQ(input_error(
+                R"({"a": "21888242871839275222246405745257275088548364400416903493195356178959950495616"})"),
+            "");
+}
+
+TEST(CheckInputValues, NamesTheSignalAndTheProblem) {
+  EXPECT_EQ(input_error(R"({"a": "abc"})"),
+            "a: \"abc\" is not a non-negative decimal integer (inputs are field elements 0..p-1, written in decimal)");
+  EXPECT_EQ(input_error(R"({"b": [1, -2]})"), "b[1]: -2 is negative (inputs are field elements 0..p-1)");
+  EXPECT_EQ(input_error(R"({"a": 3.5})"), "a: 3.5 is not an integer");
+  EXPECT_EQ(input_error(R"({"a": true})"),
+            "a: boolean is not a number (inputs are field elements written in decimal)");
+  EXPECT_NE(input_error(R"({"a": "21888242871839275222246405745257275088548364400416903493195356178959950495617"})")
+                .find("a: 2188824287183927522224640574525727508854836440041690349319535617895995049561"
+                      "7 is not below the BN254 scalar field prime"),
+            std::string::npos);
+  // The BN254 prime is a valid BLS12-381 value.
+  EXPECT_EQ(input_error(R"({"a": "21888242871839275222246405745257275088548364400416903493195356178959950495617"})",
+                        CurveId::kBls12381),
+            "");
+  EXPECT_EQ(input_error("[1]"), "expected an object of input signals, found array");
+  EXPECT_NE(input_error("{").find("not JSON"), std::string::npos);
+}
+
+TEST(BuildGenerator, RefusesDirectoriesThatAreNotCircomOutput) {
+  const fs::path dir = fs::path(temp_parent()) / "not_circom";
+  fs::create_directories(dir);
+  std::ofstream(dir / "main.cpp") << "int main() {}";
+  try {
+    build_generator(dir.string(), (fs::path(temp_parent()) / "out").string());
+    FAIL() << "no GeneratorError";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing calcwit.cpp, calcwit.hpp, circom.hpp, fr.cpp, fr.hpp, fr.asm, "
+                                         "<name>.cpp"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(build_generator("/nonexistent", (fs::path(temp_parent()) / "out").string()), GeneratorError);
+}
+
+TEST(CheckGenerator, NamesTheMismatch) {
+  GeneratorInfo info;
+  info.name = "mul";
+  info.curve = CurveId::kBn254;
+  info.witness_size = 6;
+  info.input_start = 2;
+  info.input_count = 3;
+  EXPECT_NO_THROW(check_generator(info, CurveId::kBn254, 6, 2));
+  EXPECT_THROW(check_generator(info, CurveId::kBls12381, 6, 2), GeneratorError);
+  EXPECT_THROW(check_generator(info, CurveId::kBn254, 7, 2), GeneratorError);
+  EXPECT_THROW(check_generator(info, CurveId::kBn254, 6, 5), GeneratorError);
+  EXPECT_THROW(check_generator(info, CurveId::kBn254, 6, 0), GeneratorError);
+}
+
+}  // namespace
+}  // namespace zkfarm::witgen
