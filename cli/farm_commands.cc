@@ -148,9 +148,11 @@ std::string not_found(const std::string& id) {
 // ---------------------------------------------------------------------------
 // circuit add
 
-const char kCircuitUsage[] = "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--json]";
+const char kCircuitUsage[] =
+    "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR] [--json]";
 const char kCircuitHelp[] =
-    "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--json] [farm options]\n\n"
+    "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR] [--json]\n"
+    "                          [farm options]\n\n"
     "Registers a circuit with the farm: its id is the sha256 of the zkey; the\n"
     "zkey is copied into the artifact store, the PCE (the prover's constraint\n"
     "matrices) and the verifying key are built beside it, and Redis records\n"
@@ -159,12 +161,18 @@ const char kCircuitHelp[] =
     "options:\n"
     "  --r1cs FILE       build the PCE from the circuit's .r1cs: workers then check\n"
     "                    every constraint and name the first unsatisfied one\n"
+    "  --witness-generator DIR\n"
+    "                    the circuit's C++ witness generator, as `circom --c` writes\n"
+    "                    it (<name>_cpp/): built here (g++, nasm, libgmp) into the\n"
+    "                    artifact store and checked against the zkey (prime, signals,\n"
+    "                    public inputs); jobs may then carry inputs instead of\n"
+    "                    witnesses (zkfarm submit --input)\n"
     "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
-    "\nexit: 0 registered, 2 error (bad zkey/r1cs, no artifact store, Redis)\n";
+    "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
 
 int run_circuit(const std::vector<std::string>& argv) {
   return run_guarded("circuit", kCircuitUsage, [&] {
-    Args args(argv, with_farm_options({"r1cs"}), {"json"});
+    Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json"});
     const auto& pos = args.positional();
     if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
     if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (the only one is 'add')");
@@ -175,12 +183,18 @@ int run_circuit(const std::vector<std::string>& argv) {
     if (!fs::is_regular_file(pos[1], ec)) throw InputError(pos[1] + ": no such zkey file");
     if (auto r1cs = args.option("r1cs"); r1cs && !fs::is_regular_file(*r1cs, ec))
       throw InputError(*r1cs + ": no such r1cs file");
-    CircuitInfo info = farm::circuit_add(options, pos[1], args.option("r1cs"));
+    if (auto dir = args.option("witness-generator"); dir && !fs::is_directory(*dir, ec))
+      throw InputError(*dir + ": no such directory (give the <name>_cpp directory that `circom --c` writes)");
+    CircuitInfo info = farm::circuit_add(options, pos[1], args.option("r1cs"), args.option("witness-generator"));
     if (args.flag("json")) {
       json j = {{"id", info.id}, {"curve", curve_name(info.curve)}, {"num_vars", info.num_vars},
                 {"num_public", info.num_public}, {"domain_size", info.domain_size},
                 {"zkey_bytes", info.zkey_bytes}, {"pce_has_c", info.pce_has_c},
                 {"zkey_path", info.zkey_path}, {"pce_path", info.pce_path}, {"vk_path", info.vk_path}};
+      if (info.has_witness_generator()) {
+        j["witness_generator"] = info.witgen_path;
+        j["witness_generator_sha256"] = info.witgen_sha256;
+      }
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s\n", info.id.c_str());
@@ -192,9 +206,12 @@ int run_circuit(const std::vector<std::string>& argv) {
 // ---------------------------------------------------------------------------
 // submit
 
-const char kSubmitUsage[] = "zkfarm submit <circuit> <witness.wtns>... | zkfarm submit <job.json|->";
+const char kSubmitUsage[] =
+    "zkfarm submit <circuit> <witness.wtns>... | zkfarm submit <circuit> --input <in.json>... | "
+    "zkfarm submit <job.json|->";
 const char kSubmitHelp[] =
     "usage: zkfarm submit <circuit> <witness>... [options] [farm options]\n"
+    "       zkfarm submit <circuit> --input <input.json>... [options] [farm options]\n"
     "       zkfarm submit <job.json | -> [farm options]\n\n"
     "Queues a proving job and prints its id. The first form makes one partition\n"
     "per witness: <circuit> is a circuit id (64 hex digits, as printed by\n"
@@ -202,6 +219,10 @@ const char kSubmitHelp[] =
     ".wtns path (sent as a file:// reference: every coordinator and worker host\n"
     "must see it at the same path), a file:// or redis:// URL, or with --inline\n"
     "the file's bytes themselves (tiny witnesses only, up to 1 MiB each).\n"
+    "With --input, each file is instead the circuit's input signals (circom's\n"
+    "input.json, up to 1 MiB): the worker proving the partition computes its\n"
+    "witness with the circuit's witness generator (circuit add\n"
+    "--witness-generator). Job JSON may mix witnesses and inputs.\n"
     "The second form submits job JSON as documented in cluster/README.md (a\n"
     "file ending in .json, or - for standard input).\n\n"
     "options:\n"
@@ -210,7 +231,8 @@ const char kSubmitHelp[] =
     "  --deadline T      unix seconds, or +N for N seconds from now: the job fails\n"
     "                    if it is not done by then; earlier deadlines go first\n"
     "                    among jobs of one priority\n"
-    "  --inline          embed the witness files in the job\n" ZKFARM_FARM_OPTIONS_HELP
+    "  --inline          embed the witness files in the job\n"
+    "  --input           the files are input.json files, not witnesses\n" ZKFARM_FARM_OPTIONS_HELP
     "\nexit: 0 queued, 2 error (invalid job, unknown circuit, duplicate id, Redis)\n";
 
 std::string circuit_id_argument(const std::string& arg) {
@@ -236,7 +258,7 @@ double deadline_argument(const std::string& text) {
 
 int run_submit(const std::vector<std::string>& argv) {
   return run_guarded("submit", kSubmitUsage, [&] {
-    Args args(argv, with_farm_options({"id", "priority", "deadline"}), {"inline"});
+    Args args(argv, with_farm_options({"id", "priority", "deadline"}), {"inline", "input"});
     const auto& pos = args.positional();
     if (pos.empty()) throw UsageError("nothing to submit");
     farm::FarmOptions options = farm_options(args);
@@ -246,6 +268,7 @@ int run_submit(const std::vector<std::string>& argv) {
       for (const char* o : {"id", "priority", "deadline"})
         if (args.option(o)) throw UsageError(std::string("--") + o + " applies to the <circuit> <witness>... form only");
       if (args.flag("inline")) throw UsageError("--inline applies to the <circuit> <witness>... form only");
+      if (args.flag("input")) throw UsageError("--input applies to the <circuit> <input.json>... form only");
       job_text = pos[0] == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(pos[0]);
     } else {
       if (pos.size() < 2) throw UsageError("give a circuit and at least one witness (or one job .json file)");
@@ -253,9 +276,25 @@ int run_submit(const std::vector<std::string>& argv) {
       if (auto id = args.option("id")) job["id"] = *id;
       if (auto p = args.option("priority")) job["priority"] = *p;
       if (auto d = args.option("deadline")) job["deadline"] = deadline_argument(*d);
+      if (args.flag("input") && args.flag("inline")) throw UsageError("--input and --inline exclude each other");
       for (std::size_t i = 1; i < pos.size(); ++i) {
         const std::string& w = pos[i];
-        if (w.rfind("file://", 0) == 0 || w.rfind("redis://", 0) == 0) {
+        if (args.flag("input")) {
+          std::error_code ec;
+          if (!fs::is_regular_file(w, ec)) throw InputError(w + ": no such input file");
+          const auto size = fs::file_size(w, ec);
+          if (size > kMaxInputBytes)
+            throw InputError(w + ": " + std::to_string(size) + " bytes; an input is at most " +
+                             std::to_string(kMaxInputBytes) + " bytes");
+          json input;
+          try {
+            input = json::parse(read_text_file(w));
+          } catch (const json::parse_error& e) {
+            throw InputError(w + ": not JSON: " + e.what());
+          }
+          if (!input.is_object()) throw InputError(w + ": expected an object of input signals (circom's input.json)");
+          job["partitions"].push_back({{"input", std::move(input)}});
+        } else if (w.rfind("file://", 0) == 0 || w.rfind("redis://", 0) == 0) {
           if (args.flag("inline")) throw UsageError("--inline needs local witness files, got URL " + w);
           job["partitions"].push_back({{"witness", w}});
         } else if (args.flag("inline")) {

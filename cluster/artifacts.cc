@@ -106,6 +106,12 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       info.vk_path = value;
     } else if (field == "vk_sha256") {
       info.vk_sha256 = value;
+    } else if (field == "witgen") {
+      info.witgen_path = value;
+    } else if (field == "witgen_sha256") {
+      info.witgen_sha256 = value;
+    } else if (field == "witgen_dat_sha256") {
+      info.witgen_dat_sha256 = value;
     }
   }
   if (!have_curve || info.num_vars == 0 || info.zkey_path.empty() || info.pce_path.empty() ||
@@ -115,14 +121,20 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
 }
 
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info) {
-  redis.transaction({
+  std::vector<std::vector<std::string>> commands = {
+      // A circuit added again without a generator keeps none.
+      {"HDEL", keys.circuit(info.id), "witgen", "witgen_sha256", "witgen_dat_sha256"},
       {"HSET", keys.circuit(info.id), "curve", curve_name(info.curve), "num_vars",
        std::to_string(info.num_vars), "num_public", std::to_string(info.num_public), "domain_size",
        std::to_string(info.domain_size), "zkey_bytes", std::to_string(info.zkey_bytes), "pce_has_c",
        info.pce_has_c ? "1" : "0", "zkey", info.zkey_path, "pce", info.pce_path, "vk", info.vk_path, "vk_sha256",
        info.vk_sha256},
       {"SADD", keys.circuits(), info.id},
-  });
+  };
+  if (info.has_witness_generator())
+    commands.push_back({"HSET", keys.circuit(info.id), "witgen", info.witgen_path, "witgen_sha256",
+                        info.witgen_sha256, "witgen_dat_sha256", info.witgen_dat_sha256});
+  redis.transaction(commands);
 }
 
 namespace {
@@ -243,6 +255,8 @@ std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClien
     }
     case WitnessRef::Kind::kInline:
       return FileBytes::copy(ref.inline_bytes, ref.describe());
+    case WitnessRef::Kind::kInput:
+      throw WitnessUnavailable(ref.describe() + ": an input, not a witness (the worker computes its witness)");
   }
   throw WitnessUnavailable("witness reference of unknown kind");
 }

@@ -5,6 +5,8 @@
 //   <root>/<id>/circuit.zkey   the proving key, byte-identical to what was added
 //   <root>/<id>/circuit.pce    the PCE (formats/pce.h), built once at add time
 //   <root>/<id>/vk.json        the verifying key (snarkjs JSON) for the coordinator
+//   <root>/<id>/witgen/        optional: the circuit's witness generator
+//                              (witness-generator + witness-generator.dat, witgen/)
 // Files are written to a temp name and renamed, so readers never see a
 // partial artifact. Redis records each circuit in <p>circuit:<id> with paths
 // relative to the root, so hosts may mount the store at different places.
@@ -50,6 +52,13 @@ struct CircuitInfo {
   std::string pce_path = "";
   std::string vk_path = "";       // snarkjs verification_key.json, relative
   std::string vk_sha256 = "";
+  // A witness generator (`zkfarm circuit add --witness-generator`; empty:
+  // none, jobs must carry witnesses): circom's C++ program, relative to the
+  // root, its .dat beside it, and their sha256s (workers check them).
+  std::string witgen_path = "";
+  std::string witgen_sha256 = "";
+  std::string witgen_dat_sha256 = "";
+  bool has_witness_generator() const { return !witgen_path.empty(); }
 };
 
 class ArtifactStore {
@@ -60,6 +69,9 @@ class ArtifactStore {
   static std::string zkey_relative(const std::string& id) { return id + "/circuit.zkey"; }
   static std::string pce_relative(const std::string& id) { return id + "/circuit.pce"; }
   static std::string vk_relative(const std::string& id) { return id + "/vk.json"; }
+  // <id>/witgen/witness-generator and .dat beside it.
+  static std::string witgen_dir_relative(const std::string& id) { return id + "/witgen"; }
+  static std::string witgen_relative(const std::string& id) { return id + "/witgen/witness-generator"; }
 
  private:
   std::string root_;

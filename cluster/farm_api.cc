@@ -11,6 +11,7 @@
 #include "formats/r1cs.h"
 #include "formats/snarkjs_json.h"
 #include "formats/zkey.h"
+#include "witgen/witness_generator.h"
 
 namespace zkfarm::farm {
 
@@ -46,7 +47,8 @@ std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(t
 }  // namespace
 
 CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
-                        const std::optional<std::string>& r1cs_path) {
+                        const std::optional<std::string>& r1cs_path,
+                        const std::optional<std::string>& witness_generator_dir) {
   if (options.artifacts.empty()) throw FarmError("no artifact store given (--artifacts or ZKFARM_ARTIFACTS)");
   // A file that is not a Groth16 zkey fails here, naming it, before
   // anything is copied into the store.
@@ -89,6 +91,25 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
   write_text_file(store.absolute(info.vk_path), vk_text);
   info.vk_sha256 = sha256_hex(
       std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(vk_text.data()), vk_text.size()));
+  if (witness_generator_dir) {
+    // Built next to the final place, checked, then renamed into it: a
+    // generator that fails its check never replaces a good one.
+    const std::string final_dir = store.absolute(ArtifactStore::witgen_dir_relative(info.id));
+    const std::string staging = final_dir + ".new." + std::to_string(::getpid());
+    fs::remove_all(staging);
+    try {
+      const witgen::GeneratorInfo generator = witgen::build_generator(*witness_generator_dir, staging);
+      witgen::check_generator(generator, info.curve, info.num_vars, info.num_public);
+    } catch (...) {
+      fs::remove_all(staging);
+      throw;
+    }
+    fs::remove_all(final_dir);
+    fs::rename(staging, final_dir);
+    info.witgen_path = ArtifactStore::witgen_relative(info.id);
+    info.witgen_sha256 = sha256_file_hex(store.absolute(info.witgen_path));
+    info.witgen_dat_sha256 = sha256_file_hex(store.absolute(info.witgen_path) + ".dat");
+  }
   RedisClient redis(options.redis_url);
   store_circuit_info(redis, KeyLayout(options.prefix), info);
   return info;
@@ -99,8 +120,21 @@ std::string submit(const FarmOptions& options, std::string_view job_json) {
   if (spec.id.empty()) spec.id = random_id();
   RedisClient redis(options.redis_url);
   KeyLayout keys(options.prefix);
-  if (redis.command({"EXISTS", keys.circuit(spec.circuit)}).as_integer() == 0)
+  const std::optional<CircuitInfo> circuit = load_circuit_info(redis, keys, spec.circuit);
+  if (!circuit)
     throw FarmError("unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
+  // Inputs: the same checks as the coordinator's intake, before anything is queued.
+  for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
+    if (spec.partitions[i].kind != WitnessRef::Kind::kInput) continue;
+    if (!circuit->has_witness_generator())
+      throw FarmError("partitions[" + std::to_string(i) + "] carries an input but circuit " + spec.circuit +
+                      " has no witness generator (register it with `zkfarm circuit add --witness-generator DIR`)");
+    try {
+      witgen::check_input_values(spec.partitions[i].input_json, circuit->curve);
+    } catch (const std::invalid_argument& e) {
+      throw FarmError("partitions[" + std::to_string(i) + "].input: " + e.what());
+    }
+  }
   JobStore store(redis, keys);
   std::string existing_state;
   if (!store.submit(spec, &existing_state))

@@ -1,6 +1,7 @@
 // farm_api.h -- the client side of the farm, for the CLI's farm commands:
 //
-//   zkfarm circuit add <circuit.zkey> [--r1cs c.r1cs]   -> circuit_add
+//   zkfarm circuit add <circuit.zkey> [--r1cs c.r1cs] [--witness-generator DIR]
+//                                                       -> circuit_add
 //   zkfarm submit <job.json>                             -> submit (prints the id)
 //   zkfarm status <id>                                   -> status
 //   zkfarm wait <id> [--timeout S]                       -> wait
@@ -44,8 +45,14 @@ struct FarmOptions {
 // then workers check every constraint and name the failing one; else from
 // the zkey's coefficients), writes vk.json, records <p>circuit:<id>.
 // Idempotent: an existing circuit is re-recorded, artifacts kept.
+// With witness_generator_dir (circom's `--c` output), also builds the
+// circuit's witness generator into <artifacts>/<id>/witgen/ and checks it
+// against the zkey (witgen/witness_generator.h) before anything is recorded:
+// a bad directory, a compiler failure or a mismatch throws
+// witgen::GeneratorError naming it, and the record is left as it was.
 CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
-                        const std::optional<std::string>& r1cs_path = std::nullopt);
+                        const std::optional<std::string>& r1cs_path = std::nullopt,
+                        const std::optional<std::string>& witness_generator_dir = std::nullopt);
 
 // Validates job_json (job.h), assigns an id when it has none, checks that
 // the circuit is registered, and queues it. Returns the job id. Throws

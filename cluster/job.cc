@@ -109,6 +109,7 @@ std::string WitnessRef::describe() const {
     case Kind::kFile: return "file://" + location;
     case Kind::kRedis: return "redis://" + location;
     case Kind::kInline: return "inline witness (" + std::to_string(inline_bytes.size()) + " bytes)";
+    case Kind::kInput: return "input (" + std::to_string(input_json.size()) + " bytes)";
   }
   return "?";
 }
@@ -239,12 +240,24 @@ JobSpec parse_job(std::string_view text, bool require_id) {
     if (!p.is_object()) throw JobError(field + ": expected an object or a witness URL, got " + type_name(p));
     auto url = p.find("witness");
     auto b64 = p.find("witness_base64");
+    auto input = p.find("input");
     for (auto it = p.begin(); it != p.end(); ++it)
-      if (it.key() != "witness" && it.key() != "witness_base64")
-        throw JobError(field + ": unknown field '" + it.key() + "' (expected witness or witness_base64)");
-    if ((url == p.end()) == (b64 == p.end()))
-      throw JobError(field + ": give exactly one of witness (a URL) and witness_base64");
-    if (url != p.end()) {
+      if (it.key() != "witness" && it.key() != "witness_base64" && it.key() != "input")
+        throw JobError(field + ": unknown field '" + it.key() + "' (expected witness, witness_base64 or input)");
+    if ((url != p.end()) + (b64 != p.end()) + (input != p.end()) != 1)
+      throw JobError(field + ": give exactly one of witness (a URL), witness_base64 and input");
+    if (input != p.end()) {
+      if (!input->is_object())
+        throw JobError(field + ".input: expected an object of input signals (circom's input.json), got " +
+                       type_name(*input));
+      WitnessRef ref;
+      ref.kind = WitnessRef::Kind::kInput;
+      ref.input_json = input->dump();
+      if (ref.input_json.size() > kMaxInputBytes)
+        throw JobError(field + ".input: " + std::to_string(ref.input_json.size()) +
+                       " bytes serialized, the limit is " + std::to_string(kMaxInputBytes));
+      spec.partitions.push_back(std::move(ref));
+    } else if (url != p.end()) {
       if (!url->is_string()) throw JobError(field + ".witness: expected a string, got " + type_name(*url));
       spec.partitions.push_back(parse_witness_url(url->get<std::string>(), field + ".witness"));
     } else {
@@ -304,6 +317,7 @@ std::string JobSpec::to_json() const {
       }
       case WitnessRef::Kind::kRedis: parts.push_back({{"witness", "redis://" + p.location}}); break;
       case WitnessRef::Kind::kInline: parts.push_back({{"witness_base64", base64_encode(p.inline_bytes)}}); break;
+      case WitnessRef::Kind::kInput: parts.push_back({{"input", json::parse(p.input_json)}}); break;
     }
   }
   doc["partitions"] = std::move(parts);

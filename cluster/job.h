@@ -9,7 +9,9 @@
 //     "partitions": [                   1..kMaxPartitions entries, proved independently
 //       {"witness": "file:///shared/p0.wtns"},   a file every worker host can read
 //       {"witness": "redis://zkfarm:wtns:p1"},   a Redis string key (small witnesses)
-//       {"witness_base64": "d3RucwIAAAA..."}     the .wtns bytes inline (tiny ones)
+//       {"witness_base64": "d3RucwIAAAA..."},    the .wtns bytes inline (tiny ones)
+//       {"input": {"a": "3", "b": ["4", "5"]}}   circom input signals: the worker
+//                                                 computes the witness (witgen/)
 //     ],
 //     "metadata": {...}                 optional, opaque, kept with the job
 //   }
@@ -45,6 +47,7 @@ class JobError : public std::runtime_error {
 
 inline constexpr std::size_t kMaxPartitions = 4096;
 inline constexpr std::size_t kMaxInlineWitnessBytes = 1u << 20;
+inline constexpr std::size_t kMaxInputBytes = 1u << 20;  // one partition's "input", serialized
 inline constexpr std::size_t kMaxJobJsonBytes = 8u << 20;
 inline constexpr std::size_t kMaxJobJsonDepth = 32;
 inline constexpr std::size_t kMaxMetadataBytes = 64u << 10;
@@ -52,12 +55,17 @@ inline constexpr std::size_t kMaxJobIdLength = 128;
 // The id alphabet, for messages: "A-Z a-z 0-9 . _ -".
 inline constexpr const char* kJobIdAlphabet = "A-Z a-z 0-9 . _ -";
 
+// What a partition is proved from: a witness (by reference or inline), or
+// the circuit's input signals, from which the worker that proves it
+// computes the witness with the circuit's witness generator.
 struct WitnessRef {
-  enum class Kind { kFile, kRedis, kInline };
+  enum class Kind { kFile, kRedis, kInline, kInput };
   Kind kind = Kind::kFile;
   std::string location;               // kFile: absolute path; kRedis: key
   std::vector<std::uint8_t> inline_bytes;  // kInline
-  // "file:///p/a.wtns", "redis://key", "inline (300 bytes)".
+  std::string input_json;             // kInput: the input object, compact JSON
+  // "file:///p/a.wtns", "redis://key", "inline witness (300 bytes)",
+  // "input (52 bytes)".
   std::string describe() const;
 };
 

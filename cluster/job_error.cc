@@ -7,13 +7,14 @@
 namespace zkfarm {
 namespace {
 
-constexpr std::array<std::pair<JobErrorCode, std::string_view>, 21> kNames = {{
+constexpr std::array<std::pair<JobErrorCode, std::string_view>, 22> kNames = {{
     {JobErrorCode::kInvalidJob, "invalidJob"},
     {JobErrorCode::kUnknownCircuit, "unknownCircuit"},
     {JobErrorCode::kBadWitness, "badWitness"},
     {JobErrorCode::kWitnessLength, "witnessLength"},
     {JobErrorCode::kUnsatisfied, "unsatisfied"},
     {JobErrorCode::kWrongCurve, "wrongCurve"},
+    {JobErrorCode::kBadInput, "badInput"},
     {JobErrorCode::kWitnessUnavailable, "witnessUnavailable"},
     {JobErrorCode::kArtifactChecksum, "artifactChecksum"},
     {JobErrorCode::kOutOfMemory, "outOfMemory"},
@@ -51,6 +52,7 @@ bool claims_bad_input(JobErrorCode code) {
     case JobErrorCode::kWitnessLength:
     case JobErrorCode::kUnsatisfied:
     case JobErrorCode::kWrongCurve:
+    case JobErrorCode::kBadInput:
       return true;
     default:
       return false;

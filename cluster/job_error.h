@@ -20,6 +20,7 @@ enum class JobErrorCode {
   kWitnessLength,       // witness length differs from the circuit's signals
   kUnsatisfied,         // witness fails a constraint
   kWrongCurve,          // witness field differs from the circuit's
+  kBadInput,            // the witness generator refused a partition's input
   kWitnessUnavailable,  // witness reference could not be read
   // A worker or its environment failed (the partition is retried).
   kArtifactChecksum,

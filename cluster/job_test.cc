@@ -63,6 +63,20 @@ TEST(Job, ClearErrors) {
   expect_error(job(R"("partitions":[7])"), "partitions[0]: expected an object or a witness URL");
 }
 
+TEST(Job, InputPartitions) {
+  JobSpec spec = parse_job(job(R"("partitions":[{"input":{"a":"3","b":["4","5"]}},{"witness":"redis://zk:w"}])"));
+  ASSERT_EQ(spec.partitions.size(), 2u);
+  EXPECT_EQ(spec.partitions[0].kind, WitnessRef::Kind::kInput);
+  EXPECT_EQ(spec.partitions[0].input_json, R"({"a":"3","b":["4","5"]})");
+  EXPECT_EQ(spec.partitions[0].describe(), "input (23 bytes)");
+  EXPECT_EQ(parse_job(spec.to_json()).to_json(), spec.to_json());
+  expect_error(job(R"("partitions":[{"input":[1,2]}])"), "partitions[0].input: expected an object of input signals");
+  expect_error(job(R"("partitions":[{"input":{},"witness":"redis://k"}])"), "exactly one of witness");
+  expect_error(job(R"("partitions":[{"inputs":{}}])"), "unknown field 'inputs' (expected witness, witness_base64 or input)");
+  const std::string big = R"({"input":{"pad":")" + std::string(kMaxInputBytes, 'x') + R"("}})";
+  expect_error(job(R"("partitions":[)" + big + "]"), "partitions[0].input: 1048586 bytes serialized, the limit is 1048576");
+}
+
 // A number beyond a double made nlohmann throw out_of_range, not a
 // parse_error: it escaped parse_job as a foreign exception (found by
 // cluster/job_fuzz; the input is in its corpus).

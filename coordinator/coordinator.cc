@@ -217,7 +217,14 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
   request.item.circuit = accepted->prepared->circuit;
   auto proof = result.getProof();
   request.item.proof.assign(reinterpret_cast<const char*>(proof.begin()), proof.size());
-  request.item.public_inputs = accepted->prepared->partition_public_inputs(accepted->partition);
+  if (accepted->prepared->spec.partitions[accepted->partition].kind == WitnessRef::Kind::kInput) {
+    // The worker computed this witness: verify against the public signals it
+    // reports (a wrong length can only fail verification).
+    auto reported = result.getPublicInputs();
+    request.item.public_inputs.assign(reported.begin(), reported.end());
+  } else {
+    request.item.public_inputs = accepted->prepared->partition_public_inputs(accepted->partition);
+  }
   request.accepted = std::move(*accepted);
   verify_queue_.push(std::move(request));
 }

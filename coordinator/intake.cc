@@ -7,6 +7,7 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/log.h"
+#include "witgen/witness_generator.h"
 
 namespace zkfarm {
 
@@ -254,6 +255,24 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
   for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
     const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
+    if (spec.partitions[i].kind == WitnessRef::Kind::kInput) {
+      // The worker that proves it computes the witness, and reports its
+      // public signals with the proof; until then they are zeros here.
+      if (!circuit->has_witness_generator()) {
+        fail(spec.id, JobErrorCode::kInvalidJob,
+             "partition " + std::to_string(i) + " carries an input but circuit " + spec.circuit +
+                 " has no witness generator (register it with `zkfarm circuit add --witness-generator DIR`)");
+        return;
+      }
+      try {
+        witgen::check_input_values(spec.partitions[i].input_json, circuit->curve);
+      } catch (const std::invalid_argument& e) {
+        fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
+        return;
+      }
+      job.public_inputs.resize(job.public_inputs.size() + job.public_bytes);
+      continue;
+    }
     WitnessSummary summary;
     try {
       summary = summarize_witness(fetch_witness(spec.partitions[i], &redis, witness_policy_), circuit->num_public);

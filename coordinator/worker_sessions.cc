@@ -53,6 +53,7 @@ JobErrorCode job_error_from_wire(wire::ErrorCode code) {
     case wire::ErrorCode::UNKNOWN_SESSION: return JobErrorCode::kUnknownSession;
     case wire::ErrorCode::SHUTTING_DOWN: return JobErrorCode::kShuttingDown;
     case wire::ErrorCode::WORKER_ID_TAKEN: return JobErrorCode::kWorkerIdTaken;
+    case wire::ErrorCode::BAD_INPUT: return JobErrorCode::kBadInput;
   }
   return JobErrorCode::kUnknown;
 }
@@ -113,9 +114,14 @@ void WorkerSessions::send_task(const TaskOrder& order) {
                switch (witness.kind) {
                  case WitnessRef::Kind::kFile: w.setFile(witness.location); break;
                  case WitnessRef::Kind::kRedis: w.setRedisKey(witness.location); break;
+                 case WitnessRef::Kind::kInput: w.setInput(witness.input_json); break;
                  case WitnessRef::Kind::kInline:
                    w.setInline(kj::arrayPtr(witness.inline_bytes.data(), witness.inline_bytes.size()));
                    break;
+               }
+               if (witness.kind == WitnessRef::Kind::kInput) {
+                 t.setWitnessGeneratorSha256(job.prepared->circuit.witgen_sha256);
+                 t.setWitnessGeneratorDatSha256(job.prepared->circuit.witgen_dat_sha256);
                }
                if (job.deadline_unix) t.setDeadlineUnixMs(static_cast<std::uint64_t>(*job.deadline_unix * 1000));
              }));

@@ -152,6 +152,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::UNKNOWN_SESSION: return "unknownSession";
     case ErrorCode::SHUTTING_DOWN: return "shuttingDown";
     case ErrorCode::WORKER_ID_TAKEN: return "workerIdTaken";
+    case ErrorCode::BAD_INPUT: return "badInput";
   }
   return "unknown";
 }

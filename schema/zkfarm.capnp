@@ -51,6 +51,7 @@ enum ErrorCode {
   unknownSession @14;     # Reject: a message from a worker without Hello
   shuttingDown @15;
   workerIdTaken @16;      # Reject: the worker id has a live session, or is bound to another CURVE key
+  badInput @17;           # the circuit's witness generator refused the partition's input
 }
 
 struct DeviceInfo {
@@ -105,6 +106,7 @@ struct WitnessRef {
     file @0 :Text;     # absolute path (from a file:// URL) on shared storage
     redisKey @1 :Text; # a Redis string key holding the .wtns bytes
     inline @2 :Data;   # the .wtns bytes themselves (tiny witnesses only)
+    input @3 :Text;    # circom input signals (JSON object): the worker computes the witness
   }
 }
 
@@ -117,6 +119,10 @@ struct Task {
   curve @5 :Curve;
   witness @6 :WitnessRef;
   deadlineUnixMs @7 :UInt64;  # 0 = none
+  # Input partitions: sha256 of the circuit's witness generator and of its
+  # .dat in the artifact store (the worker checks them before running it).
+  witnessGeneratorSha256 @8 :Text;
+  witnessGeneratorDatSha256 @9 :Text;
 }
 
 struct StageTimings {
@@ -129,6 +135,7 @@ struct StageTimings {
   msmSeconds @6 :Float64;
   proveSeconds @7 :Float64;         # the prover's own total
   totalSeconds @8 :Float64;         # task receipt to result
+  witnessGenSeconds @9 :Float64;    # input partitions: the witness generator's run
 }
 
 struct Result {
@@ -141,6 +148,10 @@ struct Result {
   timings @4 :StageTimings;
   deviceUuid @5 :Text;
   circuitWasResident @6 :Bool;
+  # Input partitions only: the public signals of the witness the worker
+  # computed (witness[1..nPublic], canonical little-endian, n8 bytes each),
+  # which the coordinator verifies the proof against.
+  publicInputs @7 :Data;
 }
 
 struct TaskError {

@@ -9,7 +9,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "cluster/curve_keys.h"
 #include "cluster/flags.h"
@@ -48,6 +51,14 @@ int main(int argc, char** argv) {
       .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
       .value("slots", "1", "tasks held at once (credits)")
       .value("max-resident", "4", "circuits kept loaded")
+      .value("witgen-workers", "auto",
+             "witness generator runs at once for input partitions (credits on top of --slots); auto: the host's "
+             "cores minus 2 with --device, 1 with --cpu (the CPU prover uses every core)")
+      .value("witgen-timeout-s", "300", "a witness generator run is killed after this long (and its input refused)")
+      .value("witgen-memory-mib", "16384", "address-space limit of a witness generator run")
+      .value("witgen-temp-dir", "",
+             "where each generator run gets its own directory (default: /dev/shm when writable, else $TMPDIR or "
+             "/tmp): the witness is read back from there")
       .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
       .value("inject-fault", "", "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
@@ -101,6 +112,20 @@ int main(int argc, char** argv) {
     config.cache_dir = flags.get("cache-dir");
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
+    if (flags.get("witgen-workers") == "auto") {
+      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      config.witgen_workers = flags.get("device").empty() ? 1 : std::max(1u, cores > 2 ? cores - 2 : 1u);
+    } else {
+      config.witgen_workers = static_cast<std::uint32_t>(flags.get_int("witgen-workers", 0, 1024));
+    }
+    config.witgen_limits.timeout = std::chrono::seconds(flags.get_int("witgen-timeout-s", 1, 86400));
+    config.witgen_limits.cpu_seconds = static_cast<std::uint64_t>(flags.get_int("witgen-timeout-s", 1, 86400));
+    config.witgen_limits.memory_bytes = static_cast<std::uint64_t>(flags.get_int("witgen-memory-mib", 64, 1 << 24)) << 20;
+    config.witgen_temp_dir = flags.get("witgen-temp-dir");
+    if (config.witgen_temp_dir.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      config.witgen_temp_dir = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
+    }
     config.drain_timeout = std::chrono::seconds(flags.get_int("drain-timeout-s", 0, 86400));
     config.inject_fault = flags.get("inject-fault");
     if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")

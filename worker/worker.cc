@@ -69,6 +69,7 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
   metrics_->set_device_info(device.name, device.uuid, device.backend);
   metrics_->memory_total_bytes().Set(static_cast<double>(device.memory_bytes));
   metrics_->slots().Set(config_.slots);
+  metrics_->witgen_workers().Set(config_.witgen_workers);
   sample_metrics();
 }
 
@@ -105,7 +106,10 @@ Worker::~Worker() {
     stopping_provers_ = true;
   }
   queue_cv_.notify_all();
+  witgen_cv_.notify_all();
   for (auto& t : provers_)
+    if (t.joinable()) t.join();
+  for (auto& t : witgen_threads_)
     if (t.joinable()) t.join();
 }
 
@@ -136,7 +140,7 @@ std::string Worker::hello_bytes() {
     // answers must not hold part of the budget.
     h.setCredits(0);
     h.setSoftwareVersion("zkfarm-worker 0.1");
-    h.setMaxTasks(config_.slots);
+    h.setMaxTasks(capacity());
   });
 }
 
@@ -205,7 +209,7 @@ void Worker::balance_credits(Clock::time_point now) {
   // tasks can exceed the budget for a moment (a task that crossed a
   // withdrawal): then nothing is offered until they finish.
   const std::uint64_t used = held + granted;
-  std::uint64_t free = config_.slots > used ? config_.slots - used : 0;
+  std::uint64_t free = capacity() > used ? capacity() - used : 0;
   while (free > 0) {
     // Round robin, coordinators that recently left credits unused last.
     Session* chosen = nullptr;
@@ -288,6 +292,12 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
           task.witness.inline_bytes.assign(data.begin(), data.end());
           break;
         }
+        case wire::WitnessRef::INPUT:
+          task.witness.kind = WitnessRef::Kind::kInput;
+          task.witness.input_json = w.getInput().cStr();
+          task.witgen_sha256 = t.getWitnessGeneratorSha256().cStr();
+          task.witgen_dat_sha256 = t.getWitnessGeneratorDatSha256().cStr();
+          break;
       }
       ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition
                    << " from coordinator " << session.coordinator_id;
@@ -295,8 +305,15 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
       session.credit_unused_since = Clock::now();
       std::lock_guard<std::mutex> lock(queue_mutex_);
       in_flight_[{session.index, task.task_id}] = task.cancelled;
-      queue_.push_back(std::move(task));
-      queue_cv_.notify_one();
+      if (task.witness.kind == WitnessRef::Kind::kInput) {
+        // The witness generator pool first, then a prover.
+        witgen_queue_.push_back(std::move(task));
+        metrics_->witgen_queue_depth().Set(static_cast<double>(witgen_queue_.size()));
+        witgen_cv_.notify_one();
+      } else {
+        queue_.push_back(std::move(task));
+        queue_cv_.notify_one();
+      }
       break;
     }
     case wire::Envelope::Body::CANCEL: {
@@ -344,9 +361,9 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
       metrics_->circuit_load_duration(task.circuit_id).Observe(load_seconds);
     }
     t0 = Clock::now();
-    std::shared_ptr<const FileBytes> witness;
+    std::shared_ptr<const FileBytes> witness = task.generated;
     try {
-      witness = fetch_witness(task.witness, redis, witness_policy_);
+      if (!witness) witness = fetch_witness(task.witness, redis, witness_policy_);
     } catch (const WitnessUnavailable& e) {
       throw prover::Error(prover::ErrorKind::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {
@@ -358,8 +375,21 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     prover::ProveRequest request;
     request.cancelled = task.cancelled.get();
     prover::Timings timings;
-    std::string proof = std::visit([](const auto& p) { return encode_proof(p.proof); },
-                                   prover_->prove(*circuit, witness, request, &timings));
+    const prover::Proof made = prover_->prove(*circuit, witness, request, &timings);
+    std::string proof = std::visit([](const auto& p) { return encode_proof(p.proof); }, made);
+    // Input partitions: the coordinator verifies against the public signals
+    // of the witness computed here (the prover checked it against the circuit).
+    std::vector<std::uint8_t> public_inputs;
+    if (task.generated) {
+      std::visit(
+          [&](const auto& p) {
+            using Fr = std::decay_t<decltype(p.public_signals[0])>;
+            public_inputs.resize(p.public_signals.size() * Fr::kBytes);
+            for (std::size_t i = 0; i < p.public_signals.size(); ++i)
+              p.public_signals[i].to_le_bytes(public_inputs.data() + i * Fr::kBytes);
+          },
+          made);
+    }
     if (config_.inject_fault == "corrupt-proof") {
       // Swap A and C (both valid G1 points): decodes fine, fails the pairing.
       const std::size_t quarter = proof.size() / 8 * 2;
@@ -383,6 +413,8 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                       r.setProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(proof.data()), proof.size()));
                       r.setDeviceUuid(device.uuid);
                       r.setCircuitWasResident(resident);
+                      if (task.generated)
+                        r.setPublicInputs(kj::arrayPtr(public_inputs.data(), public_inputs.size()));
                       auto t = r.initTimings();
                       t.setLoadCircuitSeconds(load_seconds);
                       t.setFetchWitnessSeconds(fetch_seconds);
@@ -393,6 +425,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                       t.setMsmSeconds(timings.msm);
                       t.setProveSeconds(timings.prove);
                       t.setTotalSeconds(seconds_since(start));
+                      t.setWitnessGenSeconds(task.witgen_seconds);
                     }),
                     task.session, task.task_id};
   } catch (const prover::Error& e) {
@@ -405,6 +438,10 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     code = wire::ErrorCode::INTERNAL;
     message = e.what();
   }
+  return task_error(task, code, message);
+}
+
+Worker::Finished Worker::task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message) {
   ZKLOG(kWarning) << "task " << task.task_id << " (job " << task.job_id << " partition " << task.partition
                   << ") failed: " << wire::error_code_name(code) << ": " << message;
   metrics_->task_errors(wire::error_code_name(code)).Increment();
@@ -417,6 +454,86 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                     e.setMessage(message);
                   }),
                   task.session, task.task_id};
+}
+
+std::string Worker::checked_generator(const QueuedTask& task) {
+  const ArtifactStore store(config_.artifacts);
+  const std::string binary = store.absolute(ArtifactStore::witgen_relative(task.circuit_id));
+  const std::string key = task.witgen_sha256 + ":" + task.witgen_dat_sha256;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    if (auto it = checked_generators_.find(key); it != checked_generators_.end()) return it->second;
+  }
+  if (task.witgen_sha256.empty())
+    throw prover::Error(prover::ErrorKind::kBadCircuit,
+                        "the task names no witness generator for circuit " + task.circuit_id);
+  std::string binary_sha, dat_sha;
+  try {
+    binary_sha = sha256_file_hex(binary);
+    dat_sha = sha256_file_hex(binary + ".dat");
+  } catch (const std::exception& e) {
+    throw prover::Error(prover::ErrorKind::kBadCircuit,
+                        "witness generator of circuit " + task.circuit_id + " unreadable: " + e.what());
+  }
+  if (binary_sha != task.witgen_sha256 || dat_sha != task.witgen_dat_sha256)
+    throw prover::Error(prover::ErrorKind::kBadCircuit,
+                        "witness generator " + binary + " does not match the circuit record (sha256 " + binary_sha +
+                            ", expected " + task.witgen_sha256 + "; .dat " + dat_sha + ", expected " +
+                            task.witgen_dat_sha256 + ")");
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  checked_generators_[key] = binary;
+  return binary;
+}
+
+std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task) {
+  try {
+    if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
+    const std::string binary = checked_generator(task);
+    const auto t0 = Clock::now();
+    std::vector<std::uint8_t> bytes =
+        witgen::run_generator(binary, task.witness.input_json, config_.witgen_temp_dir, config_.witgen_limits);
+    task.witgen_seconds = seconds_since(t0);
+    metrics_->witgen_duration().Observe(task.witgen_seconds);
+    task.generated = FileBytes::adopt(std::move(bytes), "the witness computed for partition " +
+                                                            std::to_string(task.partition));
+    return std::nullopt;
+  } catch (const witgen::BadInput& e) {
+    // The coordinator's message names the job and partition.
+    metrics_->witgen_failures("badInput").Increment();
+    return task_error(task, wire::ErrorCode::BAD_INPUT, std::string("the input was refused: ") + e.what());
+  } catch (const prover::Error& e) {
+    metrics_->witgen_failures(prover::kind_name(e.kind())).Increment();
+    return task_error(task, prover::wire_code(e.kind()), e.what());
+  } catch (const std::exception& e) {
+    metrics_->witgen_failures("internal").Increment();
+    return task_error(task, wire::ErrorCode::INTERNAL, std::string("witness generator: ") + e.what());
+  }
+}
+
+void Worker::witgen_main() {
+  for (;;) {
+    QueuedTask task;
+    {
+      std::unique_lock<std::mutex> lock(queue_mutex_);
+      witgen_cv_.wait(lock, [&] { return stopping_provers_ || !witgen_queue_.empty(); });
+      if (stopping_provers_) return;
+      task = std::move(witgen_queue_.front());
+      witgen_queue_.pop_front();
+      ++witgen_running_;
+      metrics_->witgen_queue_depth().Set(static_cast<double>(witgen_queue_.size()));
+      metrics_->witgen_busy(witgen_running_);
+    }
+    std::optional<Finished> failed = generate_witness(task);
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    --witgen_running_;
+    metrics_->witgen_busy(witgen_running_);
+    if (failed) {
+      finished_.push(std::move(*failed));
+    } else {
+      queue_.push_back(std::move(task));
+      queue_cv_.notify_one();
+    }
+  }
 }
 
 void Worker::prover_main() {
@@ -462,6 +579,7 @@ int Worker::run() {
     session.next_miss_check = now0 + session.heartbeat_interval;
   }
   for (std::uint32_t i = 0; i < config_.slots; ++i) provers_.emplace_back([this] { prover_main(); });
+  for (std::uint32_t i = 0; i < config_.witgen_workers; ++i) witgen_threads_.emplace_back([this] { witgen_main(); });
 
   sigset_t signals;
   sigemptyset(&signals);

@@ -12,12 +12,21 @@
 //     does not know us (coordinator restart). It handles SIGTERM (signalfd):
 //     Shutdown(drain) to every coordinator, finish what it holds, exit;
 //   * `slots` prover threads: take a task, make sure the circuit is resident
-//     (CircuitCache), fetch the witness by reference, prove with the prover
-//     service (prover/prover.h, the CPU or one CUDA device), report per-stage
+//     (CircuitCache), fetch the witness by reference (or take the one a
+//     witness generator computed), prove with the prover service
+//     (prover/prover.h, the CPU or one CUDA device), report per-stage
 //     timings. Failures are prover::Error kinds, mapped to wire codes by
-//     prover::wire_code() only.
-// Credits: one budget of `slots` across all coordinators: the credits
-// granted and not yet used plus the tasks held never exceed `slots`
+//     prover::wire_code() only;
+//   * `witgen_workers` witness generator threads (the pool for input
+//     partitions): check the circuit's generator against the hashes the task
+//     carries (once per process), run it sandboxed on the input
+//     (witgen/witness_generator.h) and queue the task for the provers with
+//     the witness in memory; a refused input becomes TaskError badInput
+//     quoting the generator.
+// Credits: one budget of `slots + witgen_workers` across all coordinators
+// (so while the provers prove, the pool computes the witnesses of the next
+// input partitions): the credits granted and not yet used plus the tasks
+// held never exceed it
 // (Hello says 0 credits; a welcomed session gets Credit messages as slots
 // are free, round robin). A credit that a coordinator leaves unused for
 // kCreditIdleAfter while another coordinator is connected is withdrawn
@@ -33,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -43,8 +53,10 @@
 #include "cluster/job.h"
 #include "cluster/mailbox.h"
 #include "monitoring/metrics/metrics.h"
+#include "schema/messages.h"
 #include "worker/circuit_cache.h"
 #include "prover/prover.h"
+#include "witgen/witness_generator.h"
 
 namespace zkfarm {
 
@@ -61,6 +73,11 @@ struct WorkerConfig {
   std::string cache_dir;  // empty: use the store in place
   std::uint32_t slots = 1;
   std::size_t max_resident = 4;
+  // The witness generator pool (input partitions): threads, each run's
+  // limits, and where runs get their temporary directories.
+  std::uint32_t witgen_workers = 1;
+  witgen::RunLimits witgen_limits;
+  std::string witgen_temp_dir = "/tmp";
   std::chrono::milliseconds drain_timeout{60000};
   // Without a Welcome this long after saying hello, the worker warns that
   // the coordinator has not answered (naming the keys as the likely cause
@@ -119,6 +136,11 @@ class Worker {
     WitnessRef witness;
     std::chrono::steady_clock::time_point received;
     std::shared_ptr<std::atomic<bool>> cancelled;
+    // Input partitions: the generator's expected hashes, then the witness
+    // it computed (set by the pool before the task reaches a prover).
+    std::string witgen_sha256, witgen_dat_sha256;
+    std::shared_ptr<const FileBytes> generated;
+    double witgen_seconds = 0;
   };
   struct Finished {
     std::string bytes;  // Result or TaskError envelope
@@ -127,6 +149,16 @@ class Worker {
   };
 
   void prover_main();
+  void witgen_main();
+  // Runs the circuit's generator on task's input; sets task.generated or
+  // returns the TaskError to send.
+  std::optional<Finished> generate_witness(QueuedTask& task);
+  // The generator binary of a circuit, its hashes checked once per process.
+  // Throws prover::Error(kBadCircuit) on a mismatch or a missing file.
+  std::string checked_generator(const QueuedTask& task);
+  Finished task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message);
+  // Tasks held at once: the provers' slots and the generator pool.
+  std::uint32_t capacity() const { return config_.slots + config_.witgen_workers; }
   Finished execute(const QueuedTask& task, RedisClient* redis);
   std::string hello_bytes();
   std::string heartbeat_bytes(Session& session);
@@ -157,6 +189,11 @@ class Worker {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<QueuedTask> queue_;
+  std::condition_variable witgen_cv_;
+  std::deque<QueuedTask> witgen_queue_;  // input partitions waiting for the pool
+  std::uint32_t witgen_running_ = 0;
+  std::map<std::string, std::string> checked_generators_;  // "sha:dat" -> binary path
+  std::vector<std::thread> witgen_threads_;
   std::map<TaskKey, std::shared_ptr<std::atomic<bool>>> in_flight_;  // queued or running
   bool stopping_provers_ = false;
   std::vector<std::thread> provers_;

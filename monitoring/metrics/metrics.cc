@@ -296,6 +296,17 @@ WorkerMetrics::WorkerMetrics(std::string_view worker_id, std::string_view device
   circuit_cache_evictions_ =
       &counter("zkfarm_circuit_cache_evictions_total", "Resident circuits evicted to make room.").Add({});
   circuit_cache_resident_ = &gauge("zkfarm_circuit_cache_resident", "Circuits resident now.").Add({});
+  witgen_duration_ = &histogram_child(
+      histogram("zkfarm_witgen_duration_seconds", "Time of one witness generator run (an input partition)."), {},
+      work_duration_buckets());
+  witgen_failures_ = &counter("zkfarm_witgen_failures_total", "Witness generator runs that failed, by code.");
+  witgen_queue_depth_ =
+      &gauge("zkfarm_witgen_queue_depth", "Input partitions held, waiting for a witness generator.").Add({});
+  witgen_workers_ = &gauge("zkfarm_witgen_workers", "Witness generator runs at once (--witgen-workers).").Add({});
+  witgen_running_ = &gauge("zkfarm_witgen_running", "Witness generator runs in progress now.").Add({});
+  witgen_busy_seconds_ = &counter("zkfarm_witgen_busy_seconds_total",
+                                  "Sum over witness generator runs of their time (runs x seconds).")
+                              .Add({});
 
   for (std::size_t i = 0; i < kAllStages.size(); ++i)
     prove_stage_by_stage_[i] = &histogram_child(
@@ -339,7 +350,25 @@ void WorkerMetrics::flush_busy_locked(std::chrono::steady_clock::time_point now)
 
 void WorkerMetrics::before_collect() const {
   std::lock_guard<std::mutex> lock(busy_mutex_);
-  flush_busy_locked(std::chrono::steady_clock::now());
+  const auto now = std::chrono::steady_clock::now();
+  flush_busy_locked(now);
+  if (witgen_running_count_ > 0)
+    witgen_busy_seconds_->Increment(witgen_running_count_ * std::chrono::duration<double>(now - witgen_since_).count());
+  witgen_since_ = now;
+}
+
+void WorkerMetrics::witgen_busy(std::uint32_t running) {
+  std::lock_guard<std::mutex> lock(busy_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (witgen_running_count_ > 0)
+    witgen_busy_seconds_->Increment(witgen_running_count_ * std::chrono::duration<double>(now - witgen_since_).count());
+  witgen_since_ = now;
+  witgen_running_count_ = running;
+  witgen_running_->Set(running);
+}
+
+Counter& WorkerMetrics::witgen_failures(std::string_view code) {
+  return witgen_failures_->Add({{"code", code_label(code)}});
 }
 
 Counter& WorkerMetrics::proofs(std::string_view circuit) {

@@ -225,6 +225,16 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Counter& circuit_cache_evictions() { return *circuit_cache_evictions_; }
   prometheus::Gauge& circuit_cache_resident() { return *circuit_cache_resident_; }
 
+  // The witness generator pool (input partitions).
+  prometheus::Histogram& witgen_duration() { return *witgen_duration_; }
+  prometheus::Counter& witgen_failures(std::string_view code);
+  prometheus::Gauge& witgen_queue_depth() { return *witgen_queue_depth_; }
+  prometheus::Gauge& witgen_workers() { return *witgen_workers_; }
+  // Runs in progress now: keeps zkfarm_witgen_running and accumulates
+  // zkfarm_witgen_busy_seconds_total (the sum over runs of their time, so
+  // rate(busy) / zkfarm_witgen_workers is the pool's busy fraction).
+  void witgen_busy(std::uint32_t running);
+
  private:
   void before_collect() const override;
   // Moves the busy time since busy_since_ into the counter. Needs busy_mutex_.
@@ -249,6 +259,14 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Family<prometheus::Histogram>* circuit_load_duration_;
   prometheus::Counter* circuit_cache_evictions_;
   prometheus::Gauge* circuit_cache_resident_;
+  prometheus::Histogram* witgen_duration_;
+  prometheus::Family<prometheus::Counter>* witgen_failures_;
+  prometheus::Gauge* witgen_queue_depth_;
+  prometheus::Gauge* witgen_workers_;
+  prometheus::Gauge* witgen_running_;
+  prometheus::Counter* witgen_busy_seconds_;
+  mutable std::uint32_t witgen_running_count_ = 0;  // guarded by busy_mutex_
+  mutable std::chrono::steady_clock::time_point witgen_since_;
 
   mutable std::mutex busy_mutex_;
   std::mutex info_mutex_;
