@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libhiredis-dev prometheus-cpp-dev
   libcivetweb-dev  # the civetweb headers: the status page rides on prometheus-cpp's server
+  nasm libgmp-dev  # building circom's C++ witness generators (zkfarm circuit add --witness-generator)
   chromium chromium-driver  # tests/status: the status page in headless Chromium
   redis-server prometheus yamllint python3-kubernetes docker-compose systemd  # last four: tests/deploy
   ca-certificates  # npm's https to the registry; only a Recommends of nodejs

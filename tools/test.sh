@@ -10,6 +10,8 @@
 #   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device":
 #               then SKIP, since nothing was tested)
 #   interop     tests/interop/run_interop.sh (circom2/snarkjs against the zkfarm CLI)
+#   inputs      tests/interop/run_inputs.sh (input jobs: circom's C++ witness generators
+#               on the farm, byte-identical to wasm, bad inputs; both curves)
 #   fuzz        tests/fuzz/run_fuzz.sh, when that script exists
 #   deploy      tests/deploy/check_deploy.sh (units, compose, k8s, Prometheus rules, dashboards)
 # A suite that tested nothing (exit status 77, the automake convention) is
@@ -117,7 +119,7 @@ if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   deps_started=$SECONDS
   if ! tools/install_deps.sh; then
     # Nothing below can be trusted without the dependencies: every suite fails.
-    for name in bazel cuda-probe interop fuzz deploy; do
+    for name in bazel cuda-probe interop inputs fuzz deploy; do
       failed=$((failed + 1))
       summary+=("FAIL $name (not run: tools/install_deps.sh failed)")
     done
@@ -129,6 +131,7 @@ fi
 suite bazel bazel_tests
 suite cuda-probe cuda_probe
 suite interop tests/interop/run_interop.sh
+suite inputs tests/interop/run_inputs.sh
 if [[ -f $FUZZ_SCRIPT ]]; then
   suite fuzz fuzz
 else

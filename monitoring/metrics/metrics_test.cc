@@ -376,6 +376,12 @@ TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {
   metrics->slots().Set(2);
   metrics->proofs(kCircuit).Increment();
   metrics->task_errors("deviceFault").Increment();
+  metrics->witgen_duration().Observe(0.2);
+  metrics->witgen_failures("badInput").Increment();
+  metrics->witgen_queue_depth().Set(3);
+  metrics->witgen_workers().Set(14);
+  metrics->witgen_busy(2);
+  metrics->witgen_busy(0);
   metrics->memory_used_bytes().Set(73.5e9);
   metrics->memory_total_bytes().Set(150e9);
   for (Stage stage : kAllStages) metrics->prove_stage_duration(stage).Observe(0.5);
