@@ -19,6 +19,10 @@
 #      showing progress, `zkfarm result --out`, `zkfarm verify` of every
 #      partition proof (and snarkjs's verifier when the interop suite's
 #      node_modules are installed);
+#      beside it an input job: tools/demo_circuit.circom compiled by circom2
+#      to C++, registered with `zkfarm circuit add --witness-generator`, and
+#      `zkfarm submit --input` of two input.json files: the workers compute
+#      the witnesses, the proofs are verified (zkfarm and snarkjs);
 #      with --jobs N, N - 1 more such jobs submitted at once (a stream), each
 #      waited for, fetched into out/demo/farm/result-<k> and verified;
 #   5. `zkfarm workers`, the status page's URL, where the Prometheus metrics
@@ -319,6 +323,51 @@ for ((i = 0; i < partitions; i++)); do
   echo "$line"
   verified=$((verified + 1))
 done
+
+# An input job: the client sends circom input.json files, the workers
+# compute the witnesses (circom's C++ witness generator, built once by
+# `zkfarm circuit add --witness-generator`). Needs circom2 (tests/interop,
+# installed by install_deps.sh), g++, nasm and libgmp.
+CIRCOM_CLI=$ROOT/tests/interop/node_modules/circom2/cli.js
+if [[ -f $CIRCOM_CLI ]] && command -v node >/dev/null && command -v nasm >/dev/null; then
+  say "an input job beside it: the farm computes the witnesses from input.json"
+  INPUTS=$STATE/inputs
+  mkdir -p "$INPUTS"
+  cp "$ROOT/tools/demo_circuit.circom" "$INPUTS/"
+  prime=bn128
+  [[ $curve == bls12381 ]] && prime=bls12381
+  (cd "$INPUTS" && node "$CIRCOM_CLI" demo_circuit.circom --r1cs --c --prime "$prime" -o . >circom.log 2>&1) ||
+    { echo "demo.sh: circom2 failed; see $INPUTS/circom.log" >&2; exit 1; }
+  "$ZKFARM" setup "$INPUTS/demo_circuit.r1cs" "$INPUTS/demo_circuit.zkey" --seed 1 >/dev/null 2>&1
+  add_started=$(date +%s.%N)
+  input_circuit=$("$ZKFARM" circuit add "$INPUTS/demo_circuit.zkey" --witness-generator "$INPUTS/demo_circuit_cpp")
+  timings+=("$(printf '%-40s %8s s' "circuit add --witness-generator (g++)" "$(elapsed_since "$add_started")")")
+  echo "circuit $input_circuit: witness generator built into $ZKFARM_ARTIFACTS/$input_circuit/witgen"
+  inputs=()
+  for ((i = 0; i < 2; i++)); do
+    factors=$(seq -s '", "' $((2 + i)) $((17 + i)))
+    echo "{\"x\": \"$((3 + i))\", \"factors\": [\"$factors\"]}" >"$INPUTS/input_$i.json"
+    inputs+=("$INPUTS/input_$i.json")
+  done
+  input_job=$("$ZKFARM" submit "$input_circuit" --input "${inputs[@]}" --id "demo-inputs-$(date +%s)")
+  echo "job $input_job: ${#inputs[@]} partitions from input.json files"
+  timed "zkfarm wait (input job)" "$ZKFARM" wait "$input_job" --quiet
+  "$ZKFARM" result "$input_job" --out "$STATE/result-inputs" >/dev/null
+  "$ZKFARM" export-vk "$INPUTS/demo_circuit.zkey" "$STATE/result-inputs/vk.json"
+  for ((i = 0; i < ${#inputs[@]}; i++)); do
+    "$ZKFARM" verify "$STATE/result-inputs/vk.json" "$STATE/result-inputs/public_$i.json" \
+      "$STATE/result-inputs/proof_$i.json" >/dev/null
+    line="input partition $i: public signals $(tr -d ' \n' <"$STATE/result-inputs/public_$i.json"), zkfarm verify OK"
+    if [[ -f $SNARKJS_CLI ]]; then
+      node "$SNARKJS_CLI" groth16 verify "$STATE/result-inputs/vk.json" "$STATE/result-inputs/public_$i.json" \
+        "$STATE/result-inputs/proof_$i.json" >/dev/null
+      line+=", snarkjs groth16 verify OK"
+    fi
+    echo "$line"
+  done
+else
+  say "input job skipped: needs circom2 (tools/install_deps.sh), node and nasm"
+fi
 
 if ((jobs > 1)); then
   say "a stream of $((jobs - 1)) more jobs of $partitions partitions"
