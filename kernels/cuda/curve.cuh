@@ -123,11 +123,20 @@ struct DevXyzz {
   }
 
   // k * this for a small non-negative k (double-and-add from the top bit).
+  // The doublings are additions of r to itself (add() doubles equal
+  // points, with dbl()'s formula: the same result), so that the loop holds a
+  // single inlined addition: a kernel's compile time grows with the
+  // additions inlined into it (Fq2 for G2).
   ZKFARM_HD DevXyzz mul_small(std::uint32_t k) const {
     DevXyzz r = identity();
-    for (int bit = 31; bit >= 0; --bit) {
-      r = r.dbl();
-      if ((k >> bit) & 1) r.add(*this);
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int step = 63; step >= 0; --step) {
+      const bool doubling = (step & 1) != 0;  // odd steps double, even steps add this if the bit is set
+      if (!doubling && ((k >> (step >> 1)) & 1) == 0) continue;
+      const DevXyzz rhs = doubling ? r : *this;
+      r.add(rhs);
     }
     return r;
   }

@@ -234,11 +234,15 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     const std::uint64_t all_buckets = std::uint64_t(layout.windows) * buckets;
     const unsigned segment_log =
         std::min(msm_detail::ceil_log2((all_buckets + target_threads - 1) / target_threads), layout.window_bits - 1);
-    std::uint64_t per_window = buckets >> segment_log;
-    std::uint64_t threads = std::uint64_t(layout.windows) * per_window;
+    const std::uint64_t segment_threads = std::uint64_t(layout.windows) * (buckets >> segment_log);
+    // Two outputs per segment (bucket_segment in msm_kernels.cuh).
+    std::uint64_t per_window = 2 * std::uint64_t(buckets >> segment_log);
+    std::uint64_t threads = 2 * segment_threads;
     DeviceBuffer<Xyzz> shares(threads, stream);
-    mk::BucketSegmentLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, buckets,
-                                         segment_log, bucket_sums.data(), shares.data());
+    mk::BucketSegmentLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
+                                         buckets, segment_log, bucket_sums.data(), shares.data());
+    mk::SegmentScaleLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
+                                        buckets, segment_log, shares.data());
     bucket_sums = DeviceBuffer<Xyzz>();
     while (per_window > 1) {
       const std::uint64_t group = std::min<std::uint64_t>(per_window, 16);
@@ -275,6 +279,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, accumulate4)                                                \
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, records)                                                    \
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, bucket_segment)                                             \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, segment_scale)                                              \
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, reduce_group)                                               \
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, sum_ones)                                                   \
   template void zkfarm::cuda::msm_device_raw<FQ_PARAMS, DEGREE, FR_PARAMS>(                                   \

@@ -135,10 +135,13 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
   // 6. per-window sums
   const unsigned segment_log = std::min(2u, layout.window_bits - 1);
   std::uint64_t per_window = layout.buckets >> segment_log;
-  threads = std::uint64_t(layout.windows) * per_window;
+  const std::uint64_t segment_threads = std::uint64_t(layout.windows) * per_window;
+  per_window *= 2;  // two outputs per segment
+  threads = 2 * segment_threads;
   std::vector<Xyzz> shares(threads);
-  for (std::uint64_t t = 0; t < threads; ++t)
+  for (std::uint64_t t = 0; t < segment_threads; ++t)
     mk::bucket_segment<Pts>(t, layout.buckets, segment_log, bucket_sums.data(), shares.data());
+  for (std::uint64_t t = 0; t < segment_threads; ++t) mk::segment_scale<Pts>(t, layout.buckets, segment_log, shares.data());
   while (per_window > 1) {
     const std::uint64_t group = std::min<std::uint64_t>(per_window, 4);
     const std::uint64_t outputs = threads / group;

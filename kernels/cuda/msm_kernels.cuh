@@ -258,23 +258,59 @@ ZKFARM_HD void segment_reduce(std::uint64_t t, std::uint64_t length, std::uint64
   }
 }
 
-// Step 6, thread t = (window, segment) with 2^segment_log buckets per
-// segment: that segment's share of sum_b (b+1) B_b.
+// Step 6, in two kernels (each holding a single inlined point addition, so
+// that nvcc's optimizer sees one copy of the Fq2 arithmetic per kernel: with
+// four copies in one kernel, BLS12-381 G2's took 325 s to compile). With S =
+// buckets >> segment_log segments per window, the window's 2S outputs are
+// [share of segment 0 .. S-1 without its offset, offset term of segment
+// 0 .. S-1], so that summing them (reduce_group) gives sum_b (b+1) B_b.
+//
+// bucket_segment, thread t = (window, segment) with 2^segment_log buckets
+// per segment from start: a running sum from the top gives
+// acc = sum (b - start + 1) B_b and running = sum B_b, stored at
+// out[window * 2S + segment] and out[window * 2S + S + segment]. The two
+// additions per bucket (running += B_b, acc += running) alternate through
+// one call site.
 template <class Pts>
 ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned segment_log,
                               const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
   using Xyzz = typename Pts::Xyzz;
   const std::uint32_t segments = buckets >> segment_log;
   const std::uint64_t window = t / segments;
-  const std::uint32_t start = std::uint32_t(t % segments) << segment_log;
+  const std::uint32_t segment = std::uint32_t(t % segments);
+  const std::uint32_t start = segment << segment_log;
   const Xyzz* window_buckets = bucket_sums + window * (buckets + 1);
   Xyzz running = Xyzz::identity(), acc = Xyzz::identity();
-  for (std::uint32_t b = start + (1u << segment_log); b-- > start;) {
-    running.add(load(window_buckets + b));
-    acc.add(running);
+  const std::uint32_t steps = 2u << segment_log;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    const bool second = (i & 1) != 0;
+    const std::uint32_t b = start + (1u << segment_log) - 1 - (i >> 1);
+    Xyzz lhs = second ? acc : running;
+    const Xyzz rhs = second ? running : load(window_buckets + b);
+    lhs.add(rhs);
+    if (second) acc = lhs;
+    else running = lhs;
   }
-  if (start != 0) acc.add(running.mul_small(start));
-  out[t] = acc;
+  out[window * 2 * segments + segment] = acc;
+  out[window * 2 * segments + segments + segment] = running;
+}
+
+// segment_scale, thread t = (window, segment) as above: replaces the
+// segment's running sum by start * running (start = segment <<
+// segment_log; 0 for the first segment): DevXyzz::mul_small, whose loop
+// holds one inlined addition.
+template <class Pts>
+ZKFARM_HD void segment_scale(std::uint64_t t, std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out) {
+  using Xyzz = typename Pts::Xyzz;
+  const std::uint32_t segments = buckets >> segment_log;
+  const std::uint64_t window = t / segments;
+  const std::uint32_t segment = std::uint32_t(t % segments);
+  const std::uint32_t start = segment << segment_log;
+  Xyzz* slot = out + window * 2 * segments + segments + segment;
+  *slot = load(slot).mul_small(start);
 }
 
 // out[i] = sum of in[i*group, min((i+1)*group, count)).
@@ -357,6 +393,14 @@ __global__ void __launch_bounds__(kPointThreads)
   if (t < threads) bucket_segment<Pts>(t, buckets, segment_log, bucket_sums, out);
 }
 
+template <class Pts>
+__global__ void __launch_bounds__(kPointThreads)
+    segment_scale_kernel(std::uint64_t threads, std::uint32_t buckets, unsigned segment_log,
+                         typename Pts::Xyzz* out) {
+  const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < threads) segment_scale<Pts>(t, buckets, segment_log, out);
+}
+
 template <class Xyzz>
 __global__ void __launch_bounds__(kPointThreads)
     reduce_group_kernel(std::uint64_t outputs, std::uint64_t group, std::uint64_t count, const Xyzz* in, Xyzz* out) {
@@ -393,6 +437,12 @@ struct BucketSegmentLaunch {
                      unsigned segment_log, const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out);
 };
 
+template <class Pts>
+struct SegmentScaleLaunch {
+  static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint32_t buckets,
+                     unsigned segment_log, typename Pts::Xyzz* out);
+};
+
 template <class Xyzz>
 struct ReduceGroupLaunch {
   static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t outputs, std::uint64_t group,
@@ -420,7 +470,7 @@ using PointsOf = PointTypes<std::conditional_t<kDegree == 1, DevFp<FqParams>, De
 // including msm_launch.cuh). PART is one of accumulate1, accumulate3,
 // accumulate4 (bucket accumulation over the points, registers capped for
 // 1/3/4 blocks per SM), records (the record levels), bucket_segment,
-// reduce_group, sum_ones.
+// segment_scale, reduce_group, sum_ones.
 #define ZKFARM_GPU_MSM_PTS_(FQ, DEG) ::zkfarm::cuda::msm_kernels::PointsOf<FQ, DEG>
 #define ZKFARM_GPU_MSM_PART_accumulate_(X, FQ, DEG, BLOCKS)                                                  \
   X template struct ::zkfarm::cuda::msm_kernels::SegmentReduceLaunch<                                       \
@@ -433,6 +483,8 @@ using PointsOf = PointTypes<std::conditional_t<kDegree == 1, DevFp<FqParams>, De
       ZKFARM_GPU_MSM_PTS_(FQ, DEG), ::zkfarm::cuda::msm_kernels::RecordSource<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>, 1>;
 #define ZKFARM_GPU_MSM_PART_bucket_segment(X, FQ, DEG) \
   X template struct ::zkfarm::cuda::msm_kernels::BucketSegmentLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>;
+#define ZKFARM_GPU_MSM_PART_segment_scale(X, FQ, DEG) \
+  X template struct ::zkfarm::cuda::msm_kernels::SegmentScaleLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)>;
 #define ZKFARM_GPU_MSM_PART_reduce_group(X, FQ, DEG) \
   X template struct ::zkfarm::cuda::msm_kernels::ReduceGroupLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)::Xyzz>;
 #define ZKFARM_GPU_MSM_PART_sum_ones(X, FQ, DEG) \

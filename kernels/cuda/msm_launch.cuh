@@ -43,6 +43,13 @@ void BucketSegmentLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std:
                                                                                       bucket_sums, out));
 }
 
+template <class Pts>
+void SegmentScaleLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
+                                     std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out) {
+  ZKFARM_CUDA_LAUNCH(segment_scale_kernel<Pts><<<blocks, kPointThreads, 0, stream>>>(threads, buckets, segment_log,
+                                                                                     out));
+}
+
 template <class Xyzz>
 void ReduceGroupLaunch<Xyzz>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t outputs, std::uint64_t group,
                                      std::uint64_t count, const Xyzz* in, Xyzz* out) {
