@@ -3,6 +3,8 @@
 // of the CUDA backend.
 #include "kernels/cuda/device_context.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -74,7 +76,46 @@ std::size_t checked_bytes(std::size_t count, std::size_t size) {
   return count * size;
 }
 
+namespace {
+std::atomic<std::size_t> g_budget{0};
+std::atomic<std::size_t> g_in_use{0};
+}  // namespace
+
+static void* device_allocate_unbudgeted(std::size_t bytes, cudaStream_t stream);
+
+void set_device_memory_budget(std::size_t bytes) noexcept { g_budget.store(bytes); }
+std::size_t device_memory_budget() noexcept { return g_budget.load(); }
+std::size_t device_memory_in_use() noexcept { return g_in_use.load(); }
+
+std::size_t device_memory_available() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ZKFARM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t budget = g_budget.load(), in_use = g_in_use.load();
+  if (budget == 0) return free_bytes;
+  return std::min(free_bytes, budget > in_use ? budget - in_use : 0);
+}
+
 void* device_allocate(std::size_t bytes, cudaStream_t stream) {
+  // Reserve against the budget first (atomically: proofs may allocate from
+  // several threads), give it back if the device itself refuses.
+  const std::size_t budget = g_budget.load();
+  const std::size_t before = g_in_use.fetch_add(bytes);
+  if (budget != 0 && before + bytes > budget) {
+    g_in_use.fetch_sub(bytes);
+    throw DeviceOutOfMemory("over the device memory budget: requested " + gib(bytes) + " (" +
+                                std::to_string(bytes) + " bytes) with " + gib(before) + " of the " + gib(budget) +
+                                " budget in use",
+                            bytes);
+  }
+  try {
+    return device_allocate_unbudgeted(bytes, stream);
+  } catch (...) {
+    g_in_use.fetch_sub(bytes);
+    throw;
+  }
+}
+
+static void* device_allocate_unbudgeted(std::size_t bytes, cudaStream_t stream) {
   void* ptr = nullptr;
   cudaError_t status = cudaMallocAsync(&ptr, bytes, stream);
   if (status == cudaErrorMemoryAllocation) {
@@ -102,7 +143,8 @@ void* device_allocate(std::size_t bytes, cudaStream_t stream) {
   return ptr;
 }
 
-void device_free(void* ptr, cudaStream_t stream) noexcept {
+void device_free(void* ptr, cudaStream_t stream, std::size_t bytes) noexcept {
+  g_in_use.fetch_sub(bytes);
   cudaError_t status = cudaFreeAsync(ptr, stream);
   if (status != cudaSuccess) report_destructor_error("cudaFreeAsync", status);
 }

@@ -64,9 +64,26 @@ struct MemoryInfo {
 
 // Low-level allocation helpers behind the buffer types (device_context.cu).
 // device_allocate throws DeviceOutOfMemory (after trimming the pool and
-// retrying once) or CudaError; device_free never throws.
+// retrying once, or at once when the allocation would exceed the device
+// memory budget below) or CudaError; device_free (given the bytes
+// allocated) never throws.
 void* device_allocate(std::size_t bytes, cudaStream_t stream);
-void device_free(void* ptr, cudaStream_t stream) noexcept;
+void device_free(void* ptr, cudaStream_t stream, std::size_t bytes) noexcept;
+
+// The process's device memory budget (a process proves on one device):
+// every DeviceBuffer counts against it, the resident proving keys and PCEs
+// as well as each proof's and each MSM's scratch. 0 (the default) = no
+// budget: allocations fail only when the device is full. A budget makes one
+// large GPU behave as a smaller one for what it proves (the worker's
+// --device-memory-budget). Setting it never frees anything: buffers already
+// held above it stay valid, new allocations fail until enough is freed.
+void set_device_memory_budget(std::size_t bytes) noexcept;
+std::size_t device_memory_budget() noexcept;
+// Bytes held by DeviceBuffers of this process now.
+std::size_t device_memory_in_use() noexcept;
+// What a new allocation may take: the device's free memory, and no more
+// than the budget minus what is in use.
+std::size_t device_memory_available();
 void* pinned_allocate(std::size_t bytes);
 void pinned_free(void* ptr) noexcept;
 // Reports a failure in a destructor (which must not throw) on stderr.
@@ -166,7 +183,7 @@ class DeviceBuffer {
                               std::to_string(offset) + " exceed the buffer's " + std::to_string(count_));
   }
   void release() noexcept {
-    if (data_) device_free(data_, stream_);
+    if (data_) device_free(data_, stream_, count_ * sizeof(T));
     data_ = nullptr;
     count_ = 0;
   }

@@ -7,17 +7,74 @@
 // ever holding them on the host. Points are affine in the host's Montgomery
 // layout, (0, 0) = infinity, exactly as in the .zkey and in kernels/curve.h,
 // so a buffer can be copied either way byte for byte.
+//
+// Under a device memory budget (memory_plan.h) a query may be split: its
+// first points in the device buffer, the rest in page-locked host memory
+// (the *_host spans), streamed through the MSM at every proof
+// (msm_stream.h). host_storage keeps that memory alive: the caller's own
+// memory registered in place (cudaHostRegister, read-only: a mapped .zkey is
+// not copied) or, where registration is refused, one pinned copy.
 #ifndef ZKFARM_KERNELS_CUDA_DEVICE_KEY_H_
 #define ZKFARM_KERNELS_CUDA_DEVICE_KEY_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/groth16_prover.h"
 
 namespace zkfarm::cuda {
+
+// Host memory kept page-locked for a key's streamed points: a registration
+// of the caller's memory (undone on destruction) or a pinned copy.
+class HostPin {
+ public:
+  HostPin() = default;
+  ~HostPin() {
+    if (registered_) (void)cudaHostUnregister(registered_);
+  }
+  HostPin(const HostPin&) = delete;
+  HostPin& operator=(const HostPin&) = delete;
+
+  // points in page-locked memory: points itself when it already is
+  // (cudaMallocHost / registered by someone else), else registered in
+  // place, else copied into a pinned buffer (*copied_bytes grows by its
+  // size). Throws PinnedOutOfMemory when the copy does not fit.
+  template <class T>
+  static std::span<const T> pin(std::span<const T> points, std::vector<std::shared_ptr<HostPin>>& storage,
+                                std::size_t* copied_bytes) {
+    if (points.empty()) return points;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, points.data()) == cudaSuccess &&
+        attributes.type == cudaMemoryTypeHost)
+      return points;
+    (void)cudaGetLastError();
+    auto pin = std::make_shared<HostPin>();
+    void* address = const_cast<void*>(static_cast<const void*>(points.data()));
+    if (cudaHostRegister(address, points.size_bytes(), cudaHostRegisterPortable | cudaHostRegisterReadOnly) ==
+        cudaSuccess) {
+      pin->registered_ = address;
+      storage.push_back(pin);
+      return points;
+    }
+    (void)cudaGetLastError();  // e.g. overlapping pages already registered, or no read-only registration
+    pin->copy_ = PinnedBuffer<std::uint8_t>(points.size_bytes());
+    std::memcpy(pin->copy_.data(), points.data(), points.size_bytes());
+    if (copied_bytes) *copied_bytes += points.size_bytes();
+    storage.push_back(pin);
+    return std::span<const T>(reinterpret_cast<const T*>(pin->copy_.data()), points.size());
+  }
+
+ private:
+  void* registered_ = nullptr;
+  PinnedBuffer<std::uint8_t> copy_;
+};
 
 template <class Curve>
 struct DeviceProvingKey {
@@ -37,15 +94,37 @@ struct DeviceProvingKey {
   DeviceBuffer<G1Affine> c_points;   // num_vars - num_public - 1
   DeviceBuffer<G1Affine> h_points;   // domain_size
 
+  // Streamed suffixes of the queries (empty when all resident): point i of
+  // a query is a_points[i] below a_points.size(), a_host[i - that] after.
+  std::span<const G1Affine> a_host, b1_host, c_host, h_host;
+  std::span<const G2Affine> b2_host;
+  std::vector<std::shared_ptr<HostPin>> host_storage;
+  std::size_t host_copied_bytes = 0;  // pinned copies made (not registered in place)
+  // Most points per MSM call (MemoryPlan::msm_chunk; 0 = unsplit).
+  std::uint64_t msm_chunk = 0;
+
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
            h_points.bytes();
   }
+  // Page-locked host bytes streamed at every proof.
+  std::size_t host_bytes() const {
+    return a_host.size_bytes() + b1_host.size_bytes() + b2_host.size_bytes() + c_host.size_bytes() +
+           h_host.size_bytes();
+  }
+  std::size_t a_size() const { return a_points.size() + a_host.size(); }
+  std::size_t b1_size() const { return b1_points.size() + b1_host.size(); }
+  std::size_t b2_size() const { return b2_points.size() + b2_host.size(); }
+  std::size_t c_size() const { return c_points.size() + c_host.size(); }
+  std::size_t h_size() const { return h_points.size() + h_host.size(); }
 
   // Copies key's queries to the device on `stream` (synchronizes before
-  // returning). Throws DeviceOutOfMemory when they do not fit, CudaError on a
-  // runtime failure.
-  static DeviceProvingKey upload(const Groth16ProvingKey<Curve>& key, cudaStream_t stream) {
+  // returning); with a plan, only each query's resident prefix, the rest
+  // pinned in host memory (see HostPin: key's memory must then outlive this
+  // object). Throws DeviceOutOfMemory when they do not fit, PinnedOutOfMemory,
+  // CudaError on a runtime failure.
+  static DeviceProvingKey upload(const Groth16ProvingKey<Curve>& key, cudaStream_t stream,
+                                 const MemoryPlan* plan = nullptr) {
     DeviceProvingKey k;
     k.num_vars = key.num_vars;
     k.num_public = key.num_public;
@@ -60,11 +139,23 @@ struct DeviceProvingKey {
       buffer = DeviceBuffer<T>(span.size(), stream);
       if (!span.empty()) buffer.upload(span.data(), span.size(), stream);
     };
-    put(k.a_points, key.a_points);
-    put(k.b1_points, key.b1_points);
-    put(k.b2_points, key.b2_points);
-    put(k.c_points, key.c_points);
-    put(k.h_points, key.h_points);
+    auto resident = [plan](int q, std::size_t size) {
+      return plan ? std::min<std::size_t>(size, plan->resident[q]) : size;
+    };
+    const std::size_t ra = resident(kQueryA, key.a_points.size()), rb1 = resident(kQueryB1, key.b1_points.size()),
+                      rb2 = resident(kQueryB2, key.b2_points.size()), rc = resident(kQueryC, key.c_points.size()),
+                      rh = resident(kQueryH, key.h_points.size());
+    put(k.a_points, key.a_points.first(ra));
+    put(k.b1_points, key.b1_points.first(rb1));
+    put(k.b2_points, key.b2_points.first(rb2));
+    put(k.c_points, key.c_points.first(rc));
+    put(k.h_points, key.h_points.first(rh));
+    k.a_host = HostPin::pin(key.a_points.subspan(ra), k.host_storage, &k.host_copied_bytes);
+    k.b1_host = HostPin::pin(key.b1_points.subspan(rb1), k.host_storage, &k.host_copied_bytes);
+    k.b2_host = HostPin::pin(key.b2_points.subspan(rb2), k.host_storage, &k.host_copied_bytes);
+    k.c_host = HostPin::pin(key.c_points.subspan(rc), k.host_storage, &k.host_copied_bytes);
+    k.h_host = HostPin::pin(key.h_points.subspan(rh), k.host_storage, &k.host_copied_bytes);
+    k.msm_chunk = plan ? plan->msm_chunk : 0;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

@@ -17,7 +17,9 @@
 //      convention, as ntt.h), h = a*b - c;
 //   5. the five MSMs with the resident points (msm.h: zeros skipped, ones
 //      summed, the rest by Pippenger): A, B1, B2 (G2), C over the private
-//      witness, H over h;
+//      witness, H over h; under a memory budget each in chunks of
+//      key.msm_chunk points, the key's streamed points copied from pinned
+//      host memory while the previous chunk runs (msm_stream.h);
 //   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
 // Field and curve arithmetic is exact, so any correct order of operations
 // gives the CPU's bits; tests/gpu/groth16_device_test compares them.
@@ -42,12 +44,14 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "formats/pce.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/device_key.h"
 #include "kernels/cuda/groth16_kernels.h"
 #include "kernels/cuda/msm.h"
+#include "kernels/cuda/msm_stream.h"
 #include "kernels/cuda/ntt.h"
 #include "kernels/groth16_prover.h"
 #include "kernels/groth16_types.h"
@@ -142,6 +146,10 @@ struct DeviceProveTimings {
   // Device memory the proof allocated for its own vectors (witness, a, b, c),
   // excluding the MSMs' temporary working set.
   std::size_t scratch_bytes = 0;
+  // Key points copied from pinned host memory during the MSMs (0 when the
+  // key is resident), and msm_device() calls (5 when nothing is split).
+  std::size_t streamed_bytes = 0;
+  std::size_t msm_calls = 0;
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -188,8 +196,8 @@ class DeviceProver {
     if (pce.num_cols() != key.num_vars)
       throw std::invalid_argument("PCE has " + std::to_string(pce.num_cols()) + " columns but the key has " +
                                   std::to_string(key.num_vars) + " signals");
-    if (key.h_points.size() < n || key.a_points.size() != key.num_vars || key.b1_points.size() != key.num_vars ||
-        key.b2_points.size() != key.num_vars || key.c_points.size() != key.num_vars - key.num_public - 1)
+    if (key.h_size() < n || key.a_size() != key.num_vars || key.b1_size() != key.num_vars ||
+        key.b2_size() != key.num_vars || key.c_size() != key.num_vars - key.num_public - 1)
       throw std::invalid_argument("device proving key: query sizes do not match num_vars " +
                                   std::to_string(key.num_vars) + ", num_public " + std::to_string(key.num_public) +
                                   " and domain size " + std::to_string(n));
@@ -242,11 +250,23 @@ class DeviceProver {
     const Fr s = options.s ? *options.s : random_field_element<Fr>();
     const Fr* w = device_witness.data();
     const std::size_t num_private = key.num_vars - key.num_public - 1;
-    G1 msm_a = msm_device<Curve, G1>(ctx_, key.a_points.data(), w, key.num_vars, stream);
-    G1 msm_b1 = msm_device<Curve, G1>(ctx_, key.b1_points.data(), w, key.num_vars, stream);
-    G2 msm_b2 = msm_device<Curve, G2>(ctx_, key.b2_points.data(), w, key.num_vars, stream);
-    G1 msm_c = msm_device<Curve, G1>(ctx_, key.c_points.data(), w + key.num_public + 1, num_private, stream);
-    G1 msm_h = msm_device<Curve, G1>(ctx_, key.h_points.data(), h.data(), n, stream);
+    // Each query's resident points from device memory, the rest streamed
+    // from pinned host memory on the context's second stream (msm_stream.h).
+    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    MsmStreamStats streamed;
+    auto placed = [&](auto device_span, auto host_span, const Fr* scalars, std::size_t count) {
+      using Affine = typename decltype(host_span)::value_type;
+      using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
+      const std::size_t resident = std::min(device_span.size(), count);
+      return msm_placed<Curve, Group>(ctx_, device_span.first(resident), host_span.first(count - resident), scalars,
+                                      key.msm_chunk, stream, copy_stream, &streamed);
+    };
+    auto dev = [](const auto& buffer) { return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size()); };
+    G1 msm_a = placed(dev(key.a_points), key.a_host, w, key.num_vars);
+    G1 msm_b1 = placed(dev(key.b1_points), key.b1_host, w, key.num_vars);
+    G2 msm_b2 = placed(dev(key.b2_points), key.b2_host, w, key.num_vars);
+    G1 msm_c = placed(dev(key.c_points), key.c_host, w + key.num_public + 1, num_private);
+    G1 msm_h = placed(dev(key.h_points), key.h_host, h.data(), n);
     done.record(stream);
     done.synchronize();
 
@@ -258,6 +278,8 @@ class DeviceProver {
       local.spmv_ms = Event::elapsed_ms(uploaded, multiplied);
       local.ntt_ms = Event::elapsed_ms(multiplied, transformed);
       local.msm_ms = Event::elapsed_ms(transformed, done);
+      local.streamed_bytes = streamed.streamed_bytes;
+      local.msm_calls = streamed.chunks;
       local.total_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
       *timings = local;

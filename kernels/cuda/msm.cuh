@@ -152,7 +152,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     // three base multiplications per Fq2 one); see choose_layout.
     const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kDegree == 2 ? 3.0 : 1.0);
     const mk::Layout layout = mk::choose_layout(m, counts[2], config.window_bits, sort_cost, sizeof(Xyzz),
-                                                ctx.memory().free / 4);
+                                                device_memory_available() / 4);
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
     local.window_bits = layout.window_bits;
     local.windows = layout.windows;

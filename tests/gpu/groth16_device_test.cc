@@ -28,6 +28,7 @@ TEST(Groth16Device, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA devi
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/device_key.h"
 #include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/resident_cache.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
@@ -308,6 +309,110 @@ TYPED_TEST(Groth16DeviceTest, ResidentCacheEvictsLeastRecentlyUsedAndProvesAfter
                                   }),
                DeviceOutOfMemory);
   EXPECT_EQ(attempts, 1);  // nothing but "small" to evict
+}
+
+
+// The shape memory_plan.h plans for, from a fixture's key and PCE.
+template <class Curve>
+ProofShape shape_of(const Fixture<Curve>& f, const DevicePce<typename Curve::Fr>& pce) {
+  ProofShape shape;
+  shape.num_vars = f.key.num_vars;
+  shape.num_public = f.key.num_public;
+  shape.domain_size = f.key.domain_size;
+  shape.fr_bytes = sizeof(typename Curve::Fr);
+  shape.g1_bytes = sizeof(typename Curve::G1Affine);
+  shape.g2_bytes = sizeof(typename Curve::G2Affine);
+  shape.pce_bytes = pce.device_bytes();
+  return shape;
+}
+
+// Proofs from a key placed partly or wholly in pinned host memory (streamed
+// MSMs, chunked MSMs) equal the CPU prover's, for every placement: every
+// query streamed in many small chunks, half of each resident, and the plans
+// of memory_plan.h at a budget that forces streaming (enforced by the
+// allocator) and at none (all resident).
+TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  const cudaStream_t stream = context()->stream(0);
+  for (std::uint64_t size : kSizes) {
+    auto& f = Fixture<TypeParam>::get(size);
+    const auto options = Fixture<TypeParam>::fixed(31 + size);
+    const auto cpu = groth16_prove<TypeParam>(f.key.proving_key(), f.pce_r1cs, std::span<const Fr>(f.witness), options);
+    auto prove_placed = [&](const MemoryPlan& plan, const char* label, DeviceProveTimings* timings = nullptr) {
+      const auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
+      EXPECT_EQ(key.device_bytes(), plan.key_resident_bytes()) << label;
+      EXPECT_EQ(key.host_bytes(), plan.streamed_bytes()) << label;
+      DeviceProveTimings t;
+      const auto gpu = f.prover->prove(key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options, &t);
+      std::printf("  %-10s n=%-7u %-22s streamed %8.2f MiB in %zu MSM calls, msm %.2f ms\n", TypeParam::kName,
+                  f.key.domain_size, label, double(t.streamed_bytes) / double(1 << 20), t.msm_calls, t.msm_ms);
+      EXPECT_EQ(t.streamed_bytes, plan.streamed_bytes()) << label;
+      EXPECT_TRUE(gpu == cpu) << label << " at " << size << " constraints: device proof differs from the CPU proof";
+      if (timings) *timings = t;
+    };
+    const ProofShape shape = shape_of(f, f.device_pce_r1cs);
+    MemoryPlan all_streamed = plan_memory(shape, 0);
+    all_streamed.resident = {0, 0, 0, 0, 0};
+    all_streamed.msm_chunk = 4096;  // many chunks per MSM at these sizes, the last partial
+    DeviceProveTimings t;
+    prove_placed(all_streamed, "all streamed, 4096", &t);
+    EXPECT_GT(t.msm_calls, 5u);
+    MemoryPlan half = plan_memory(shape, 0);
+    for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
+    prove_placed(half, "half resident");
+    MemoryPlan split = plan_memory(shape, 0);
+    split.msm_chunk = 1000;  // resident, but every MSM split
+    prove_placed(split, "resident, chunks 1000");
+    // The planner's own plans, the budget enforced by the allocator on top
+    // of what this process already holds.
+    const MemoryPlan resident = plan_memory(shape, 0);
+    EXPECT_TRUE(resident.all_resident());
+    prove_placed(resident, "planned, no budget");
+    std::size_t needed = 0;
+    try {
+      plan_memory(shape, 1 << 20);
+      ADD_FAILURE() << "a 1 MiB budget should be too small";
+    } catch (const BudgetTooSmall& e) {
+      needed = e.needed();
+      EXPECT_NE(std::string(e.what()).find("needs at least"), std::string::npos) << e.what();
+    }
+    const MemoryPlan tight = plan_memory(shape, needed, 1 << 16);
+    EXPECT_FALSE(tight.all_resident()) << tight.summary();
+    std::printf("  plan: %s\n", tight.summary().c_str());
+    set_device_memory_budget(device_memory_in_use() + tight.budget);
+    try {
+      prove_placed(tight, "planned, tight budget");
+    } catch (...) {
+      set_device_memory_budget(0);
+      throw;
+    }
+    set_device_memory_budget(0);
+  }
+}
+
+// The allocator refuses what would exceed the budget, with a message that
+// says so, and allocates again once the budget is lifted.
+TEST(DeviceMemoryBudget, AllocationsBeyondTheBudgetFail) {
+  REQUIRE_GPU();
+  const cudaStream_t stream = context()->stream(0);
+  const std::size_t before = device_memory_in_use();
+  set_device_memory_budget(before + (std::size_t(4) << 20));
+  {
+    DeviceBuffer<std::uint8_t> fits(std::size_t(3) << 20, stream);
+    EXPECT_EQ(device_memory_in_use(), before + (std::size_t(3) << 20));
+    try {
+      DeviceBuffer<std::uint8_t> too_much(std::size_t(2) << 20, stream);
+      ADD_FAILURE() << "allocation over the budget succeeded";
+    } catch (const DeviceOutOfMemory& e) {
+      EXPECT_NE(std::string(e.what()).find("budget"), std::string::npos) << e.what();
+    }
+    EXPECT_LE(device_memory_available(), std::size_t(1) << 20);
+  }
+  EXPECT_EQ(device_memory_in_use(), before);
+  set_device_memory_budget(0);
+  DeviceBuffer<std::uint8_t> after(std::size_t(8) << 20, stream);
+  EXPECT_EQ(device_memory_in_use(), before + (std::size_t(8) << 20));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 //
 //   partition_benchmark [--device=N] [--curve=bls12381|bn254]
 //                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
-//                       [--msm-breakdown]
+//                       [--msm-breakdown] [--budgets-gib=G,G,...]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -23,6 +23,12 @@
 // r and s; prints the ratio.
 // --msm-breakdown: after the proofs, the five MSMs of the partition timed
 // one by one on the resident key (what bounds the MSM stage).
+// --budgets-gib=141,80,40,24,16: after the resident proofs, the key is
+// moved to pinned host memory and the partition proved again under each
+// device memory budget (GiB; memory_plan.h's plan, enforced by the
+// allocator): resident prefixes uploaded, the rest streamed per proof; each
+// proof checked against the resident one (same r, s). A budget too small
+// for the circuit prints the planner's error (what it needs).
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -47,6 +53,7 @@ int main() {
 #include "formats/pce.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/msm.h"
 #include "kernels/cuda/setup_device.h"
 #include "kernels/curves.h"
@@ -68,6 +75,7 @@ struct Options {
   int repeats = 3;
   std::uint64_t cpu_constraints = 0;
   bool msm_breakdown = false;
+  std::vector<double> budgets_gib;
 };
 
 int g_failures = 0;
@@ -288,6 +296,110 @@ void msm_breakdown(const DeviceContext& ctx, const Prepared<Curve>& p, int repea
        [&] { (void)msm_device<Curve, G1>(ctx, key.h_points.data(), device_h.data(), key.domain_size, stream); });
 }
 
+// The partition under each budget of o.budgets_gib (see the file comment).
+template <class Curve>
+void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typename Curve::Fr>& device_pce,
+                 ProveOptions<typename Curve::Fr> options, const Groth16Proof<Curve>& resident_proof,
+                 double resident_ms, const Options& o) {
+  using Fr = typename Curve::Fr;
+  using G1Affine = typename Curve::G1Affine;
+  using G2Affine = typename Curve::G2Affine;
+  Stopwatch clock;
+  const cudaStream_t stream = ctx.stream(0);
+  // The key to pinned host memory (what a worker holds for a key it
+  // streams), then off the device.
+  DeviceProvingKey<Curve>& dk = p.key.proving_key;
+  PinnedBuffer<G1Affine> a(dk.a_points.size()), b1(dk.b1_points.size()), c(dk.c_points.size()),
+      h(dk.h_points.size());
+  PinnedBuffer<G2Affine> b2(dk.b2_points.size());
+  dk.a_points.download(a.data(), a.size(), stream);
+  dk.b1_points.download(b1.data(), b1.size(), stream);
+  dk.b2_points.download(b2.data(), b2.size(), stream);
+  dk.c_points.download(c.data(), c.size(), stream);
+  dk.h_points.download(h.data(), h.size(), stream);
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  Groth16ProvingKey<Curve> host_key;
+  host_key.num_vars = dk.num_vars;
+  host_key.num_public = dk.num_public;
+  host_key.domain_size = dk.domain_size;
+  host_key.alpha1 = dk.alpha1;
+  host_key.beta1 = dk.beta1;
+  host_key.delta1 = dk.delta1;
+  host_key.beta2 = dk.beta2;
+  host_key.delta2 = dk.delta2;
+  host_key.a_points = std::span<const G1Affine>(a.data(), a.size());
+  host_key.b1_points = std::span<const G1Affine>(b1.data(), b1.size());
+  host_key.b2_points = std::span<const G2Affine>(b2.data(), b2.size());
+  host_key.c_points = std::span<const G1Affine>(c.data(), c.size());
+  host_key.h_points = std::span<const G1Affine>(h.data(), h.size());
+  const std::size_t key_bytes = dk.device_bytes();
+  const auto vk = p.key.verifying_key();
+  dk = DeviceProvingKey<Curve>();  // the key off the device
+  ctx.synchronize();
+  stage("key to pinned host memory", clock.lap(), ctx);
+  ProofShape shape;
+  shape.num_vars = host_key.num_vars;
+  shape.num_public = host_key.num_public;
+  shape.domain_size = host_key.domain_size;
+  shape.fr_bytes = sizeof(Fr);
+  shape.g1_bytes = sizeof(G1Affine);
+  shape.g2_bytes = sizeof(G2Affine);
+  shape.pce_bytes = device_pce.device_bytes();
+  PinnedBuffer<Fr> witness(p.witness.size());
+  std::memcpy(static_cast<void*>(witness.data()), p.witness.data(), p.witness.size() * sizeof(Fr));
+  DeviceProver<Curve> prover(ctx);
+  std::printf("  budgets: key %.2f GiB in pinned host memory, PCE %.2f GiB resident; host peak %.1f GiB\n",
+              double(key_bytes) / double(1 << 30), double(shape.pce_bytes) / double(1 << 30), host_peak_gib());
+  for (double gib : o.budgets_gib) {
+    const std::size_t budget = std::size_t(gib * double(std::size_t(1) << 30));
+    MemoryPlan plan;
+    try {
+      plan = plan_memory(shape, budget);
+    } catch (const BudgetTooSmall& e) {
+      std::printf("RESULT budget %.0f GiB: cannot prove: %s\n", gib, e.what());
+      continue;
+    }
+    std::printf("  plan: %s\n", plan.summary().c_str());
+    // The budget covers what this process holds on the device beyond the
+    // PCE (which the plan counts): the prover's NTT tables.
+    set_device_memory_budget(budget + (device_memory_in_use() - shape.pce_bytes));
+    try {
+      Stopwatch load;
+      const DeviceProvingKey<Curve> key = DeviceProvingKey<Curve>::upload(host_key, stream, &plan);
+      const double load_s = load.lap();
+      std::vector<DeviceProveTimings> runs;
+      Groth16Proof<Curve> proof;
+      for (int r = 0; r <= o.repeats; ++r) {
+        DeviceProveTimings t;
+        proof = prover.prove(key, device_pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
+        std::printf("    budget %.0f GiB run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f total %.1f ms, streamed %.2f "
+                    "GiB in %zu MSM calls\n",
+                    gib, r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms, t.total_ms,
+                    double(t.streamed_bytes) / double(1 << 30), t.msm_calls);
+        if (r > 0) runs.push_back(t);
+      }
+      std::sort(runs.begin(), runs.end(),
+                [](const DeviceProveTimings& x, const DeviceProveTimings& y) { return x.total_ms < y.total_ms; });
+      const DeviceProveTimings& m = runs[runs.size() / 2];
+      const bool same = proof == resident_proof;
+      const bool ok = groth16_verify<Curve>(vk, public_inputs(p.witness, 328), proof);
+      check(same, "budget proof equals the resident proof");
+      check(ok, "budget proof verifies");
+      std::printf("RESULT budget %.0f GiB: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f msm "
+                  "%.1f), resident %.2f GiB, streamed %.2f GiB per proof, host pinned %.2f GiB (+%.2f copied), "
+                  "load %.2f s, proof %s\n",
+                  gib, m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms,
+                  double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
+                  double(key.host_bytes()) / double(1 << 30), double(key.host_copied_bytes) / double(1 << 30),
+                  load_s, same && ok ? "identical, valid" : "WRONG");
+    } catch (const std::exception& e) {
+      check(false, std::string("budget run: ") + e.what());
+    }
+    set_device_memory_budget(0);
+    ctx.synchronize();
+  }
+}
+
 template <class Curve>
 void run_partition(DeviceContext& ctx, const Options& o) {
   std::printf("== partition %s, %llu constraints\n", Curve::kName, static_cast<unsigned long long>(o.constraints));
@@ -300,6 +412,10 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   stage("pce upload", clock.lap(), ctx);
   ProveOptions<Fr> options;
   options.check_constraints = false;
+  if (!o.budgets_gib.empty()) {  // fixed r, s: every budget's proof must equal the resident one
+    options.r = Fr::from_u64(0x5151);
+    options.s = Fr::from_u64(0x7272);
+  }
   double total_ms = 0;
   const Groth16Proof<Curve> proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms);
   stage("proofs", clock.lap(), ctx);
@@ -309,6 +425,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   std::printf("RESULT partition %s %llu constraints: device_prove %.1f ms (median), proof %s\n", Curve::kName,
               static_cast<unsigned long long>(o.constraints), total_ms, ok ? "valid" : "INVALID");
   if (o.msm_breakdown) msm_breakdown<Curve>(ctx, p, o.repeats);
+  if (!o.budgets_gib.empty()) run_budgets<Curve>(ctx, p, device_pce, options, proof, total_ms, o);
 }
 
 template <class Curve>
@@ -380,10 +497,24 @@ int main(int argc, char** argv) {
     else if (a.rfind("--cpu-constraints=", 0) == 0) o.cpu_constraints = value("--cpu-constraints=");
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
+    else if (a.rfind("--budgets-gib=", 0) == 0) {
+      std::string list = a.substr(std::strlen("--budgets-gib="));
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const double gib = std::strtod(list.substr(at, comma - at).c_str(), nullptr);
+        if (gib <= 0) {
+          std::fprintf(stderr, "%s: --budgets-gib: '%s' is not a positive number of GiB\n", argv[0],
+                       list.substr(at, comma - at).c_str());
+          return 2;
+        }
+        o.budgets_gib.push_back(gib);
+        at = comma + 1;
+      }
+    }
     else {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
-                   "[--cpu-constraints=N] [--msm-breakdown]\n",
+                   "[--cpu-constraints=N] [--msm-breakdown] [--budgets-gib=141,80,40,24,16]\n",
                    argv[0]);
       return 2;
     }

@@ -14,6 +14,8 @@
 # failed. The exit status is 0 only when every step ran and exited 0 (a step
 # that failed, timed out or had no time left makes it 1).
 # Environment: TESTS, PARTITION_CONSTRAINTS (default 130300000),
+# PARTITION_ARGS (extra partition_benchmark arguments, e.g.
+# --budgets-gib=131.3,80,40,24,16 for the device memory budgets),
 # CPU_CONSTRAINTS (default 1048576; 0 skips step 3), BENCH_ARGS (extra
 # gpu_benchmark arguments, e.g. --msm-max-log=0 for the NTT rows only).
 set -uo pipefail
@@ -53,8 +55,9 @@ for test in ${TESTS:-setup_device_test}; do
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED' "$logs/$test.log"
 done
 
+# shellcheck disable=SC2086
 step partition 240 "$bundle/run" partition_benchmark --constraints="${PARTITION_CONSTRAINTS:-130300000}" --repeats=3 \
-  --msm-breakdown
+  --msm-breakdown ${PARTITION_ARGS:-}
 grep -E '^  [a-z]|^    msm|RESULT|CHECK|run [0-9]|partition_benchmark:' "$logs/partition.log"
 
 if [ "${CPU_CONSTRAINTS:-1048576}" != 0 ]; then

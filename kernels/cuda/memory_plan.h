@@ -1,0 +1,220 @@
+// memory_plan.h -- where a circuit's proving state lives under a device
+// memory budget: which points of each proving-key query stay resident on the
+// device, which are streamed from page-locked host memory at every proof,
+// and how many points one MSM call may take (its working set).
+//
+// Plain C++ (no CUDA): the worker plans before it uploads, and the plan is
+// unit-tested on the CPU. The estimates below are upper bounds of what the
+// device prover (groth16_device.h) and the MSM (msm.cuh) allocate; the
+// device allocator enforces the budget itself (device_context.h), so an
+// estimate that fell short would give DeviceOutOfMemory, never more memory.
+//
+// Device memory of one proof, by stage (Fr = 32 bytes, n = domain size,
+// V = signals):
+//   always            PCE (A, B; C when kept) + resident key points
+//   SpMV and NTT      witness V Fr + a, b, c: 3 n Fr
+//   MSMs              witness V Fr + h: n Fr + one MSM's working set for
+//                     `chunk` points (kMsmBytesPerPoint each, plus its
+//                     buckets, at most a third more) + two transfer buffers
+//                     of `chunk` bases when anything is streamed.
+// The plan: if the whole key fits beside the larger stage with MSMs
+// unsplit, everything is resident (no chunking: the fastest case).
+// Otherwise MSMs run in chunks of the largest power of two up to
+// kMaxChunk that fits, and what is left of the budget holds resident
+// prefixes of the queries in the order A, B1, C, B2, H: the witness MSMs
+// skip zeros and sum ones, so their time is mostly the transfer, while H
+// (dense scalars) is compute-bound and hides its transfer best.
+#ifndef ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
+#define ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace zkfarm::cuda {
+
+// The sizes a plan needs (from the key and PCE; curve-independent).
+struct ProofShape {
+  std::uint64_t num_vars = 0;     // witness length, w[0] included
+  std::uint64_t num_public = 0;   // public signals, w[0] excluded
+  std::uint64_t domain_size = 0;  // n
+  std::size_t fr_bytes = 32;
+  std::size_t g1_bytes = 0;       // affine G1 point
+  std::size_t g2_bytes = 0;       // affine G2 point
+  std::size_t pce_bytes = 0;      // the PCE's device bytes
+};
+
+// The five queries, in the order the plan keeps them resident.
+enum KeyQuery : int { kQueryA = 0, kQueryB1 = 1, kQueryC = 2, kQueryB2 = 3, kQueryH = 4 };
+inline const char* key_query_name(int q) {
+  static const char* const names[5] = {"A", "B1", "C", "B2", "H"};
+  return names[q];
+}
+
+struct MemoryPlan {
+  std::size_t budget = 0;                  // bytes planned for (0: no budget, all resident)
+  std::array<std::uint64_t, 5> points{};   // per query (KeyQuery order)
+  std::array<std::uint64_t, 5> resident{}; // leading points of each query on the device
+  std::array<std::size_t, 5> point_bytes{};
+  std::uint64_t msm_chunk = 0;             // most points per MSM call; 0 = unsplit
+  std::size_t pce_bytes = 0;
+  std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
+
+  std::size_t key_resident_bytes() const {
+    std::size_t b = 0;
+    for (int q = 0; q < 5; ++q) b += resident[q] * point_bytes[q];
+    return b;
+  }
+  std::size_t resident_bytes() const { return key_resident_bytes() + pce_bytes; }
+  // Bases copied to the device at every proof = page-locked host bytes held.
+  std::size_t streamed_bytes() const {
+    std::size_t b = 0;
+    for (int q = 0; q < 5; ++q) b += (points[q] - resident[q]) * point_bytes[q];
+    return b;
+  }
+  bool all_resident() const { return streamed_bytes() == 0; }
+
+  // One line for logs: "budget 24.0 GiB: resident 20.1 GiB (key 14.4, PCE
+  // 5.7), streamed 57.0 GiB per proof (B2 62%, H 100%), MSM chunks 2^24".
+  std::string summary() const {
+    auto gib = [](std::size_t b) { return double(b) / double(std::size_t(1) << 30); };
+    char budget_text[32] = "none";
+    if (budget) std::snprintf(budget_text, sizeof budget_text, "%.2f GiB", gib(budget));
+    char line[512];
+    int at = std::snprintf(line, sizeof line, "budget %s: resident %.2f GiB (key %.2f, PCE %.2f), streamed %.2f GiB per proof",
+                           budget_text, gib(resident_bytes()), gib(key_resident_bytes()), gib(pce_bytes),
+                           gib(streamed_bytes()));
+    bool first = true;
+    for (int q = 0; q < 5 && at < int(sizeof line); ++q) {
+      if (points[q] == resident[q]) continue;
+      at += std::snprintf(line + at, sizeof line - at, "%s%s %.0f%%", first ? " (" : ", ", key_query_name(q),
+                          100.0 * double(points[q] - resident[q]) / double(points[q]));
+      first = false;
+    }
+    if (!first && at < int(sizeof line)) at += std::snprintf(line + at, sizeof line - at, ")");
+    if (at < int(sizeof line)) {
+      if (msm_chunk) {
+        int log = 0;
+        while ((std::uint64_t(1) << log) < msm_chunk) ++log;
+        std::snprintf(line + at, sizeof line - at, ", MSM chunks 2^%d, peak ~%.2f GiB", log, gib(peak_bytes));
+      } else {
+        std::snprintf(line + at, sizeof line - at, ", MSMs unsplit, peak ~%.2f GiB", gib(peak_bytes));
+      }
+    }
+    return line;
+  }
+};
+
+// Thrown when a circuit cannot be proved within the budget even with every
+// query streamed; what() says how much it needs.
+class BudgetTooSmall : public std::runtime_error {
+ public:
+  BudgetTooSmall(const std::string& what, std::size_t needed) : std::runtime_error(what), needed_(needed) {}
+  std::size_t needed() const { return needed_; }
+
+ private:
+  std::size_t needed_;
+};
+
+// Device bytes of one MSM's working set per point (msm.cuh: indices and
+// flags, 16 bytes per point and window for the digits and their sorted
+// copy, sort scratch), with the window count the cost model picks for that
+// many points (c ~ log2(points) - 4, 256 / c + 1 windows), and a third on
+// top for the buckets (choose_layout caps them at a quarter of what is free).
+inline std::size_t msm_working_bytes(std::uint64_t points) {
+  unsigned log = 0;
+  while ((std::uint64_t(1) << log) < points) ++log;
+  const unsigned c = std::clamp(log > 4 ? log - 4 : 1u, 8u, 23u);
+  const std::size_t per_point = 16 * (256 / c + 1) + 48;
+  return std::size_t(points) * per_point / 3 * 4;
+}
+// Slack for the NTT tables, CUB scratch and allocator rounding.
+constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
+// Largest and smallest MSM chunk a budget plan uses (2^24: larger chunks
+// gain little per point -- BLS12-381 G1 2^24 in 119.6 ms, 2^26 in 427.6 --
+// and their transfer buffers and working set take room from resident
+// points; 2^16: below it the per-call overhead dominates).
+constexpr std::uint64_t kMaxChunk = std::uint64_t(1) << 24;
+constexpr std::uint64_t kMinChunk = std::uint64_t(1) << 16;
+
+// The plan for shape under budget bytes (0 = no budget: everything
+// resident, unsplit). max_chunk: the largest MSM chunk (tests force small
+// ones). Throws BudgetTooSmall naming the bytes needed.
+inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::uint64_t max_chunk = kMaxChunk) {
+  MemoryPlan plan;
+  plan.budget = budget;
+  plan.pce_bytes = shape.pce_bytes;
+  const std::uint64_t v = shape.num_vars, n = shape.domain_size;
+  plan.points = {v, v, v - shape.num_public - 1, v, n};
+  plan.point_bytes = {shape.g1_bytes, shape.g1_bytes, shape.g1_bytes, shape.g2_bytes, shape.g1_bytes};
+  std::size_t key_bytes = 0;
+  std::uint64_t largest = 0;
+  for (int q = 0; q < 5; ++q) {
+    key_bytes += plan.points[q] * plan.point_bytes[q];
+    largest = std::max(largest, plan.points[q]);
+  }
+  const std::size_t fr = shape.fr_bytes;
+  const std::size_t ntt_stage = fr * (v + 3 * n) + kPlanSlackBytes;
+  const std::size_t msm_stage_base = fr * (v + n) + kPlanSlackBytes;
+  auto msm_stage = [&](std::uint64_t chunk, bool streaming) {
+    const std::size_t buffers = streaming ? 2 * chunk * std::max(shape.g1_bytes, shape.g2_bytes) : 0;
+    return msm_stage_base + buffers + msm_working_bytes(chunk);
+  };
+  const std::size_t all_resident = shape.pce_bytes + key_bytes + std::max(ntt_stage, msm_stage(largest, false));
+  if (budget == 0 || all_resident <= budget) {
+    plan.resident = plan.points;
+    plan.peak_bytes = all_resident;
+    return plan;
+  }
+  // Smallest footprint: every query streamed in the smallest chunks.
+  std::uint64_t largest_pow2 = 1;
+  while (largest_pow2 < largest) largest_pow2 *= 2;
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(1, std::min({kMinChunk, largest_pow2, max_chunk}));
+  const std::size_t needed = shape.pce_bytes + std::max(ntt_stage, msm_stage(min_chunk, true));
+  auto gib = [](std::size_t b) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.2f GiB", double(b) / double(std::size_t(1) << 30));
+    return std::string(s);
+  };
+  if (needed > budget)
+    throw BudgetTooSmall("the circuit needs at least " + gib(needed) + " (" + std::to_string(needed) +
+                             " bytes) of device memory even with its whole proving key streamed from host memory "
+                             "(PCE " + gib(shape.pce_bytes) + ", witness and NTT vectors " + gib(ntt_stage) +
+                             "); the device memory budget is " + gib(budget) + " (" + std::to_string(budget) +
+                             " bytes); all resident it would need " + gib(all_resident),
+                         needed);
+  // The transfer buffers hold G1 points unless B2 (G2) is streamed too:
+  // plan with G1 buffers first, again with G2 ones if B2 did not fit.
+  std::size_t stage = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool g2_buffers = pass == 1;
+    auto msm_stage_streaming = [&](std::uint64_t chunk) {
+      return msm_stage_base + 2 * chunk * (g2_buffers ? std::max(shape.g1_bytes, shape.g2_bytes) : shape.g1_bytes) +
+             msm_working_bytes(chunk);
+    };
+    std::uint64_t chunk = min_chunk;
+    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
+           shape.pce_bytes + std::max(ntt_stage, msm_stage_streaming(chunk * 2)) <= budget)
+      chunk *= 2;
+    plan.msm_chunk = chunk;
+    stage = std::max(ntt_stage, msm_stage_streaming(chunk));
+    // (fits: min_chunk with G2 buffers fits, as needed <= budget)
+    std::size_t room = budget - shape.pce_bytes - stage;
+    for (int q = 0; q < 5; ++q) {
+      const std::uint64_t fit = room / plan.point_bytes[q];
+      plan.resident[q] = std::min<std::uint64_t>(plan.points[q], fit);
+      room -= plan.resident[q] * plan.point_bytes[q];
+    }
+    if (plan.resident[kQueryB2] == plan.points[kQueryB2]) break;
+  }
+  plan.peak_bytes = shape.pce_bytes + plan.key_resident_bytes() + stage;
+  return plan;
+}
+
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_

@@ -1,0 +1,101 @@
+// msm_stream.h -- MSMs whose bases are partly or wholly in host memory, and
+// MSMs split into chunks to bound their device working set.
+//
+// An MSM is linear in its points: sum_i k_i P_i over [0, n) is the sum of the
+// same MSM over any split of [0, n) into ranges. msm_placed() uses that to
+// run one query of a proving key whose first `resident` bases are in device
+// memory and the rest in page-locked host memory (device_key.h's placement):
+// every range of at most `chunk` points goes through msm_device() (msm.h,
+// the kernels unchanged, no new instantiations), and the results are added
+// on the host. Host ranges are copied into two device buffers, alternating,
+// on a copy stream: the transfer of chunk k+1 runs while the kernels of
+// chunk k run on the work stream (events order each buffer's reuse), so a
+// streamed MSM costs max(transfer, compute) per chunk rather than the sum.
+// Scalars are always in device memory (the witness and h of the proof).
+//
+// Results are exact group elements, so any split gives the same point and
+// the proof's bytes do not depend on the placement (tests/gpu checks this
+// against the CPU prover under budgets that stream every query).
+#ifndef ZKFARM_KERNELS_CUDA_MSM_STREAM_H_
+#define ZKFARM_KERNELS_CUDA_MSM_STREAM_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/msm.h"
+
+namespace zkfarm::cuda {
+
+// What msm_placed() moved (accumulated over calls when passed again).
+struct MsmStreamStats {
+  std::uint64_t chunks = 0;          // msm_device() calls
+  std::uint64_t streamed_bytes = 0;  // bases copied host -> device
+};
+
+// sum_i scalars[i] * base_i for i in [0, device_bases.size() +
+// host_bases.size()), where base_i = device_bases[i] for the resident prefix
+// and host_bases[i - resident] after it. chunk: most points per
+// msm_device() call (0 = no limit: the resident prefix in one call, host
+// ranges in ranges of 2^22 points). host_bases must be page-locked (pinned
+// or registered) for the copies to overlap; pageable memory works, slower.
+// Runs on `stream`, copies on `copy_stream` (a different stream of ctx).
+// Throws what msm_device() throws; DeviceOutOfMemory when the two transfer
+// buffers do not fit.
+template <class Curve, class G>
+G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> device_bases,
+             std::span<const typename G::Affine> host_bases, const typename Curve::Fr* device_scalars,
+             std::size_t chunk, cudaStream_t stream, cudaStream_t copy_stream, MsmStreamStats* stats = nullptr) {
+  using Affine = typename G::Affine;
+  G result = G::identity();
+  const std::size_t resident = device_bases.size();
+  const std::size_t resident_chunk = chunk ? chunk : std::max<std::size_t>(resident, 1);
+  for (std::size_t offset = 0; offset < resident; offset += resident_chunk) {
+    const std::size_t count = std::min(resident_chunk, resident - offset);
+    result += msm_device<Curve, G>(ctx, device_bases.data() + offset, device_scalars + offset, count, stream);
+    if (stats) ++stats->chunks;
+  }
+  if (host_bases.empty()) return result;
+
+  ctx.activate();
+  const std::size_t streamed_chunk = std::min(chunk ? chunk : (std::size_t(1) << 22), host_bases.size());
+  const std::size_t chunks = (host_bases.size() + streamed_chunk - 1) / streamed_chunk;
+  DeviceBuffer<Affine> buffers[2];
+  buffers[0] = DeviceBuffer<Affine>(streamed_chunk, stream);
+  if (chunks > 1) buffers[1] = DeviceBuffer<Affine>(streamed_chunk, stream);
+  // copied[b]: buffer b holds its chunk (recorded on copy_stream); free[b]:
+  // the kernels that read buffer b are done (recorded on stream); allocated:
+  // the buffers exist (their stream-ordered allocation is on stream).
+  Event copied[2], free_again[2], allocated;
+  allocated.record(stream);
+  ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, allocated.get(), 0));
+  auto queue_copy = [&](std::size_t k) {
+    const int b = int(k % 2);
+    const std::size_t offset = k * streamed_chunk;
+    const std::size_t count = std::min(streamed_chunk, host_bases.size() - offset);
+    if (k >= 2) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, free_again[b].get(), 0));
+    buffers[b].upload(host_bases.data() + offset, count, copy_stream);
+    copied[b].record(copy_stream);
+    if (stats) stats->streamed_bytes += count * sizeof(Affine);
+  };
+  queue_copy(0);
+  for (std::size_t k = 0; k < chunks; ++k) {
+    if (k + 1 < chunks) queue_copy(k + 1);  // overlaps the kernels of chunk k
+    const int b = int(k % 2);
+    const std::size_t offset = k * streamed_chunk;
+    const std::size_t count = std::min(streamed_chunk, host_bases.size() - offset);
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[b].get(), 0));
+    result += msm_device<Curve, G>(ctx, buffers[b].data(), device_scalars + resident + offset, count, stream);
+    free_again[b].record(stream);
+    if (stats) ++stats->chunks;
+  }
+  // The buffers are freed on `stream` after its work; the copy stream's last
+  // copy was waited for by that work.
+  return result;
+}
+
+}  // namespace zkfarm::cuda
+
+#endif  // ZKFARM_KERNELS_CUDA_MSM_STREAM_H_
