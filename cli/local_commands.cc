@@ -93,6 +93,9 @@ const char kProveHelp[] =
     "                  coefficient section (faster start for big circuits)\n"
     "  --seed N        fixed blinding factors r, s derived from N (tests only)\n"
     "  --device N      prove on CUDA device N (key and PCE uploaded to it)\n"
+    "  --device-memory-budget B  device memory to use at most (e.g. 24GiB; default\n"
+    "                  none): key points that do not fit are streamed from pinned\n"
+    "                  host memory at every proof (--timings shows the plan)\n"
     "  --cpu           prove on the CPU even when a GPU is present\n"
     "  --timings       print per-stage seconds, host RAM and device memory use\n"
     "                  as JSON on stderr\n"
@@ -134,7 +137,15 @@ std::unique_ptr<prover::Prover> open_prover(const Args& args) {
   if (device && args.flag("cpu")) throw UsageError("give at most one of --device N and --cpu");
   if (device && *device > 1023) throw UsageError("--device: no CUDA device " + std::to_string(*device));
   if (device || (!args.flag("cpu") && prover::Prover::cuda_device_count() > 0)) {
-    auto on_device = prover::Prover::cuda(device ? int(*device) : 0);
+    std::size_t budget = 0;
+    if (const auto text = args.option("device-memory-budget")) {
+      try {
+        budget = prover::parse_device_budget(*text);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--device-memory-budget: ") + e.what());
+      }
+    }
+    auto on_device = prover::Prover::cuda(device ? int(*device) : 0, budget);
     std::fprintf(stderr, "zkfarm prove: proving on the GPU, %s\n", on_device->device().summary.c_str());
     return on_device;
   }
@@ -155,17 +166,20 @@ void print_timings(const prover::Prover& prover, const prover::Circuit& circuit,
   if (on_device)
     std::fprintf(stderr,
                  ", \"upload_key_pce\": %.6f, \"upload_witness\": %.6f, \"device_resident_bytes\": %llu, "
-                 "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu",
+                 "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu, \"device_streamed_bytes\": %llu, "
+                 "\"host_pinned_bytes\": %llu, \"memory_plan\": \"%s\"",
                  circuit.upload_seconds, timings.upload_witness,
                  static_cast<unsigned long long>(circuit.device_bytes),
                  static_cast<unsigned long long>(timings.device_scratch_bytes),
-                 static_cast<unsigned long long>(prover.memory_used_bytes()));
+                 static_cast<unsigned long long>(prover.memory_used_bytes()),
+                 static_cast<unsigned long long>(timings.device_streamed_bytes),
+                 static_cast<unsigned long long>(circuit.host_pinned_bytes), circuit.memory_plan.c_str());
   std::fprintf(stderr, "}\n");
 }
 
 int run_prove(const std::vector<std::string>& argv) {
   return run_guarded("prove", kProveUsage, [&] {
-    Args args(argv, {"r1cs", "pce", "seed", "device"}, {"timings", "progress", "cpu"});
+    Args args(argv, {"r1cs", "pce", "seed", "device", "device-memory-budget"}, {"timings", "progress", "cpu"});
     args.expect_positional(4, kProveUsage);
     const auto& pos = args.positional();
     std::unique_ptr<prover::Prover> prover = open_prover(args);

@@ -8,6 +8,16 @@
 // re-uploaded from the host copy when a proof needs them again). A proof
 // moves only the witness (staged through pinned buffers by DeviceProver).
 //
+// A device memory budget (Prover::cuda's budget_bytes, the worker's
+// --device-memory-budget) bounds every device allocation of the process
+// (device_context.h) and the resident cache. Each circuit is placed by
+// kernels/cuda/memory_plan.h within it: the key's queries resident as far as
+// they fit, the rest kept in pinned host memory (the circuit's own key
+// memory registered in place where CUDA allows, else copied once) and
+// streamed through the MSMs at every proof. A circuit that cannot be proved
+// within the budget even fully streamed fails at load with kOutOfMemory
+// saying how much it needs.
+//
 // CUDA failures become Error kinds here, by type: DeviceOutOfMemory and
 // PinnedOutOfMemory kOutOfMemory (after evicting every other circuit),
 // NoSuchDevice kNoDevice, any other CudaError kDeviceFault.
@@ -29,6 +39,7 @@
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/device_key.h"
 #include "kernels/cuda/groth16_device.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/resident_cache.h"
 #include "kernels/stopwatch.h"
 
@@ -39,10 +50,20 @@ namespace {
 // each circuit's residency (weakly), so a circuit dropped after the engine
 // leaves nothing behind.
 struct DeviceState {
-  DeviceState(int ordinal, std::size_t budget)
-      : ctx(std::make_unique<cuda::DeviceContext>(ordinal)), cache(*ctx, budget) {}
+  DeviceState(int ordinal, std::size_t requested_budget)
+      : ctx(std::make_unique<cuda::DeviceContext>(ordinal)),
+        budget(resolve_budget(requested_budget, ctx->info())),
+        cache(*ctx, budget) {
+    cuda::set_device_memory_budget(budget);
+  }
+  // kAutoDeviceBudget: the free memory at open minus kDeviceBudgetMargin.
+  static std::size_t resolve_budget(std::size_t requested, const cuda::DeviceInfo& info) {
+    if (requested != kAutoDeviceBudget) return requested;
+    return info.free_memory_at_open > kDeviceBudgetMargin ? info.free_memory_at_open - kDeviceBudgetMargin : 1;
+  }
   // Declared first: destroyed last, after every buffer on the device.
   std::unique_ptr<cuda::DeviceContext> ctx;
+  const std::size_t budget;  // 0: none
   cuda::ResidentCache cache;
   std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
   std::unique_ptr<cuda::DeviceProver<Bls12381>> bls12381;
@@ -86,6 +107,8 @@ auto device_guarded(const std::string& what, Body&& body) {
     throw Error(ErrorKind::kNoDevice, e.what());
   } catch (const cuda::CudaError& e) {
     throw Error(ErrorKind::kDeviceFault, what + ": " + e.what());
+  } catch (const cuda::BudgetTooSmall& e) {
+    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
   } catch (const std::bad_alloc&) {
     throw Error(ErrorKind::kOutOfMemory, what + ": out of host memory");
   }
@@ -150,8 +173,18 @@ class CudaEngine final : public Engine {
   std::shared_ptr<const cuda::DeviceCircuit<Curve>> resident(const CircuitOf<Curve>& circuit) {
     return state_->cache.get<cuda::DeviceCircuit<Curve>>(id_of(circuit), [&] {
       const cudaStream_t stream = state_->ctx->stream(0);
-      return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream),
-                                        cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream)};
+      cuda::DevicePce<typename Curve::Fr> pce = cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream);
+      cuda::ProofShape shape;
+      shape.num_vars = circuit.key.num_vars;
+      shape.num_public = circuit.key.num_public;
+      shape.domain_size = circuit.key.domain_size;
+      shape.fr_bytes = sizeof(typename Curve::Fr);
+      shape.g1_bytes = sizeof(typename Curve::G1Affine);
+      shape.g2_bytes = sizeof(typename Curve::G2Affine);
+      shape.pce_bytes = pce.device_bytes();
+      const cuda::MemoryPlan plan = cuda::plan_memory(shape, state_->budget);
+      return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan),
+                                        std::move(pce), plan.summary()};
     });
   }
 
@@ -163,6 +196,10 @@ class CudaEngine final : public Engine {
     const auto device = resident(circuit);
     circuit.upload_seconds = clock.lap();
     circuit.device_bytes = device->device_bytes();
+    circuit.streamed_bytes = device->key.host_bytes();
+    circuit.host_pinned_bytes = device->key.host_bytes();
+    circuit.host_copied_bytes = device->key.host_copied_bytes;
+    circuit.memory_plan = device->plan;
   }
 
   template <class Curve>
@@ -184,6 +221,7 @@ class CudaEngine final : public Engine {
     timings->msm = t.msm_ms / 1e3;
     timings->prove = t.total_ms / 1e3;
     timings->device_scratch_bytes = t.scratch_bytes;
+    timings->device_streamed_bytes = t.streamed_bytes;
     return proof;
   }
 

@@ -76,6 +76,14 @@ class Circuit {
   // upload took (0 on the CPU).
   std::uint64_t device_bytes = 0;
   double upload_seconds = 0;
+  // Under a device memory budget: the key's points kept in page-locked host
+  // memory and streamed through the MSMs at every proof (0 when all
+  // resident), how much of that is a pinned copy (the rest is the circuit's
+  // own memory registered in place), and the placement in words.
+  std::uint64_t streamed_bytes = 0;
+  std::uint64_t host_pinned_bytes = 0;
+  std::uint64_t host_copied_bytes = 0;
+  std::string memory_plan;
 };
 
 struct ProveRequest {
@@ -98,6 +106,7 @@ struct Timings {
   double prove = 0;  // the kernel's total (includes the stages above from witness_check)
   double verify = 0;
   std::uint64_t device_scratch_bytes = 0;  // device memory the proof allocated for itself
+  std::uint64_t device_streamed_bytes = 0;  // key points copied from host memory during the MSMs
 };
 
 template <class C>
@@ -108,16 +117,34 @@ struct ProofOf {
 };
 using Proof = std::variant<ProofOf<Bn254>, ProofOf<Bls12381>>;
 
+// Prover::cuda's budget "free memory at start minus the margin" (the
+// worker's default), and that margin: room for the CUDA context's own
+// allocations and other processes' small ones, which the budget does not see.
+constexpr std::size_t kAutoDeviceBudget = ~std::size_t(0);
+constexpr std::size_t kDeviceBudgetMargin = std::size_t(1) << 30;
+
+// A device memory budget as given on a command line: "auto"
+// (kAutoDeviceBudget), "none" or "0" (no budget), a number of bytes, or a
+// number with a unit: GiB/G, MiB/M (powers of 1024), GB, MB (powers of
+// 1000), e.g. "24GiB", "141GB", "0.5GiB". Throws std::invalid_argument
+// naming the text otherwise.
+std::size_t parse_device_budget(const std::string& text);
+
 class Prover {
  public:
   // On the CPU, all cores (kernels/parallel.h's pool).
   static std::unique_ptr<Prover> cpu();
   // On CUDA device ordinal (cudaSetDevice once, here, before any other CUDA
-  // work; CUDA_VISIBLE_DEVICES is neither read nor written). Circuits are
-  // evicted before their key + PCE exceed resident_budget_bytes (0: only when
-  // the device runs out of memory). Throws Error: kNoDevice for an ordinal
-  // this process cannot see or a build without CUDA, kDeviceFault.
-  static std::unique_ptr<Prover> cuda(int ordinal, std::size_t resident_budget_bytes = 0);
+  // work; CUDA_VISIBLE_DEVICES is neither read nor written).
+  // device_budget_bytes: the device memory this process may use, resident
+  // circuits and every proof's scratch included (0: no budget, the whole
+  // device; kAutoDeviceBudget: the free memory at start minus
+  // kDeviceBudgetMargin). Circuits are evicted least recently used first to
+  // stay within it, and each circuit's key is placed within it (what does
+  // not fit is streamed from pinned host memory; Circuit::memory_plan).
+  // Throws Error: kNoDevice for an ordinal this process cannot see or a
+  // build without CUDA, kDeviceFault.
+  static std::unique_ptr<Prover> cuda(int ordinal, std::size_t device_budget_bytes = 0);
   // CUDA devices this process sees; 0 in a build without CUDA. Never throws.
   static int cuda_device_count();
   // Maps a witness file. Throws Error kBadWitness naming the path.

@@ -82,6 +82,7 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
   const std::string zkey = local_copy(id, ArtifactStore::zkey_relative(id), true);
   const std::string pce = local_copy(id, ArtifactStore::pce_relative(id), false);
   auto circuit = prover_.load({zkey, pce, ""});
+  if (!circuit->memory_plan.empty()) ZKLOG(kInfo) << "circuit " << id << " placed: " << circuit->memory_plan;
   std::lock_guard<std::mutex> lock(mutex_);
   loaded_[id] = circuit;
   lru_.push_front(id);

@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
       .value("witgen-temp-dir", "",
              "where each generator run gets its own directory (default: /dev/shm when writable, else $TMPDIR or "
              "/tmp): the witness is read back from there")
+      .value("device-memory-budget", "auto",
+             "device memory this worker uses at most, resident circuits included (bytes, or e.g. 24GiB, 80GB; "
+             "auto: free memory at start minus 1 GiB; none: the whole device). Key points that do not fit are "
+             "streamed from pinned host memory at every proof")
       .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
       .value("inject-fault", "", "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
@@ -84,9 +88,16 @@ int main(int argc, char** argv) {
       // work); an ordinal this process cannot see, or a build without CUDA,
       // fails here, exit 2.
       const int ordinal = static_cast<int>(flags.get_int("device", 0, 1023));
-      prover = prover::Prover::cuda(ordinal);
-      std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s)\n", ordinal,
-                   prover->device().name.c_str(), prover->device().uuid.c_str());
+      std::size_t budget = 0;
+      try {
+        budget = prover::parse_device_budget(flags.get("device-memory-budget"));
+      } catch (const std::invalid_argument& e) {
+        throw FlagError(std::string("--device-memory-budget: ") + e.what());
+      }
+      prover = prover::Prover::cuda(ordinal, budget);
+      std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s), device memory budget %s\n", ordinal,
+                   prover->device().name.c_str(), prover->device().uuid.c_str(),
+                   flags.get("device-memory-budget").c_str());
     } else {
       prover = prover::Prover::cpu();
     }

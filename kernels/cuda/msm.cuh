@@ -241,9 +241,12 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     DeviceBuffer<Xyzz> shares(threads, stream);
     mk::BucketSegmentLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
                                          buckets, segment_log, bucket_sums.data(), shares.data());
-    mk::SegmentScaleLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
-                                        buckets, segment_log, shares.data());
     bucket_sums = DeviceBuffer<Xyzz>();
+    {
+      DeviceBuffer<Xyzz> scale_scratch(segment_threads, stream);
+      mk::SegmentScaleLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
+                                          buckets, segment_log, shares.data(), scale_scratch.data());
+    }
     while (per_window > 1) {
       const std::uint64_t group = std::min<std::uint64_t>(per_window, 16);
       const std::uint64_t outputs = threads / group;

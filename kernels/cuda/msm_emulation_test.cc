@@ -141,7 +141,9 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
   std::vector<Xyzz> shares(threads);
   for (std::uint64_t t = 0; t < segment_threads; ++t)
     mk::bucket_segment<Pts>(t, layout.buckets, segment_log, bucket_sums.data(), shares.data());
-  for (std::uint64_t t = 0; t < segment_threads; ++t) mk::segment_scale<Pts>(t, layout.buckets, segment_log, shares.data());
+  std::vector<Xyzz> scale_scratch(segment_threads);
+  for (std::uint64_t t = 0; t < segment_threads; ++t)
+    mk::segment_scale<Pts>(t, layout.buckets, segment_log, shares.data(), scale_scratch.data());
   while (per_window > 1) {
     const std::uint64_t group = std::min<std::uint64_t>(per_window, 4);
     const std::uint64_t outputs = threads / group;

@@ -267,10 +267,11 @@ ZKFARM_HD void segment_reduce(std::uint64_t t, std::uint64_t length, std::uint64
 //
 // bucket_segment, thread t = (window, segment) with 2^segment_log buckets
 // per segment from start: a running sum from the top gives
-// acc = sum (b - start + 1) B_b and running = sum B_b, stored at
+// acc = sum (b - start + 1) B_b and running = sum B_b, kept in
 // out[window * 2S + segment] and out[window * 2S + S + segment]. The two
 // additions per bucket (running += B_b, acc += running) alternate through
-// one call site.
+// one call site, and both sums stay in that (cached) memory between steps:
+// each step holds just two points in registers, like reduce_group.
 template <class Pts>
 ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned segment_log,
                               const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
@@ -280,7 +281,10 @@ ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned s
   const std::uint32_t segment = std::uint32_t(t % segments);
   const std::uint32_t start = segment << segment_log;
   const Xyzz* window_buckets = bucket_sums + window * (buckets + 1);
-  Xyzz running = Xyzz::identity(), acc = Xyzz::identity();
+  Xyzz* acc = out + window * 2 * segments + segment;
+  Xyzz* running = acc + segments;
+  *acc = Xyzz::identity();
+  *running = Xyzz::identity();
   const std::uint32_t steps = 2u << segment_log;
 #if defined(__CUDA_ARCH__)
 #pragma unroll 1
@@ -288,29 +292,44 @@ ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned s
   for (std::uint32_t i = 0; i < steps; ++i) {
     const bool second = (i & 1) != 0;
     const std::uint32_t b = start + (1u << segment_log) - 1 - (i >> 1);
-    Xyzz lhs = second ? acc : running;
-    const Xyzz rhs = second ? running : load(window_buckets + b);
-    lhs.add(rhs);
-    if (second) acc = lhs;
-    else running = lhs;
+    Xyzz* target = second ? acc : running;
+    const Xyzz* term = second ? running : window_buckets + b;
+    Xyzz sum = load(target);
+    sum.add(load(term));
+    *target = sum;
   }
-  out[window * 2 * segments + segment] = acc;
-  out[window * 2 * segments + segments + segment] = running;
 }
 
 // segment_scale, thread t = (window, segment) as above: replaces the
 // segment's running sum by start * running (start = segment <<
-// segment_log; 0 for the first segment): DevXyzz::mul_small, whose loop
-// holds one inlined addition.
+// segment_log; 0 for the first segment), double-and-add from the top bit
+// with the doublings done as additions of the sum to itself (add() doubles
+// equal points with dbl()'s formula: the same result). The running sum is
+// first moved to scratch[t]; the partial product lives in its slot; each
+// step loads the two operands, so one addition with two points in registers.
 template <class Pts>
-ZKFARM_HD void segment_scale(std::uint64_t t, std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out) {
+ZKFARM_HD void segment_scale(std::uint64_t t, std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out,
+                             typename Pts::Xyzz* scratch) {
   using Xyzz = typename Pts::Xyzz;
   const std::uint32_t segments = buckets >> segment_log;
   const std::uint64_t window = t / segments;
   const std::uint32_t segment = std::uint32_t(t % segments);
   const std::uint32_t start = segment << segment_log;
   Xyzz* slot = out + window * 2 * segments + segments + segment;
-  *slot = load(slot).mul_small(start);
+  Xyzz* base = scratch + t;
+  *base = load(slot);
+  *slot = Xyzz::identity();
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+  for (int step = 63; step >= 0; --step) {
+    const bool doubling = (step & 1) != 0;  // odd steps double, even steps add the base if the bit is set
+    if (!doubling && ((start >> (step >> 1)) & 1) == 0) continue;
+    const Xyzz* term = doubling ? slot : base;
+    Xyzz sum = load(slot);
+    sum.add(load(term));
+    *slot = sum;
+  }
 }
 
 // out[i] = sum of in[i*group, min((i+1)*group, count)).
@@ -396,9 +415,9 @@ __global__ void __launch_bounds__(kPointThreads)
 template <class Pts>
 __global__ void __launch_bounds__(kPointThreads)
     segment_scale_kernel(std::uint64_t threads, std::uint32_t buckets, unsigned segment_log,
-                         typename Pts::Xyzz* out) {
+                         typename Pts::Xyzz* out, typename Pts::Xyzz* scratch) {
   const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t < threads) segment_scale<Pts>(t, buckets, segment_log, out);
+  if (t < threads) segment_scale<Pts>(t, buckets, segment_log, out, scratch);
 }
 
 template <class Xyzz>
@@ -440,7 +459,7 @@ struct BucketSegmentLaunch {
 template <class Pts>
 struct SegmentScaleLaunch {
   static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint32_t buckets,
-                     unsigned segment_log, typename Pts::Xyzz* out);
+                     unsigned segment_log, typename Pts::Xyzz* out, typename Pts::Xyzz* scratch);
 };
 
 template <class Xyzz>

@@ -45,9 +45,10 @@ void BucketSegmentLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std:
 
 template <class Pts>
 void SegmentScaleLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
-                                     std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out) {
+                                     std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out,
+                                     typename Pts::Xyzz* scratch) {
   ZKFARM_CUDA_LAUNCH(segment_scale_kernel<Pts><<<blocks, kPointThreads, 0, stream>>>(threads, buckets, segment_log,
-                                                                                     out));
+                                                                                     out, scratch));
 }
 
 template <class Xyzz>

@@ -39,6 +39,7 @@ template <class Curve>
 struct DeviceCircuit {
   DeviceProvingKey<Curve> key;
   DevicePce<typename Curve::Fr> pce;
+  std::string plan;  // MemoryPlan::summary() of the placement, for logs ("" when not planned)
   std::size_t device_bytes() const { return key.device_bytes() + pce.device_bytes(); }
 };
 
