@@ -357,7 +357,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     all_streamed.msm_chunk = 4096;  // many chunks per MSM at these sizes, the last partial
     DeviceProveTimings t;
     prove_placed(all_streamed, "all streamed, 4096", &t);
-    EXPECT_GT(t.msm_calls, 5u);
+    if (f.key.domain_size > 4096) EXPECT_GT(t.msm_calls, 5u);  // H split at least
     MemoryPlan half = plan_memory(shape, 0);
     for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
     prove_placed(half, "half resident");
