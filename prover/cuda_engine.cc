@@ -32,6 +32,7 @@
 
 #ifdef ZKFARM_HAS_CUDA
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 #include <type_traits>
@@ -81,6 +82,16 @@ struct DeviceState {
   }
 };
 
+// Device bytes DevicePce::upload(pce) takes (A, B and C when present).
+template <class Fr>
+std::size_t pce_device_bytes(const Pce<Fr>& pce) {
+  auto csr = [](const Csr<Fr>& m) {
+    return m.row_offsets.size() * sizeof(std::uint64_t) + m.general_offsets.size() * sizeof(std::uint64_t) +
+           m.cols.size() * sizeof(std::uint32_t) + m.values.size() * sizeof(Fr);
+  };
+  return csr(pce.a()) + csr(pce.b()) + (pce.has_c() ? csr(pce.c()) : 0);
+}
+
 // A circuit's cache id; its device copies are evicted with it.
 class DeviceResidency final : public Residency {
  public:
@@ -127,7 +138,9 @@ class CudaEngine final : public Engine {
     d.backend = "cuda";
     d.name = info.name;
     d.uuid = info.uuid;
-    d.memory_bytes = info.total_memory;
+    // What this worker may use: the budget when there is one (the farm sees
+    // a budgeted H200 as the smaller card it stands in for).
+    d.memory_bytes = state_->budget ? std::min(info.total_memory, state_->budget) : info.total_memory;
     d.summary = info.summary();
     return d;
   }
@@ -173,7 +186,6 @@ class CudaEngine final : public Engine {
   std::shared_ptr<const cuda::DeviceCircuit<Curve>> resident(const CircuitOf<Curve>& circuit) {
     return state_->cache.get<cuda::DeviceCircuit<Curve>>(id_of(circuit), [&] {
       const cudaStream_t stream = state_->ctx->stream(0);
-      cuda::DevicePce<typename Curve::Fr> pce = cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream);
       cuda::ProofShape shape;
       shape.num_vars = circuit.key.num_vars;
       shape.num_public = circuit.key.num_public;
@@ -181,8 +193,10 @@ class CudaEngine final : public Engine {
       shape.fr_bytes = sizeof(typename Curve::Fr);
       shape.g1_bytes = sizeof(typename Curve::G1Affine);
       shape.g2_bytes = sizeof(typename Curve::G2Affine);
-      shape.pce_bytes = pce.device_bytes();
+      shape.pce_bytes = pce_device_bytes(circuit.pce);
       const cuda::MemoryPlan plan = cuda::plan_memory(shape, state_->budget);
+      cuda::DevicePce<typename Curve::Fr> pce =
+          cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream, true, plan.pce_on_host);
       return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan),
                                         std::move(pce), plan.summary()};
     });
@@ -197,7 +211,7 @@ class CudaEngine final : public Engine {
     circuit.upload_seconds = clock.lap();
     circuit.device_bytes = device->device_bytes();
     circuit.streamed_bytes = device->key.host_bytes();
-    circuit.host_pinned_bytes = device->key.host_bytes();
+    circuit.host_pinned_bytes = device->key.host_bytes() + device->pce.host_bytes();
     circuit.host_copied_bytes = device->key.host_copied_bytes;
     circuit.memory_plan = device->plan;
   }

@@ -57,8 +57,8 @@ class HostPin {
     (void)cudaGetLastError();
     auto pin = std::make_shared<HostPin>();
     void* address = const_cast<void*>(static_cast<const void*>(points.data()));
-    if (cudaHostRegister(address, points.size_bytes(), cudaHostRegisterPortable | cudaHostRegisterReadOnly) ==
-        cudaSuccess) {
+    if (cudaHostRegister(address, points.size_bytes(),
+                         cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterReadOnly) == cudaSuccess) {
       pin->registered_ = address;
       storage.push_back(pin);
       return points;
@@ -69,6 +69,16 @@ class HostPin {
     if (copied_bytes) *copied_bytes += points.size_bytes();
     storage.push_back(pin);
     return std::span<const T>(reinterpret_cast<const T*>(pin->copy_.data()), points.size());
+  }
+
+  // The address device code reads page-locked host memory at (zero-copy,
+  // over PCIe). Throws CudaError when host is not page-locked.
+  template <class T>
+  static const T* device_pointer(const T* host) {
+    if (host == nullptr) return nullptr;
+    void* device = nullptr;
+    ZKFARM_CUDA_CHECK(cudaHostGetDevicePointer(&device, const_cast<T*>(host), 0));
+    return static_cast<const T*>(device);
   }
 
  private:
@@ -100,8 +110,11 @@ struct DeviceProvingKey {
   std::span<const G2Affine> b2_host;
   std::vector<std::shared_ptr<HostPin>> host_storage;
   std::size_t host_copied_bytes = 0;  // pinned copies made (not registered in place)
-  // Most points per MSM call (MemoryPlan::msm_chunk; 0 = unsplit).
+  // Points per streamed MSM call (MemoryPlan::msm_chunk; 0: 2^22).
   std::uint64_t msm_chunk = 0;
+  // Free the device copy of the witness during the SpMV-to-h stages and
+  // upload it again for the MSMs (MemoryPlan::release_witness).
+  bool release_witness = false;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
@@ -156,6 +169,7 @@ struct DeviceProvingKey {
     k.c_host = HostPin::pin(key.c_points.subspan(rc), k.host_storage, &k.host_copied_bytes);
     k.h_host = HostPin::pin(key.h_points.subspan(rh), k.host_storage, &k.host_copied_bytes);
     k.msm_chunk = plan ? plan->msm_chunk : 0;
+    k.release_witness = plan && plan->release_witness;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

@@ -41,10 +41,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "formats/pce.h"
 #include "kernels/cuda/device_context.h"
@@ -60,19 +62,41 @@
 
 namespace zkfarm::cuda {
 
-// One CSR matrix of a PCE in device memory (layout of formats/pce.h's Csr).
+// One CSR matrix of a PCE in device memory (layout of formats/pce.h's Csr),
+// or, under a memory budget that cannot hold it (upload_host), in
+// page-locked host memory that the SpMV kernels read over PCIe.
 template <class Fr>
 struct DeviceCsr {
   DeviceBuffer<std::uint64_t> row_offsets;      // rows + 1
   DeviceBuffer<std::uint64_t> general_offsets;  // rows + 1
   DeviceBuffer<std::uint32_t> cols;             // nnz
   DeviceBuffer<Fr> values;                      // general coefficients
+  // Host mode: device-usable addresses of the page-locked host arrays.
+  DeviceCsrView<Fr> host_view{};
+  std::vector<std::shared_ptr<HostPin>> host_storage;
+  std::size_t host_bytes = 0;
 
   std::size_t device_bytes() const {
     return row_offsets.bytes() + general_offsets.bytes() + cols.bytes() + values.bytes();
   }
   DeviceCsrView<Fr> view() const {
+    if (!host_storage.empty() || host_bytes != 0) return host_view;
     return DeviceCsrView<Fr>{row_offsets.data(), general_offsets.data(), cols.data(), values.data()};
+  }
+
+  // m left in host memory (registered in place, or a pinned copy): no
+  // device memory; the kernels read it over PCIe at every proof.
+  static DeviceCsr upload_host(const Csr<Fr>& m) {
+    DeviceCsr d;
+    std::size_t copied = 0;
+    auto pin = [&](const auto& vec) {
+      using T = typename std::remove_cvref_t<decltype(vec)>::value_type;
+      const std::span<const T> pinned = HostPin::pin(std::span<const T>(vec), d.host_storage, &copied);
+      d.host_bytes += pinned.size_bytes();
+      return pinned.empty() ? nullptr : HostPin::device_pointer(pinned.data());
+    };
+    d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets), pin(m.general_offsets), pin(m.cols), pin(m.values)};
+    return d;
   }
 
   // Throws DeviceOutOfMemory / CudaError; the copies are queued on stream.
@@ -102,19 +126,25 @@ class DevicePce {
   // also upload C (when pce.has_c()), which lets device_prove check every
   // constraint as the CPU prover does; it costs C's size in device memory.
   // Throws DeviceOutOfMemory (nothing stays allocated) or CudaError.
-  static DevicePce upload(const Pce<Fr>& pce, cudaStream_t stream, bool with_c = true) {
+  // on_host: leave the matrices in (page-locked) host memory, read by the
+  // kernels over PCIe (MemoryPlan::pce_on_host); pce must then outlive this
+  // object when registered in place.
+  static DevicePce upload(const Pce<Fr>& pce, cudaStream_t stream, bool with_c = true, bool on_host = false) {
     DevicePce d;
     d.num_rows_ = static_cast<std::uint32_t>(pce.num_rows());
     d.num_cols_ = static_cast<std::uint32_t>(pce.num_cols());
     d.num_public_ = pce.num_public();
     d.domain_size_ = pce.domain_size();
-    d.a_ = DeviceCsr<Fr>::upload(pce.a(), stream);
-    d.b_ = DeviceCsr<Fr>::upload(pce.b(), stream);
+    auto put = [&](const Csr<Fr>& m) { return on_host ? DeviceCsr<Fr>::upload_host(m) : DeviceCsr<Fr>::upload(m, stream); };
+    d.a_ = put(pce.a());
+    d.b_ = put(pce.b());
     d.has_c_ = with_c && pce.has_c();
-    if (d.has_c_) d.c_ = DeviceCsr<Fr>::upload(pce.c(), stream);
+    if (d.has_c_) d.c_ = put(pce.c());
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return d;
   }
+  // Page-locked host bytes the kernels read (0 unless uploaded on_host).
+  std::size_t host_bytes() const { return a_.host_bytes + b_.host_bytes + c_.host_bytes; }
 
   std::size_t num_rows() const { return num_rows_; }
   std::size_t num_cols() const { return num_cols_; }
@@ -235,6 +265,10 @@ class DeviceProver {
         throw UnsatisfiedConstraint(row);
     }
 
+    // Under a tight budget the witness leaves the device while the NTT
+    // vectors are there (stream-ordered: after the SpMV that reads it).
+    if (key.release_witness) device_witness = DeviceBuffer<Fr>();
+
     // 4. h = a*b - c on the odd coset.
     ntt_.evaluations_to_odd_coset(a.data(), n, stream);
     ntt_.evaluations_to_odd_coset(b.data(), n, stream);
@@ -243,6 +277,10 @@ class DeviceProver {
     b = DeviceBuffer<Fr>();  // stream-ordered frees: the MSMs get the memory
     c = DeviceBuffer<Fr>();
     const DeviceBuffer<Fr>& h = a;
+    if (key.release_witness) {  // back for the MSMs, in b's and c's memory
+      device_witness = DeviceBuffer<Fr>(witness.size(), stream);
+      upload_witness(witness, device_witness, stream);
+    }
     transformed.record(stream);
 
     // 5. The five MSMs (each synchronizes the stream).

@@ -60,7 +60,9 @@ struct MemoryPlan {
   std::array<std::uint64_t, 5> points{};   // per query (KeyQuery order)
   std::array<std::uint64_t, 5> resident{}; // leading points of each query on the device
   std::array<std::size_t, 5> point_bytes{};
-  std::uint64_t msm_chunk = 0;             // most points per MSM call; 0 = unsplit
+  std::uint64_t msm_chunk = 0;             // points per streamed MSM call; 0 = nothing streamed
+  bool pce_on_host = false;                // the PCE read by the SpMV from pinned host memory
+  bool release_witness = false;            // the witness off the device during the NTTs
   std::size_t pce_bytes = 0;
   std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
 
@@ -69,14 +71,15 @@ struct MemoryPlan {
     for (int q = 0; q < 5; ++q) b += resident[q] * point_bytes[q];
     return b;
   }
-  std::size_t resident_bytes() const { return key_resident_bytes() + pce_bytes; }
-  // Bases copied to the device at every proof = page-locked host bytes held.
+  std::size_t resident_bytes() const { return key_resident_bytes() + (pce_on_host ? 0 : pce_bytes); }
+  // Key bases copied to the device at every proof = page-locked host bytes
+  // held for the key (the PCE's, when on the host, comes on top).
   std::size_t streamed_bytes() const {
     std::size_t b = 0;
     for (int q = 0; q < 5; ++q) b += (points[q] - resident[q]) * point_bytes[q];
     return b;
   }
-  bool all_resident() const { return streamed_bytes() == 0; }
+  bool all_resident() const { return streamed_bytes() == 0 && !pce_on_host && !release_witness; }
 
   // One line for logs: "budget 24.0 GiB: resident 20.1 GiB (key 14.4, PCE
   // 5.7), streamed 57.0 GiB per proof (B2 62%, H 100%), MSM chunks 2^24".
@@ -85,9 +88,10 @@ struct MemoryPlan {
     char budget_text[32] = "none";
     if (budget) std::snprintf(budget_text, sizeof budget_text, "%.2f GiB", gib(budget));
     char line[512];
-    int at = std::snprintf(line, sizeof line, "budget %s: resident %.2f GiB (key %.2f, PCE %.2f), streamed %.2f GiB per proof",
-                           budget_text, gib(resident_bytes()), gib(key_resident_bytes()), gib(pce_bytes),
-                           gib(streamed_bytes()));
+    int at = std::snprintf(line, sizeof line,
+                           "budget %s: resident %.2f GiB (key %.2f, PCE %.2f), streamed %.2f GiB of key per proof",
+                           budget_text, gib(resident_bytes()), gib(key_resident_bytes()),
+                           gib(pce_on_host ? 0 : pce_bytes), gib(streamed_bytes()));
     bool first = true;
     for (int q = 0; q < 5 && at < int(sizeof line); ++q) {
       if (points[q] == resident[q]) continue;
@@ -96,13 +100,18 @@ struct MemoryPlan {
       first = false;
     }
     if (!first && at < int(sizeof line)) at += std::snprintf(line + at, sizeof line - at, ")");
+    if (pce_on_host && at < int(sizeof line))
+      at += std::snprintf(line + at, sizeof line - at, ", PCE (%.2f GiB) read from host memory", gib(pce_bytes));
+    if (release_witness && at < int(sizeof line))
+      at += std::snprintf(line + at, sizeof line - at, ", witness off the device during the NTTs");
     if (at < int(sizeof line)) {
       if (msm_chunk) {
         int log = 0;
         while ((std::uint64_t(1) << log) < msm_chunk) ++log;
-        std::snprintf(line + at, sizeof line - at, ", MSM chunks 2^%d, peak ~%.2f GiB", log, gib(peak_bytes));
+        std::snprintf(line + at, sizeof line - at, ", streamed in chunks of 2^%d points, peak ~%.2f GiB", log,
+                      gib(peak_bytes));
       } else {
-        std::snprintf(line + at, sizeof line - at, ", MSMs unsplit, peak ~%.2f GiB", gib(peak_bytes));
+        std::snprintf(line + at, sizeof line - at, ", peak ~%.2f GiB", gib(peak_bytes));
       }
     }
     return line;
@@ -175,19 +184,43 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   std::uint64_t largest_pow2 = 1;
   while (largest_pow2 < largest) largest_pow2 *= 2;
   const std::uint64_t min_chunk = std::max<std::uint64_t>(1, std::min({kMinChunk, largest_pow2, max_chunk}));
-  const std::size_t needed = shape.pce_bytes + std::max(ntt_stage, msm_stage(min_chunk, true));
+  // The modes, fastest first: the PCE resident or read from pinned host
+  // memory by the SpMV kernels (each proof then moves it over PCIe), the
+  // witness kept on the device through the NTTs or released and uploaded
+  // again for the MSMs (one more witness upload per proof).
+  const std::size_t ntt_released = fr * (3 * n) + kPlanSlackBytes;
+  struct Mode {
+    bool pce_on_host, release_witness;
+  };
+  const Mode modes[4] = {{false, false}, {false, true}, {true, false}, {true, true}};
+  auto fixed_need = [&](const Mode& m, std::uint64_t chunk) {
+    return (m.pce_on_host ? 0 : shape.pce_bytes) +
+           std::max(m.release_witness ? ntt_released : ntt_stage, msm_stage(chunk, true));
+  };
+  const Mode* mode = nullptr;
+  for (const Mode& m : modes)
+    if (fixed_need(m, min_chunk) <= budget) {
+      mode = &m;
+      break;
+    }
   auto gib = [](std::size_t b) {
     char s[32];
     std::snprintf(s, sizeof s, "%.2f GiB", double(b) / double(std::size_t(1) << 30));
     return std::string(s);
   };
-  if (needed > budget)
+  if (!mode) {
+    const std::size_t needed = fixed_need(modes[3], min_chunk);
     throw BudgetTooSmall("the circuit needs at least " + gib(needed) + " (" + std::to_string(needed) +
-                             " bytes) of device memory even with its whole proving key streamed from host memory "
-                             "(PCE " + gib(shape.pce_bytes) + ", witness and NTT vectors " + gib(ntt_stage) +
-                             "); the device memory budget is " + gib(budget) + " (" + std::to_string(budget) +
-                             " bytes); all resident it would need " + gib(all_resident),
+                             " bytes) of device memory even with its whole proving key and PCE in host memory "
+                             "(NTT vectors " + gib(ntt_released) + "); the device memory budget is " + gib(budget) +
+                             " (" + std::to_string(budget) + " bytes); all resident it would need " +
+                             gib(all_resident),
                          needed);
+  }
+  plan.pce_on_host = mode->pce_on_host;
+  plan.release_witness = mode->release_witness;
+  const std::size_t device_pce = mode->pce_on_host ? 0 : shape.pce_bytes;
+  const std::size_t ntt = mode->release_witness ? ntt_released : ntt_stage;
   // The transfer buffers hold G1 points unless B2 (G2) is streamed too:
   // plan with G1 buffers first, again with G2 ones if B2 did not fit.
   std::size_t stage = 0;
@@ -199,12 +232,12 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     };
     std::uint64_t chunk = min_chunk;
     while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
-           shape.pce_bytes + std::max(ntt_stage, msm_stage_streaming(chunk * 2)) <= budget)
+           device_pce + std::max(ntt, msm_stage_streaming(chunk * 2)) <= budget)
       chunk *= 2;
     plan.msm_chunk = chunk;
-    stage = std::max(ntt_stage, msm_stage_streaming(chunk));
-    // (fits: min_chunk with G2 buffers fits, as needed <= budget)
-    std::size_t room = budget - shape.pce_bytes - stage;
+    stage = std::max(ntt, msm_stage_streaming(chunk));
+    // (fits: min_chunk with G2 buffers fits, as the mode was chosen so)
+    std::size_t room = budget - device_pce - stage;
     for (int q = 0; q < 5; ++q) {
       const std::uint64_t fit = room / plan.point_bytes[q];
       plan.resident[q] = std::min<std::uint64_t>(plan.points[q], fit);
@@ -212,7 +245,7 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     }
     if (plan.resident[kQueryB2] == plan.points[kQueryB2]) break;
   }
-  plan.peak_bytes = shape.pce_bytes + plan.key_resident_bytes() + stage;
+  plan.peak_bytes = device_pce + plan.key_resident_bytes() + stage;
   return plan;
 }
 

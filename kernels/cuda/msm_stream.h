@@ -5,9 +5,10 @@
 // same MSM over any split of [0, n) into ranges. msm_placed() uses that to
 // run one query of a proving key whose first `resident` bases are in device
 // memory and the rest in page-locked host memory (device_key.h's placement):
-// every range of at most `chunk` points goes through msm_device() (msm.h,
-// the kernels unchanged, no new instantiations), and the results are added
-// on the host. Host ranges are copied into two device buffers, alternating,
+// the resident prefix goes through msm_device() (msm.h, the kernels
+// unchanged, no new instantiations) in one call when its working set fits
+// the budget, in halves otherwise; the streamed rest in ranges of `chunk`
+// points; the results are added on the host. Host ranges are copied into two device buffers, alternating,
 // on a copy stream: the transfer of chunk k+1 runs while the kernels of
 // chunk k run on the work stream (events order each buffer's reuse), so a
 // streamed MSM costs max(transfer, compute) per chunk rather than the sum.
@@ -37,9 +38,8 @@ struct MsmStreamStats {
 
 // sum_i scalars[i] * base_i for i in [0, device_bases.size() +
 // host_bases.size()), where base_i = device_bases[i] for the resident prefix
-// and host_bases[i - resident] after it. chunk: most points per
-// msm_device() call (0 = no limit: the resident prefix in one call, host
-// ranges in ranges of 2^22 points). host_bases must be page-locked (pinned
+// and host_bases[i - resident] after it. chunk: points per streamed
+// msm_device() call (0: 2^22). host_bases must be page-locked (pinned
 // or registered) for the copies to overlap; pageable memory works, slower.
 // Runs on `stream`, copies on `copy_stream` (a different stream of ctx).
 // Throws what msm_device() throws; DeviceOutOfMemory when the two transfer
@@ -51,12 +51,23 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
   using Affine = typename G::Affine;
   G result = G::identity();
   const std::size_t resident = device_bases.size();
-  const std::size_t resident_chunk = chunk ? chunk : std::max<std::size_t>(resident, 1);
-  for (std::size_t offset = 0; offset < resident; offset += resident_chunk) {
-    const std::size_t count = std::min(resident_chunk, resident - offset);
-    result += msm_device<Curve, G>(ctx, device_bases.data() + offset, device_scalars + offset, count, stream);
-    if (stats) ++stats->chunks;
-  }
+  // The resident prefix in one call when its working set fits (the witness
+  // MSMs' depends on how many scalars are neither 0 nor 1, unknown to the
+  // plan), else split in halves until it does: the budget makes an
+  // allocation that does not fit fail at once (DeviceOutOfMemory), before
+  // anything of that call is queued.
+  auto resident_range = [&](auto&& self, std::size_t offset, std::size_t count) -> void {
+    try {
+      result += msm_device<Curve, G>(ctx, device_bases.data() + offset, device_scalars + offset, count, stream);
+      if (stats) ++stats->chunks;
+    } catch (const DeviceOutOfMemory&) {
+      if (count <= (std::size_t(1) << 12)) throw;
+      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the failed call's frees done
+      self(self, offset, count / 2);
+      self(self, offset + count / 2, count - count / 2);
+    }
+  };
+  if (resident > 0) resident_range(resident_range, 0, resident);
   if (host_bases.empty()) return result;
 
   ctx.activate();

@@ -343,8 +343,16 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
       const auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
       EXPECT_EQ(key.device_bytes(), plan.key_resident_bytes()) << label;
       EXPECT_EQ(key.host_bytes(), plan.streamed_bytes()) << label;
+      // With C: the constraint check runs on the PCE wherever it is.
+      const DevicePce<Fr> host_pce =
+          plan.pce_on_host ? DevicePce<Fr>::upload(f.pce_r1cs, stream, true, true) : DevicePce<Fr>();
+      if (plan.pce_on_host) {
+        EXPECT_EQ(host_pce.device_bytes(), 0u) << label;
+        EXPECT_EQ(host_pce.host_bytes(), f.device_pce_r1cs.device_bytes()) << label;
+      }
       DeviceProveTimings t;
-      const auto gpu = f.prover->prove(key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options, &t);
+      const auto gpu = f.prover->prove(key, plan.pce_on_host ? host_pce : f.device_pce_r1cs,
+                                       std::span<const Fr>(f.witness), options, &t);
       std::printf("  %-10s n=%-7u %-22s streamed %8.2f MiB in %zu MSM calls, msm %.2f ms\n", TypeParam::kName,
                   f.key.domain_size, label, double(t.streamed_bytes) / double(1 << 20), t.msm_calls, t.msm_ms);
       EXPECT_EQ(t.streamed_bytes, plan.streamed_bytes()) << label;
@@ -357,13 +365,16 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     all_streamed.msm_chunk = 4096;  // many chunks per MSM at these sizes, the last partial
     DeviceProveTimings t;
     prove_placed(all_streamed, "all streamed, 4096", &t);
-    if (f.key.domain_size > 4096) EXPECT_GT(t.msm_calls, 5u);  // H split at least
+    if (f.key.domain_size > 4096) {
+      EXPECT_GT(t.msm_calls, 5u);  // H split at least
+    }
     MemoryPlan half = plan_memory(shape, 0);
     for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
     prove_placed(half, "half resident");
-    MemoryPlan split = plan_memory(shape, 0);
-    split.msm_chunk = 1000;  // resident, but every MSM split
-    prove_placed(split, "resident, chunks 1000");
+    MemoryPlan everything_on_host = all_streamed;  // PCE read over PCIe, witness re-uploaded for the MSMs
+    everything_on_host.pce_on_host = true;
+    everything_on_host.release_witness = true;
+    prove_placed(everything_on_host, "PCE+key on host");
     // The planner's own plans, the budget enforced by the allocator on top
     // of what this process already holds.
     const MemoryPlan resident = plan_memory(shape, 0);

@@ -1,0 +1,112 @@
+// memory_plan_test -- the device memory planner (memory_plan.h) on the CPU:
+// what stays resident under each budget, what is streamed, and the error for
+// a budget too small. The device side (the same plans proving byte-identical
+// proofs) is tests/gpu/groth16_device_test.
+#include "kernels/cuda/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace zkfarm::cuda {
+namespace {
+
+constexpr std::size_t kGiB = std::size_t(1) << 30;
+
+// The PoRep-32G partition of BENCHMARKS.md (BLS12-381, domain 2^27).
+ProofShape porep() {
+  ProofShape s;
+  s.num_vars = 132906351;
+  s.num_public = 328;
+  s.domain_size = std::uint64_t(1) << 27;
+  s.fr_bytes = 32;
+  s.g1_bytes = 96;
+  s.g2_bytes = 192;
+  s.pce_bytes = std::size_t(12.25 * double(kGiB));
+  return s;
+}
+
+std::size_t key_bytes(const MemoryPlan& p) {
+  std::size_t b = 0;
+  for (int q = 0; q < 5; ++q) b += p.points[q] * p.point_bytes[q];
+  return b;
+}
+
+TEST(MemoryPlan, NoBudgetOrAmpleBudgetKeepsEverythingResident) {
+  for (std::size_t budget : {std::size_t(0), std::size_t(141e9)}) {
+    const MemoryPlan p = plan_memory(porep(), budget);
+    EXPECT_TRUE(p.all_resident()) << p.summary();
+    EXPECT_EQ(p.streamed_bytes(), 0u);
+    EXPECT_EQ(p.msm_chunk, 0u);
+    EXPECT_EQ(p.key_resident_bytes(), key_bytes(p));
+    if (budget) EXPECT_LE(p.peak_bytes, budget);
+  }
+}
+
+TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
+  std::size_t last_resident = ~std::size_t(0);
+  for (double gib : {80.0, 40.0, 24.0, 16.0}) {
+    const std::size_t budget = std::size_t(gib * double(kGiB));
+    const MemoryPlan p = plan_memory(porep(), budget);
+    SCOPED_TRACE(p.summary());
+    EXPECT_FALSE(p.all_resident());
+    EXPECT_LE(p.peak_bytes, budget);
+    EXPECT_EQ(p.key_resident_bytes() + p.streamed_bytes(), key_bytes(p));
+    EXPECT_LE(p.key_resident_bytes(), last_resident);
+    last_resident = p.key_resident_bytes();
+    EXPECT_GE(p.msm_chunk, kMinChunk);
+    EXPECT_LE(p.msm_chunk, kMaxChunk);
+    // H (dense scalars, compute-bound) is the first query streamed.
+    EXPECT_EQ(p.resident[kQueryH], 0u);
+    // Resident prefixes are taken in the order A, B1, C, B2, H.
+    for (int q = 1; q < 5; ++q)
+      if (p.resident[q] > 0) EXPECT_EQ(p.resident[q - 1], p.points[q - 1]) << key_query_name(q);
+  }
+  // 80 GiB keeps the PCE and the witness; 16 GiB needs both moved.
+  EXPECT_FALSE(plan_memory(porep(), 80 * kGiB).pce_on_host);
+  const MemoryPlan tight = plan_memory(porep(), 16 * kGiB);
+  EXPECT_TRUE(tight.pce_on_host);
+  EXPECT_TRUE(tight.release_witness);
+  EXPECT_NE(tight.summary().find("read from host memory"), std::string::npos) << tight.summary();
+}
+
+TEST(MemoryPlan, TooSmallABudgetSaysWhatItNeeds) {
+  try {
+    plan_memory(porep(), 8 * kGiB);
+    FAIL() << "8 GiB cannot hold the partition's NTT vectors";
+  } catch (const BudgetTooSmall& e) {
+    EXPECT_GT(e.needed(), 8 * kGiB);
+    EXPECT_LT(e.needed(), 16 * kGiB);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("needs at least"), std::string::npos) << what;
+    EXPECT_NE(what.find("8.00 GiB"), std::string::npos) << what;
+    // The bytes it names are enough.
+    EXPECT_NO_THROW(plan_memory(porep(), e.needed()));
+  }
+}
+
+TEST(MemoryPlan, SmallCircuitsAndForcedChunks) {
+  ProofShape s;
+  s.num_vars = 5001;
+  s.num_public = 5;
+  s.domain_size = 8192;
+  s.g1_bytes = 64;
+  s.g2_bytes = 128;
+  s.pce_bytes = 1 << 20;
+  const MemoryPlan all = plan_memory(s, 0);
+  EXPECT_TRUE(all.all_resident());
+  EXPECT_EQ(all.points[kQueryC], 5001u - 5 - 1);
+  std::size_t needed = 0;
+  try {
+    plan_memory(s, 1);
+  } catch (const BudgetTooSmall& e) {
+    needed = e.needed();
+  }
+  ASSERT_GT(needed, 0u);
+  const MemoryPlan p = plan_memory(s, needed, 1024);
+  EXPECT_EQ(p.msm_chunk, 1024u);
+  EXPECT_EQ(p.key_resident_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace zkfarm::cuda
