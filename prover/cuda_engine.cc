@@ -147,6 +147,9 @@ class CudaEngine final : public Engine {
 
   std::uint64_t memory_used_bytes() const override {
     try {
+      // Under a budget: what this process holds against it (so used / total
+      // compares like with like); else the device's own count.
+      if (state_->budget) return cuda::device_memory_in_use();
       const cuda::MemoryInfo m = state_->ctx->memory();
       return m.total - m.free;
     } catch (const std::exception&) {

@@ -279,6 +279,27 @@ TEST(Prover, CpuDeviceDescription) {
 // The kinds the coordinator must treat as the job's fault are exactly those
 // whose wire codes it fails the job on (coordinator.cc, is_input_error);
 // `zkfarm prove` exits 2 for those and for broken circuit files.
+TEST(Prover, DeviceBudgetsParseWithUnitsAndRejectNonsense) {
+  EXPECT_EQ(parse_device_budget("auto"), kAutoDeviceBudget);
+  EXPECT_EQ(parse_device_budget("none"), 0u);
+  EXPECT_EQ(parse_device_budget("0"), 0u);
+  EXPECT_EQ(parse_device_budget("123456"), 123456u);
+  EXPECT_EQ(parse_device_budget("24GiB"), std::size_t(24) << 30);
+  EXPECT_EQ(parse_device_budget("24G"), std::size_t(24) << 30);
+  EXPECT_EQ(parse_device_budget("0.5GiB"), std::size_t(1) << 29);
+  EXPECT_EQ(parse_device_budget("512MiB"), std::size_t(512) << 20);
+  EXPECT_EQ(parse_device_budget("141GB"), std::size_t(141000000000));
+  EXPECT_EQ(parse_device_budget("80MB"), std::size_t(80000000));
+  for (const char* bad : {"", "-1GiB", "24TB", "GiB", "24 GiB", "lots", "1e30", "nan"}) {
+    try {
+      parse_device_budget(bad);
+      ADD_FAILURE() << "'" << bad << "' parsed";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ProverError, KindsMapToWireCodesAndExitCodes) {
   struct Row {
     ErrorKind kind;

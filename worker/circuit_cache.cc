@@ -21,6 +21,17 @@ std::vector<std::string> CircuitCache::resident() const {
   return {lru_.begin(), lru_.end()};
 }
 
+CircuitCache::Placement CircuitCache::placement() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Placement p;
+  for (const auto& [id, circuit] : loaded_) {
+    p.resident_bytes += circuit->device_bytes;
+    p.streamed_bytes += circuit->streamed_bytes;
+    p.host_pinned_bytes += circuit->host_pinned_bytes;
+  }
+  return p;
+}
+
 std::uint64_t CircuitCache::evictions() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return evictions_;

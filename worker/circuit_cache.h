@@ -34,6 +34,13 @@ class CircuitCache {
   // kDeviceFault, kInternal (I/O).
   std::shared_ptr<const prover::Circuit> get(const std::string& id, bool* was_resident);
   std::vector<std::string> resident() const;
+  // Over the loaded circuits: device bytes of their resident key and PCE,
+  // key bytes streamed from host memory at every proof, page-locked host
+  // bytes held for them (a device memory budget's plan; 0 on the CPU).
+  struct Placement {
+    std::uint64_t resident_bytes = 0, streamed_bytes = 0, host_pinned_bytes = 0;
+  };
+  Placement placement() const;
   // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
   std::uint64_t evictions() const;
 

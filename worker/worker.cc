@@ -76,6 +76,10 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
 void Worker::sample_metrics() {
   metrics_->memory_used_bytes().Set(static_cast<double>(prover_->memory_used_bytes()));
   metrics_->circuit_cache_resident().Set(static_cast<double>(cache_.resident().size()));
+  const CircuitCache::Placement placement = cache_.placement();
+  metrics_->resident_bytes().Set(static_cast<double>(placement.resident_bytes));
+  metrics_->streamed_bytes().Set(static_cast<double>(placement.streamed_bytes));
+  metrics_->host_pinned_bytes().Set(static_cast<double>(placement.host_pinned_bytes));
   const std::uint64_t evictions = cache_.evictions();
   if (evictions > evictions_reported_) {
     metrics_->circuit_cache_evictions().Increment(static_cast<double>(evictions - evictions_reported_));

@@ -39,7 +39,9 @@ TEST(MemoryPlan, NoBudgetOrAmpleBudgetKeepsEverythingResident) {
     EXPECT_EQ(p.streamed_bytes(), 0u);
     EXPECT_EQ(p.msm_chunk, 0u);
     EXPECT_EQ(p.key_resident_bytes(), key_bytes(p));
-    if (budget) EXPECT_LE(p.peak_bytes, budget);
+    if (budget) {
+      EXPECT_LE(p.peak_bytes, budget);
+    }
   }
 }
 
@@ -59,8 +61,11 @@ TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
     // H (dense scalars, compute-bound) is the first query streamed.
     EXPECT_EQ(p.resident[kQueryH], 0u);
     // Resident prefixes are taken in the order A, B1, C, B2, H.
-    for (int q = 1; q < 5; ++q)
-      if (p.resident[q] > 0) EXPECT_EQ(p.resident[q - 1], p.points[q - 1]) << key_query_name(q);
+    for (int q = 1; q < 5; ++q) {
+      if (p.resident[q] > 0) {
+        EXPECT_EQ(p.resident[q - 1], p.points[q - 1]) << key_query_name(q);
+      }
+    }
   }
   // 80 GiB keeps the PCE and the witness; 16 GiB needs both moved.
   EXPECT_FALSE(plan_memory(porep(), 80 * kGiB).pce_on_host);

@@ -281,6 +281,11 @@ WorkerMetrics::WorkerMetrics(std::string_view worker_id, std::string_view device
   task_errors_ = &counter("zkfarm_device_task_errors_total", "Tasks answered with a TaskError, by code.");
   memory_used_bytes_ = &gauge("zkfarm_device_memory_used_bytes", "Device memory in use.").Add({});
   memory_total_bytes_ = &gauge("zkfarm_device_memory_total_bytes", "Device memory.").Add({});
+  resident_bytes_ = &gauge("zkfarm_device_resident_bytes", "Device memory held by loaded circuits' keys and PCEs.").Add({});
+  streamed_bytes_ =
+      &gauge("zkfarm_device_streamed_bytes", "Key bytes of loaded circuits streamed from host memory per proof.").Add({});
+  host_pinned_bytes_ =
+      &gauge("zkfarm_host_pinned_bytes", "Page-locked host memory held for loaded circuits' streamed keys.").Add({});
   prove_stage_duration_ =
       &histogram("zkfarm_prove_stage_duration_seconds", "Time of each prover stage of one partition.");
   prove_duration_ = &histogram("zkfarm_prove_duration_seconds", "The prover's total time for one partition.");

@@ -213,6 +213,9 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Counter& task_errors(std::string_view code);
   prometheus::Gauge& memory_used_bytes() { return *memory_used_bytes_; }
   prometheus::Gauge& memory_total_bytes() { return *memory_total_bytes_; }
+  prometheus::Gauge& resident_bytes() { return *resident_bytes_; }
+  prometheus::Gauge& streamed_bytes() { return *streamed_bytes_; }
+  prometheus::Gauge& host_pinned_bytes() { return *host_pinned_bytes_; }
   prometheus::Histogram& prove_stage_duration(Stage stage);
   prometheus::Histogram& prove_duration(std::string_view circuit);
   prometheus::Counter& coordinator_heartbeat_misses() { return *coordinator_heartbeat_misses_; }
@@ -249,6 +252,9 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Family<prometheus::Counter>* task_errors_;
   prometheus::Gauge* memory_used_bytes_;
   prometheus::Gauge* memory_total_bytes_;
+  prometheus::Gauge* resident_bytes_;
+  prometheus::Gauge* streamed_bytes_;
+  prometheus::Gauge* host_pinned_bytes_;
   prometheus::Family<prometheus::Histogram>* prove_stage_duration_;
   std::array<prometheus::Histogram*, kAllStages.size()> prove_stage_by_stage_{};
   prometheus::Family<prometheus::Histogram>* prove_duration_;

@@ -360,9 +360,11 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
       continue;
     }
     std::printf("  plan: %s\n", plan.summary().c_str());
-    // The budget covers what this process holds on the device beyond the
-    // PCE (which the plan counts): the prover's NTT tables.
-    set_device_memory_budget(budget + (device_memory_in_use() - shape.pce_bytes));
+    // The budget covers what this process holds on the device besides the
+    // resident PCE from above (the prover's NTT tables); that PCE counts
+    // when the plan keeps it, and is left out of the count (unused) when the
+    // plan reads the PCE from host memory instead.
+    set_device_memory_budget(budget + device_memory_in_use() - (plan.pce_on_host ? 0 : shape.pce_bytes));
     try {
       Stopwatch load;
       const DeviceProvingKey<Curve> key = DeviceProvingKey<Curve>::upload(host_key, stream, &plan);
