@@ -238,10 +238,12 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     stage = std::max(ntt, msm_stage_streaming(chunk));
     // (fits: min_chunk with G2 buffers fits, as the mode was chosen so)
     std::size_t room = budget - device_pce - stage;
-    for (int q = 0; q < 5; ++q) {
+    plan.resident = {0, 0, 0, 0, 0};
+    for (int q = 0; q < 5; ++q) {  // prefixes in order: stop at the first query that does not fit whole
       const std::uint64_t fit = room / plan.point_bytes[q];
       plan.resident[q] = std::min<std::uint64_t>(plan.points[q], fit);
       room -= plan.resident[q] * plan.point_bytes[q];
+      if (plan.resident[q] < plan.points[q]) break;
     }
     if (plan.resident[kQueryB2] == plan.points[kQueryB2]) break;
   }

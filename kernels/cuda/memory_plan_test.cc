@@ -108,9 +108,14 @@ TEST(MemoryPlan, SmallCircuitsAndForcedChunks) {
     needed = e.needed();
   }
   ASSERT_GT(needed, 0u);
-  const MemoryPlan p = plan_memory(s, needed, 1024);
-  EXPECT_EQ(p.msm_chunk, 1024u);
+  // At exactly what it needs: everything streamed, in the smallest chunks
+  // (the circuit's own size here, below kMinChunk).
+  const MemoryPlan p = plan_memory(s, needed);
+  EXPECT_EQ(p.msm_chunk, 8192u);
   EXPECT_EQ(p.key_resident_bytes(), 0u);
+  EXPECT_LE(p.peak_bytes, needed);
+  // A forced smaller chunk.
+  EXPECT_EQ(plan_memory(s, needed, 1024).msm_chunk, 1024u);
 }
 
 }  // namespace
