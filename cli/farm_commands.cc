@@ -36,6 +36,7 @@
 #include "cluster/farm_api.h"
 #include "cluster/job.h"
 #include "cluster/job_result.h"
+#include "cluster/redact.h"
 #include "cluster/redis_client.h"
 #include "formats/binfile.h"
 
@@ -232,7 +233,12 @@ const char kSubmitHelp[] =
     "                    if it is not done by then; earlier deadlines go first\n"
     "                    among jobs of one priority\n"
     "  --inline          embed the witness files in the job\n"
-    "  --input           the files are input.json files, not witnesses\n" ZKFARM_FARM_OPTIONS_HELP
+    "  --input           the files are input.json files, not witnesses\n"
+    "  --witness-url-base URL\n"
+    "                    name each local witness file by URL + its file name\n"
+    "                    (http:// or https://, served by any web server or\n"
+    "                    object store) and record its sha256 and size, which\n"
+    "                    the coordinator and the workers check\n" ZKFARM_FARM_OPTIONS_HELP
     "\nexit: 0 queued, 2 error (invalid job, unknown circuit, duplicate id, Redis)\n";
 
 std::string circuit_id_argument(const std::string& arg) {
@@ -258,7 +264,16 @@ double deadline_argument(const std::string& text) {
 
 int run_submit(const std::vector<std::string>& argv) {
   return run_guarded("submit", kSubmitUsage, [&] {
-    Args args(argv, with_farm_options({"id", "priority", "deadline"}), {"inline", "input"});
+    Args args(argv, with_farm_options({"id", "priority", "deadline", "witness-url-base"}), {"inline", "input"});
+    std::string url_base = args.option("witness-url-base").value_or("");
+    if (!url_base.empty()) {
+      if (const std::string problem = check_http_url(url_base); !problem.empty())
+        throw UsageError("--witness-url-base " + redact_url(url_base) + ": " + problem);
+      if (url_base.find_first_of("?#") != std::string::npos)
+        throw UsageError("--witness-url-base must not have a query string or fragment");
+      if (args.flag("inline")) throw UsageError("give one of --inline and --witness-url-base");
+      if (url_base.back() != '/') url_base += '/';
+    }
     const auto& pos = args.positional();
     if (pos.empty()) throw UsageError("nothing to submit");
     farm::FarmOptions options = farm_options(args);
@@ -269,6 +284,7 @@ int run_submit(const std::vector<std::string>& argv) {
         if (args.option(o)) throw UsageError(std::string("--") + o + " applies to the <circuit> <witness>... form only");
       if (args.flag("inline")) throw UsageError("--inline applies to the <circuit> <witness>... form only");
       if (args.flag("input")) throw UsageError("--input applies to the <circuit> <input.json>... form only");
+      if (!url_base.empty()) throw UsageError("--witness-url-base applies to the <circuit> <witness>... form only");
       job_text = pos[0] == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(pos[0]);
     } else {
       if (pos.size() < 2) throw UsageError("give a circuit and at least one witness (or one job .json file)");
@@ -294,9 +310,27 @@ int run_submit(const std::vector<std::string>& argv) {
           }
           if (!input.is_object()) throw InputError(w + ": expected an object of input signals (circom's input.json)");
           job["partitions"].push_back({{"input", std::move(input)}});
-        } else if (w.rfind("file://", 0) == 0 || w.rfind("redis://", 0) == 0) {
-          if (args.flag("inline")) throw UsageError("--inline needs local witness files, got URL " + w);
+        } else if (w.rfind("file://", 0) == 0 || w.rfind("redis://", 0) == 0 || is_http_url(w)) {
+          if (args.flag("inline") || !url_base.empty())
+            throw UsageError(std::string(args.flag("inline") ? "--inline" : "--witness-url-base") +
+                             " needs local witness files, got URL " + redact_url(w));
           job["partitions"].push_back({{"witness", w}});
+        } else if (!url_base.empty()) {
+          std::error_code ec;
+          if (!fs::is_regular_file(w, ec)) throw InputError(w + ": no such witness file");
+          std::string name;
+          for (unsigned char c : fs::path(w).filename().string()) {
+            if (std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '~') {
+              name += static_cast<char>(c);
+            } else {
+              static const char* kHex = "0123456789ABCDEF";
+              name += '%';
+              name += kHex[c >> 4];
+              name += kHex[c & 15];
+            }
+          }
+          job["partitions"].push_back(
+              {{"witness", url_base + name}, {"sha256", sha256_file_hex(w)}, {"size", fs::file_size(w)}});
         } else if (args.flag("inline")) {
           std::string bytes = read_text_file(w);
           if (bytes.size() > kMaxInlineWitnessBytes)

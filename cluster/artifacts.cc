@@ -10,6 +10,8 @@
 #include <memory>
 #include <system_error>
 
+#include <nlohmann/json.hpp>
+
 #include "formats/wtns.h"
 
 namespace zkfarm {
@@ -112,6 +114,32 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       info.witgen_sha256 = value;
     } else if (field == "witgen_dat_sha256") {
       info.witgen_dat_sha256 = value;
+    } else if (field == "files") {
+      const auto bad = [&](const std::string& why) {
+        return std::runtime_error("circuit record " + keys.circuit(id) + ": bad files list: " + why);
+      };
+      nlohmann::json list = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+      if (!list.is_array()) throw bad("not a JSON array");
+      for (const auto& entry : list) {
+        if (!entry.is_object() || !entry.contains("path") || !entry["path"].is_string()) throw bad("an entry without a path");
+        ArtifactFile file;
+        file.path = entry["path"].get<std::string>();
+        // Relative, inside the store: no leading '/', no '..' component.
+        if (file.path.empty() || file.path[0] == '/' || ("/" + file.path + "/").find("/../") != std::string::npos ||
+            file.path.find('\0') != std::string::npos)
+          throw bad("path '" + file.path + "' is not inside the store");
+        if (entry.contains("sha256")) {
+          if (!entry["sha256"].is_string() || !is_valid_circuit_id(entry["sha256"].get<std::string>()))
+            throw bad(file.path + ": sha256 is not 64 lowercase hex digits");
+          file.sha256 = entry["sha256"].get<std::string>();
+        }
+        if (entry.contains("executable")) file.executable = entry["executable"] == true;
+        if (entry.contains("bytes")) {
+          if (!entry["bytes"].is_number_unsigned()) throw bad(file.path + ": bytes is not a size");
+          file.bytes = entry["bytes"].get<std::uint64_t>();
+        }
+        info.files.push_back(std::move(file));
+      }
     }
   }
   if (!have_curve || info.num_vars == 0 || info.zkey_path.empty() || info.pce_path.empty() ||
@@ -119,6 +147,27 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
     throw std::runtime_error("circuit record " + keys.circuit(id) + " is incomplete");
   return info;
 }
+
+std::vector<ArtifactFile> circuit_files(const CircuitInfo& info) {
+  if (!info.files.empty()) return info.files;
+  return {{info.zkey_path, info.id, info.zkey_bytes}, {info.pce_path, "", 0}, {info.vk_path, info.vk_sha256, 0}};
+}
+
+namespace {
+
+std::string files_json(const CircuitInfo& info) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& file : info.files) {
+    nlohmann::json entry = {{"path", file.path}};
+    if (!file.sha256.empty()) entry["sha256"] = file.sha256;
+    if (file.bytes > 0) entry["bytes"] = file.bytes;
+    if (file.executable) entry["executable"] = true;
+    list.push_back(std::move(entry));
+  }
+  return list.dump();
+}
+
+}  // namespace
 
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info) {
   std::vector<std::vector<std::string>> commands = {
@@ -128,7 +177,7 @@ void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const Circuit
        std::to_string(info.num_vars), "num_public", std::to_string(info.num_public), "domain_size",
        std::to_string(info.domain_size), "zkey_bytes", std::to_string(info.zkey_bytes), "pce_has_c",
        info.pce_has_c ? "1" : "0", "zkey", info.zkey_path, "pce", info.pce_path, "vk", info.vk_path, "vk_sha256",
-       info.vk_sha256},
+       info.vk_sha256, "files", files_json(info)},
       {"SADD", keys.circuits(), info.id},
   };
   if (info.has_witness_generator())
@@ -231,8 +280,10 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
   return policy;
 }
 
-std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
-                                               const WitnessPolicy& policy) {
+namespace {
+
+std::shared_ptr<const FileBytes> fetch_witness_unchecked(const WitnessRef& ref, RedisClient* redis,
+                                                         const WitnessPolicy& policy) {
   switch (ref.kind) {
     case WitnessRef::Kind::kFile:
       return map_confined_file(ref, policy);
@@ -257,8 +308,30 @@ std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClien
       return FileBytes::copy(ref.inline_bytes, ref.describe());
     case WitnessRef::Kind::kInput:
       throw WitnessUnavailable(ref.describe() + ": an input, not a witness (the worker computes its witness)");
+    case WitnessRef::Kind::kHttp:
+      try {
+        return FileBytes::adopt(http_get(ref.location, policy.http), ref.describe());
+      } catch (const HttpError& e) {
+        throw WitnessUnavailable(std::string("cannot fetch witness: ") + e.what());
+      }
   }
   throw WitnessUnavailable("witness reference of unknown kind");
+}
+
+}  // namespace
+
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
+                                               const WitnessPolicy& policy) {
+  auto bytes = fetch_witness_unchecked(ref, redis, policy);
+  if (ref.size > 0 && bytes->bytes().size() != ref.size)
+    throw WitnessChecksum("witness " + ref.describe() + ": " + std::to_string(bytes->bytes().size()) +
+                          " bytes, the job says " + std::to_string(ref.size));
+  if (!ref.sha256.empty()) {
+    const std::string digest = sha256_hex(bytes->bytes());
+    if (digest != ref.sha256)
+      throw WitnessChecksum("witness " + ref.describe() + ": sha256 is " + digest + ", the job says " + ref.sha256);
+  }
+  return bytes;
 }
 
 WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,

@@ -9,7 +9,10 @@
 //                              (witness-generator + witness-generator.dat, witgen/)
 // Files are written to a temp name and renamed, so readers never see a
 // partial artifact. Redis records each circuit in <p>circuit:<id> with paths
-// relative to the root, so hosts may mount the store at different places.
+// relative to the root, so hosts may mount the store at different places,
+// and the list of its files with their sha256 and size ("files"), so a
+// worker without the store can fetch them over HTTP (any web server serving
+// the root) and check each before use.
 //
 // Witnesses are named by WitnessRef (job.h); fetch_witness() returns their
 // bytes (a read-only mapping for files) and summarize_witness() reads only
@@ -25,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/http_fetch.h"
 #include "cluster/job.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
@@ -38,6 +42,20 @@ namespace zkfarm {
 class WitnessUnavailable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A witness whose bytes differ from the sha256 or size its job gives.
+class WitnessChecksum : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One file of a circuit as recorded in Redis.
+struct ArtifactFile {
+  std::string path;         // relative to the store root
+  std::string sha256;       // hex; "" when not recorded
+  std::uint64_t bytes = 0;  // 0 when not recorded
+  bool executable = false;  // a program (the witness generator): installed 0755
 };
 
 struct CircuitInfo {
@@ -59,7 +77,15 @@ struct CircuitInfo {
   std::string witgen_sha256 = "";
   std::string witgen_dat_sha256 = "";
   bool has_witness_generator() const { return !witgen_path.empty(); }
+  // Every file a worker needs, with its digest ("files" in the record; empty
+  // for records written before it: see circuit_files()).
+  std::vector<ArtifactFile> files;
 };
+
+// The files to fetch for a circuit: info.files, or for an older record the
+// zkey (its sha256 is the id), the PCE (checked by its own checksum when
+// loaded) and the verifying key (vk_sha256).
+std::vector<ArtifactFile> circuit_files(const CircuitInfo& info);
 
 class ArtifactStore {
  public:
@@ -105,6 +131,8 @@ struct WitnessPolicy {
   // redis:// witnesses must name a key that starts with this (the farm's
   // key prefix, e.g. "zkfarm:").
   std::string redis_key_prefix;
+  // http(s):// witnesses: timeouts, redirects, size cap, TLS (--ca-file).
+  HttpLimits http;
 };
 
 // The policy of a daemon: `roots` are the operator's --witness-root
@@ -117,11 +145,13 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
                                   const std::string& redis_key_prefix);
 
 // The bytes of a witness. Files are mapped read-only; Redis keys are read
-// with GET (redis may be null when the reference is not redis://). A
-// reference outside `policy` is refused before anything is opened or read.
-// Throws WitnessUnavailable naming the reference and the reason; the reason
-// never echoes the file's bytes, and a path outside the roots gets the same
-// answer whether or not it exists.
+// with GET (redis may be null when the reference is not redis://); URLs are
+// fetched into one buffer (http_get). A reference outside `policy` is
+// refused before anything is opened or read. Throws WitnessUnavailable
+// naming the reference and the reason; the reason never echoes the file's
+// bytes or a URL's query string, and a path outside the roots gets the same
+// answer whether or not it exists. Throws WitnessChecksum when the bytes
+// differ from the reference's sha256 or size.
 std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
                                                const WitnessPolicy& policy);
 

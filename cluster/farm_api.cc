@@ -110,6 +110,17 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
     info.witgen_sha256 = sha256_file_hex(store.absolute(info.witgen_path));
     info.witgen_dat_sha256 = sha256_file_hex(store.absolute(info.witgen_path) + ".dat");
   }
+  // What a worker fetches (over HTTP when it has no store of its own).
+  info.files = {{info.zkey_path, info.id, info.zkey_bytes},
+                {info.pce_path, sha256_file_hex(store.absolute(info.pce_path)),
+                 static_cast<std::uint64_t>(fs::file_size(store.absolute(info.pce_path)))},
+                {info.vk_path, info.vk_sha256, vk_text.size()}};
+  if (info.has_witness_generator()) {
+    info.files.push_back({info.witgen_path, info.witgen_sha256,
+                          static_cast<std::uint64_t>(fs::file_size(store.absolute(info.witgen_path))), true});
+    info.files.push_back({info.witgen_path + ".dat", info.witgen_dat_sha256,
+                          static_cast<std::uint64_t>(fs::file_size(store.absolute(info.witgen_path) + ".dat"))});
+  }
   RedisClient redis(options.redis_url);
   store_circuit_info(redis, KeyLayout(options.prefix), info);
   return info;

@@ -11,9 +11,8 @@
 // http(s), a size cap, and TLS peer and host verification against the
 // system CAs or --ca-file.
 //
-// A URL's query string may carry a signature: redact_url() is the one place
-// that turns a URL into text for logs, metrics, status and errors, and
-// every HttpError message passes through it.
+// A URL's query string may carry a signature: every HttpError message names
+// the URL through redact_url() (cluster/redact.h) only.
 //
 // Thread-safe: each call uses its own curl handle.
 #pragma once
@@ -26,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cluster/redact.h"
 
 namespace zkfarm {
 
@@ -53,18 +54,6 @@ class HttpError : public std::runtime_error {
   long status_;
   bool transient_;
 };
-
-// True for "http://..." and "https://..." (scheme case-insensitive).
-bool is_http_url(std::string_view url);
-
-// The URL without what may be secret: the user and password, the query
-// string and the fragment ("https://bucket.example/w/p0.wtns?<redacted>").
-// Safe on any text; never throws.
-std::string redact_url(std::string_view url);
-
-// Checks that `url` is an http(s) URL with a host and no spaces or control
-// characters. Returns "" when it is, else the reason.
-std::string check_http_url(std::string_view url);
 
 // GETs `url` into memory. expected_size, when given, must equal the body's
 // length (checked against Content-Length before the body, and at the end).

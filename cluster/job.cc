@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/redact.h"
+
 #include <cctype>
 
 namespace zkfarm {
@@ -110,6 +112,7 @@ std::string WitnessRef::describe() const {
     case Kind::kRedis: return "redis://" + location;
     case Kind::kInline: return "inline witness (" + std::to_string(inline_bytes.size()) + " bytes)";
     case Kind::kInput: return "input (" + std::to_string(input_json.size()) + " bytes)";
+    case Kind::kHttp: return redact_url(location);
   }
   return "?";
 }
@@ -136,11 +139,18 @@ WitnessRef parse_witness_url(std::string_view url, const std::string& field) {
     if (ref.location.empty()) throw JobError(field + ": redis:// URL names no key");
     return ref;
   }
+  if (is_http_url(url)) {
+    if (const std::string problem = check_http_url(url); !problem.empty())
+      throw JobError(field + ": witness URL " + redact_url(url) + ": " + problem);
+    ref.kind = WitnessRef::Kind::kHttp;
+    ref.location = std::string(url);
+    return ref;
+  }
   auto colon = url.find(':');
   std::string scheme = colon == std::string_view::npos ? std::string(url.substr(0, 16))
                                                        : std::string(url.substr(0, colon));
   throw JobError(field + ": unsupported scheme '" + scheme +
-                 "' (expected file://, redis:// or witness_base64)");
+                 "' (expected file://, redis://, http(s):// or witness_base64)");
 }
 
 bool is_valid_job_id(std::string_view id) {
@@ -242,10 +252,27 @@ JobSpec parse_job(std::string_view text, bool require_id) {
     auto b64 = p.find("witness_base64");
     auto input = p.find("input");
     for (auto it = p.begin(); it != p.end(); ++it)
-      if (it.key() != "witness" && it.key() != "witness_base64" && it.key() != "input")
-        throw JobError(field + ": unknown field '" + it.key() + "' (expected witness, witness_base64 or input)");
+      if (it.key() != "witness" && it.key() != "witness_base64" && it.key() != "input" && it.key() != "sha256" &&
+          it.key() != "size")
+        throw JobError(field + ": unknown field '" + it.key() +
+                       "' (expected witness, witness_base64 or input, and optionally sha256 and size)");
+    std::string sha256;
+    std::uint64_t size = 0;
+    if (auto it = p.find("sha256"); it != p.end()) {
+      if (!it->is_string() || it->get_ref<const std::string&>().size() != 64 ||
+          it->get_ref<const std::string&>().find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw JobError(field + ".sha256: expected 64 lowercase hex digits");
+      sha256 = it->get<std::string>();
+    }
+    if (auto it = p.find("size"); it != p.end()) {
+      if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0)
+        throw JobError(field + ".size: expected a positive integer (bytes)");
+      size = it->get<std::uint64_t>();
+    }
     if ((url != p.end()) + (b64 != p.end()) + (input != p.end()) != 1)
       throw JobError(field + ": give exactly one of witness (a URL), witness_base64 and input");
+    if (input != p.end() && (!sha256.empty() || size > 0))
+      throw JobError(field + ": sha256 and size check a witness's bytes, not an input");
     if (input != p.end()) {
       if (!input->is_object())
         throw JobError(field + ".input: expected an object of input signals (circom's input.json), got " +
@@ -260,6 +287,8 @@ JobSpec parse_job(std::string_view text, bool require_id) {
     } else if (url != p.end()) {
       if (!url->is_string()) throw JobError(field + ".witness: expected a string, got " + type_name(*url));
       spec.partitions.push_back(parse_witness_url(url->get<std::string>(), field + ".witness"));
+      spec.partitions.back().sha256 = sha256;
+      spec.partitions.back().size = size;
     } else {
       if (!b64->is_string())
         throw JobError(field + ".witness_base64: expected a string, got " + type_name(*b64));
@@ -275,6 +304,8 @@ JobSpec parse_job(std::string_view text, bool require_id) {
         throw JobError(field + ".witness_base64: " + e.what());
       }
       if (ref.inline_bytes.empty()) throw JobError(field + ".witness_base64: empty");
+      ref.sha256 = sha256;
+      ref.size = size;
       spec.partitions.push_back(std::move(ref));
     }
   }
@@ -295,6 +326,7 @@ std::string JobSpec::to_json() const {
   if (deadline_unix) doc["deadline"] = *deadline_unix;
   json parts = json::array();
   for (const auto& p : partitions) {
+    const std::size_t before = parts.size();
     switch (p.kind) {
       case WitnessRef::Kind::kFile: {
         // Percent-encode what would break the URL form, and every byte above
@@ -318,6 +350,11 @@ std::string JobSpec::to_json() const {
       case WitnessRef::Kind::kRedis: parts.push_back({{"witness", "redis://" + p.location}}); break;
       case WitnessRef::Kind::kInline: parts.push_back({{"witness_base64", base64_encode(p.inline_bytes)}}); break;
       case WitnessRef::Kind::kInput: parts.push_back({{"input", json::parse(p.input_json)}}); break;
+      case WitnessRef::Kind::kHttp: parts.push_back({{"witness", p.location}}); break;
+    }
+    if (parts.size() > before) {
+      if (!p.sha256.empty()) parts.back()["sha256"] = p.sha256;
+      if (p.size > 0) parts.back()["size"] = p.size;
     }
   }
   doc["partitions"] = std::move(parts);

@@ -9,6 +9,9 @@
 //     "partitions": [                   1..kMaxPartitions entries, proved independently
 //       {"witness": "file:///shared/p0.wtns"},   a file every worker host can read
 //       {"witness": "redis://zkfarm:wtns:p1"},   a Redis string key (small witnesses)
+//       {"witness": "https://bucket.example/p2.wtns?X-Amz-Signature=...",
+//        "sha256": "<64 hex digits>", "size": 123456}   fetched over HTTP(S);
+//                                        sha256 and size optional (any witness)
 //       {"witness_base64": "d3RucwIAAAA..."},    the .wtns bytes inline (tiny ones)
 //       {"input": {"a": "3", "b": ["4", "5"]}}   circom input signals: the worker
 //                                                 computes the witness (witgen/)
@@ -26,7 +29,10 @@
 // A partition may also be given as a bare string (the witness URL). Unknown
 // top-level fields are errors (a misspelt "partitons" must not be ignored).
 // Errors are JobError whose message names the field: "partitions[2].witness:
-// unsupported scheme 'http' (expected file://, redis:// or witness_base64)".
+// unsupported scheme 'ftp' (expected file://, redis://, http(s):// or
+// witness_base64)". An http(s) URL is named in messages and logs only
+// through redact_url() (cluster/redact.h): its query string may be a
+// signature.
 #pragma once
 
 #include <cstdint>
@@ -59,18 +65,24 @@ inline constexpr const char* kJobIdAlphabet = "A-Z a-z 0-9 . _ -";
 // the circuit's input signals, from which the worker that proves it
 // computes the witness with the circuit's witness generator.
 struct WitnessRef {
-  enum class Kind { kFile, kRedis, kInline, kInput };
+  enum class Kind { kFile, kRedis, kInline, kInput, kHttp };
   Kind kind = Kind::kFile;
-  std::string location;               // kFile: absolute path; kRedis: key
+  std::string location;               // kFile: absolute path; kRedis: key; kHttp: the whole URL
   std::vector<std::uint8_t> inline_bytes;  // kInline
   std::string input_json;             // kInput: the input object, compact JSON
+  // Optional checks of the bytes, whatever the kind: sha256 (64 lowercase
+  // hex digits, "" when not given) and size in bytes (0: not given).
+  std::string sha256;
+  std::uint64_t size = 0;
   // "file:///p/a.wtns", "redis://key", "inline witness (300 bytes)",
-  // "input (52 bytes)".
+  // "input (52 bytes)", "https://host/p.wtns?<redacted>" (never the query
+  // string).
   std::string describe() const;
 };
 
 // Parses "file:///abs/path" (percent-decoded; host must be empty or
-// "localhost") or "redis://key". Throws JobError naming `field`.
+// "localhost"), "redis://key" or "http(s)://host/path?query" (kept as given).
+// Throws JobError naming `field`.
 WitnessRef parse_witness_url(std::string_view url, const std::string& field);
 
 struct JobSpec {

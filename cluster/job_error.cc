@@ -16,6 +16,7 @@ constexpr std::array<std::pair<JobErrorCode, std::string_view>, 22> kNames = {{
     {JobErrorCode::kWrongCurve, "wrongCurve"},
     {JobErrorCode::kBadInput, "badInput"},
     {JobErrorCode::kWitnessUnavailable, "witnessUnavailable"},
+    {JobErrorCode::kWitnessChecksum, "witnessChecksum"},
     {JobErrorCode::kArtifactChecksum, "artifactChecksum"},
     {JobErrorCode::kOutOfMemory, "outOfMemory"},
     {JobErrorCode::kDeviceFault, "deviceFault"},
@@ -53,6 +54,7 @@ bool claims_bad_input(JobErrorCode code) {
     case JobErrorCode::kUnsatisfied:
     case JobErrorCode::kWrongCurve:
     case JobErrorCode::kBadInput:
+    case JobErrorCode::kWitnessChecksum:  // a second worker fetches it again
       return true;
     default:
       return false;

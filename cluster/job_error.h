@@ -22,6 +22,7 @@ enum class JobErrorCode {
   kWrongCurve,          // witness field differs from the circuit's
   kBadInput,            // the witness generator refused a partition's input
   kWitnessUnavailable,  // witness reference could not be read
+  kWitnessChecksum,     // witness bytes differ from the job's sha256 or size
   // A worker or its environment failed (the partition is retried).
   kArtifactChecksum,
   kOutOfMemory,
@@ -47,7 +48,7 @@ std::string_view job_error_name(JobErrorCode code);
 std::optional<JobErrorCode> parse_job_error(std::string_view name);
 
 // True for codes that say the job's input is bad (bad witness, wrong length,
-// unsatisfied, wrong curve). Such a claim by one worker fails the job only
+// unsatisfied, wrong curve, a witness whose bytes differ from its sha256). Such a claim by one worker fails the job only
 // once it is confirmed (coordinator/scheduler.h: "claims that the input is
 // bad").
 bool claims_bad_input(JobErrorCode code);

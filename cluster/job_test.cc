@@ -43,6 +43,24 @@ TEST(Job, ParsesAllWitnessKinds) {
   EXPECT_EQ(again.partitions[0].location, "/data/p 0.wtns");
 }
 
+TEST(Job, HttpWitnessesKeepTheirUrlAndChecks) {
+  const std::string sha(64, 'b');
+  JobSpec spec = parse_job(job(R"("partitions":[{"witness":"https://bucket.example/p0.wtns?X-Sig=secret","sha256":")" +
+                               sha + R"(","size":1234},"http://h:8080/p1.wtns"])"));
+  ASSERT_EQ(spec.partitions.size(), 2u);
+  EXPECT_EQ(spec.partitions[0].kind, WitnessRef::Kind::kHttp);
+  EXPECT_EQ(spec.partitions[0].location, "https://bucket.example/p0.wtns?X-Sig=secret");
+  EXPECT_EQ(spec.partitions[0].sha256, sha);
+  EXPECT_EQ(spec.partitions[0].size, 1234u);
+  EXPECT_EQ(spec.partitions[0].describe(), "https://bucket.example/p0.wtns?<redacted>");
+  EXPECT_EQ(spec.partitions[1].kind, WitnessRef::Kind::kHttp);
+  EXPECT_EQ(spec.partitions[1].size, 0u);
+  JobSpec again = parse_job(spec.to_json());
+  EXPECT_EQ(again.to_json(), spec.to_json());
+  EXPECT_EQ(again.partitions[0].sha256, sha);
+  EXPECT_EQ(again.partitions[0].size, 1234u);
+}
+
 TEST(Job, ClearErrors) {
   expect_error("{not json", "not valid JSON");
   expect_error("[1,2]", "must be an object");
@@ -52,7 +70,11 @@ TEST(Job, ClearErrors) {
   expect_error(R"({"id":"j","circuit":"abc","partitions":["file:///a"]})", "64 lowercase hex");
   expect_error(job(""), "partitions: missing");
   expect_error(job(R"("partitions":[])"), "partitions: empty");
-  expect_error(job(R"("partitions":[{"witness":"http://x/y"}])"), "partitions[0].witness: unsupported scheme 'http'");
+  expect_error(job(R"("partitions":[{"witness":"ftp://x/y"}])"), "partitions[0].witness: unsupported scheme 'ftp'");
+  expect_error(job(R"("partitions":[{"witness":"https:///y?sig=secret"}])"), "has no host");
+  expect_error(job(R"("partitions":[{"witness":"https://h/y","sha256":"ABC"}])"), "partitions[0].sha256");
+  expect_error(job(R"("partitions":[{"witness":"https://h/y","size":-1}])"), "partitions[0].size");
+  expect_error(job(R"("partitions":[{"witness":"https://h/y","sizes":1}])"), "unknown field 'sizes'");
   expect_error(job(R"("partitions":[{"witness":"file://host/y"}])"), "host 'host' is not supported");
   expect_error(job(R"("partitions":[{}])"), "exactly one of witness");
   expect_error(job(R"("partitions":[{"witness_base64":"!!"}])"), "invalid character");

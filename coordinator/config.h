@@ -23,6 +23,8 @@ struct CoordinatorConfig {
   // --witness-root: file:// witnesses are read only under these; empty: the
   // directory holding the artifact store (make_witness_policy).
   std::vector<std::string> witness_roots;
+  // --ca-file: PEM CA bundle for https:// witnesses (empty: the system CAs).
+  std::string ca_file;
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound

@@ -24,6 +24,7 @@ Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::Coordin
     : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix),
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
       active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), stop_(std::move(stop)) {
+  witness_policy_.http.ca_file = config.ca_file;
   const std::string kAbort = "abort-in-intake=";
   if (config_.inject_fault.rfind(kAbort, 0) == 0) abort_job_ = config_.inject_fault.substr(kAbort.size());
 }
@@ -278,6 +279,9 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
       summary = summarize_witness(fetch_witness(spec.partitions[i], &redis, witness_policy_), circuit->num_public);
     } catch (const WitnessUnavailable& e) {
       fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
+      return;
+    } catch (const WitnessChecksum& e) {
+      fail(spec.id, JobErrorCode::kWitnessChecksum, "partition " + std::to_string(i) + ": " + e.what());
       return;
     } catch (const RedisError&) {
       throw;

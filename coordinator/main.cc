@@ -3,6 +3,8 @@
 // SIGTERM/SIGINT stop it cleanly: running jobs stay in its processing list
 // and resume (keeping verified partitions) when a coordinator with the same
 // --id starts again.
+#include <unistd.h>
+
 #include <signal.h>
 
 #include <cstdio>
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
             "--artifacts)")
+      .value("ca-file", "", "PEM CA bundle for https:// witnesses (default: the system CAs)")
       .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
       .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
       .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
@@ -77,6 +80,9 @@ int main(int argc, char** argv) {
     config.listen = flags.get("listen");
     config.artifacts = flags.get("artifacts");
     config.witness_roots = flags.get_list("witness-root");
+    config.ca_file = flags.get("ca-file");
+    if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
+      throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
     if (!config.artifacts.empty()) {
       try {
         make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix);

@@ -54,6 +54,7 @@ JobErrorCode job_error_from_wire(wire::ErrorCode code) {
     case wire::ErrorCode::SHUTTING_DOWN: return JobErrorCode::kShuttingDown;
     case wire::ErrorCode::WORKER_ID_TAKEN: return JobErrorCode::kWorkerIdTaken;
     case wire::ErrorCode::BAD_INPUT: return JobErrorCode::kBadInput;
+    case wire::ErrorCode::WITNESS_CHECKSUM: return JobErrorCode::kWitnessChecksum;
   }
   return JobErrorCode::kUnknown;
 }
@@ -118,7 +119,10 @@ void WorkerSessions::send_task(const TaskOrder& order) {
                  case WitnessRef::Kind::kInline:
                    w.setInline(kj::arrayPtr(witness.inline_bytes.data(), witness.inline_bytes.size()));
                    break;
+                 case WitnessRef::Kind::kHttp: w.setUrl(witness.location); break;
                }
+               w.setSha256(witness.sha256);
+               w.setSize(witness.size);
                if (witness.kind == WitnessRef::Kind::kInput) {
                  t.setWitnessGeneratorSha256(job.prepared->circuit.witgen_sha256);
                  t.setWitnessGeneratorDatSha256(job.prepared->circuit.witgen_dat_sha256);

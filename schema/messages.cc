@@ -153,6 +153,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::SHUTTING_DOWN: return "shuttingDown";
     case ErrorCode::WORKER_ID_TAKEN: return "workerIdTaken";
     case ErrorCode::BAD_INPUT: return "badInput";
+    case ErrorCode::WITNESS_CHECKSUM: return "witnessChecksum";
   }
   return "unknown";
 }

@@ -52,6 +52,7 @@ enum ErrorCode {
   shuttingDown @15;
   workerIdTaken @16;      # Reject: the worker id has a live session, or is bound to another CURVE key
   badInput @17;           # the circuit's witness generator refused the partition's input
+  witnessChecksum @18;    # the witness's bytes differ from the job's sha256 or size
 }
 
 struct DeviceInfo {
@@ -107,7 +108,10 @@ struct WitnessRef {
     redisKey @1 :Text; # a Redis string key holding the .wtns bytes
     inline @2 :Data;   # the .wtns bytes themselves (tiny witnesses only)
     input @3 :Text;    # circom input signals (JSON object): the worker computes the witness
+    url @4 :Text;      # an http:// or https:// URL (may carry a signature: never logged)
   }
+  sha256 @5 :Text;     # optional: hex sha256 of the witness bytes ("" = unchecked)
+  size @6 :UInt64;     # optional: their length (0 = unchecked)
 }
 
 struct Task {

@@ -24,6 +24,9 @@ APT_PACKAGES=(
   bazel-bootstrap g++ clang libclang-rt-14-dev
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libhiredis-dev prometheus-cpp-dev
+  libcurl4-openssl-dev  # http(s):// witnesses and artifacts (cluster/http_fetch.h)
+  python3  # tests: the HTTP server the HTTP tests start (python3 -m http.server)
+  iproute2  # tests/multihost: network namespaces
   libcivetweb-dev  # the civetweb headers: the status page rides on prometheus-cpp's server
   nasm libgmp-dev  # building circom's C++ witness generators (zkfarm circuit add --witness-generator)
   chromium chromium-driver  # tests/status: the status page in headless Chromium

@@ -14,6 +14,8 @@
 #               on the farm, byte-identical to wasm, bad inputs; both curves)
 #   fuzz        tests/fuzz/run_fuzz.sh, when that script exists
 #   deploy      tests/deploy/check_deploy.sh (units, compose, k8s, Prometheus rules, dashboards)
+#   multihost   tests/multihost/multihost_test.sh (three hosts in network namespaces, HTTP
+#               artifacts and witnesses, a coordinator killed; SKIP without netns)
 # A suite that tested nothing (exit status 77, the automake convention) is
 # SKIP, counted neither as passed nor as failed. The last line is
 # "N passed, M failed, K skipped" (suites); the exit status is 0 only when no
@@ -139,4 +141,7 @@ else
   summary+=("SKIP fuzz ($FUZZ_SCRIPT not present)")
 fi
 suite deploy tests/deploy/check_deploy.sh
+# Three hosts in network namespaces, artifacts and witnesses over HTTP, a
+# coordinator killed midway (SKIP where namespaces are not allowed).
+suite multihost tests/multihost/multihost_test.sh
 finish

@@ -1,6 +1,10 @@
 // circuit_cache.cc -- see circuit_cache.h.
 #include "worker/circuit_cache.h"
 
+#include <sys/statvfs.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -11,10 +15,34 @@ namespace zkfarm {
 
 namespace fs = std::filesystem;
 
-CircuitCache::CircuitCache(ArtifactStore store, std::string cache_dir, prover::Prover& prover,
-                           std::size_t max_resident)
-    : store_(std::move(store)), cache_dir_(std::move(cache_dir)), prover_(prover),
-      max_resident_(std::max<std::size_t>(1, max_resident)) {}
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Hex sha256 of a file, as prover::Error(kInternal) on a read error.
+std::string digest_of(const std::string& path) {
+  try {
+    return sha256_file_hex(path);
+  } catch (const std::exception& e) {
+    throw prover::Error(prover::ErrorKind::kInternal, e.what());
+  }
+}
+
+}  // namespace
+
+CircuitCache::CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover,
+                           std::size_t max_resident, std::string key_prefix, HttpLimits http)
+    : store_(is_http_url(artifacts) ? std::string() : artifacts), remote_(is_http_url(artifacts)),
+      base_url_(remote_ ? artifacts : std::string()), cache_dir_(std::move(cache_dir)), prover_(prover),
+      max_resident_(std::max<std::size_t>(1, max_resident)), keys_(std::move(key_prefix)), http_(std::move(http)) {
+  if (remote_ && base_url_.back() != '/') base_url_ += '/';
+  if (remote_ && cache_dir_.empty())
+    throw std::invalid_argument("--artifacts " + redact_url(base_url_) + " is a URL: give --cache-dir too");
+}
 
 std::vector<std::string> CircuitCache::resident() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -56,12 +84,7 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
     }
   }
   if (verify_as_zkey) {
-    std::string digest;
-    try {
-      digest = sha256_file_hex(path);
-    } catch (const std::exception& e) {
-      throw prover::Error(prover::ErrorKind::kInternal, e.what());
-    }
+    const std::string digest = digest_of(path);
     if (digest != id) {
       std::error_code ec;
       if (path != source) fs::remove(path, ec);
@@ -72,7 +95,115 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
   return path;
 }
 
-std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, bool* was_resident) {
+std::string CircuitCache::fetch(const ArtifactFile& file) {
+  const std::string path = cache_dir_ + "/" + file.path;
+  const std::string url = base_url_ + file.path;
+  std::error_code ec;
+  if (checked_.count(path) && fs::exists(path, ec)) return path;
+  if (fs::exists(path, ec)) {
+    // Cached by an earlier process: hashed once before this one uses it.
+    if (file.sha256.empty() || digest_of(path) == file.sha256) {
+      checked_.insert(path);
+      return path;
+    }
+    ZKLOG(kWarning) << path << " does not match its recorded sha256; downloading it again";
+    fs::remove(path, ec);
+  }
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot create " + fs::path(path).parent_path().string() + ": " + ec.message());
+  const std::string partial = path + ".part";
+  for (int attempt = 0;; ++attempt) {
+    // Room for what is still to come (a partial file from a broken transfer
+    // is resumed where the server allows).
+    const std::uint64_t have = fs::exists(partial, ec) ? fs::file_size(partial, ec) : 0;
+    struct statvfs fs_stat {};
+    if (file.bytes > have && ::statvfs(fs::path(path).parent_path().c_str(), &fs_stat) == 0) {
+      const std::uint64_t free_bytes = std::uint64_t(fs_stat.f_bavail) * fs_stat.f_frsize;
+      if (free_bytes < file.bytes - have)
+        throw prover::Error(prover::ErrorKind::kInternal,
+                            "no room in --cache-dir " + cache_dir_ + " for " + file.path + ": it needs " +
+                                mib(file.bytes - have) + ", " + mib(free_bytes) + " are free");
+    }
+    ZKLOG(kInfo) << "downloading " << redact_url(url) << (file.bytes ? " (" + mib(file.bytes) + ")" : std::string())
+                 << (have ? ", resuming after " + mib(have) : std::string());
+    auto last_log = std::chrono::steady_clock::now();
+    const auto started = last_log;
+    try {
+      http_download(url, partial, http_, file.bytes ? std::optional<std::uint64_t>(file.bytes) : std::nullopt,
+                    [&](std::uint64_t done, std::uint64_t total) {
+                      const auto now = std::chrono::steady_clock::now();
+                      if (now - last_log < std::chrono::seconds(5)) return;
+                      last_log = now;
+                      ZKLOG(kInfo) << "downloading " << redact_url(url) << ": " << mib(done)
+                                   << (total ? " of " + mib(total) + " (" + std::to_string(done * 100 / total) + "%)"
+                                             : std::string());
+                    });
+    } catch (const HttpError& e) {
+      // Not in the store (yet): like a missing file in a local store.
+      if (e.status() == 404) throw prover::Error(prover::ErrorKind::kUnknownCircuit, e.what());
+      throw prover::Error(prover::ErrorKind::kInternal, e.what());
+    } catch (const std::system_error& e) {
+      throw prover::Error(prover::ErrorKind::kInternal, e.what());
+    }
+    const std::uint64_t size = fs::file_size(partial, ec);
+    const std::string digest = file.sha256.empty() ? "" : digest_of(partial);
+    std::string problem;
+    if (file.bytes && size != file.bytes)
+      problem = std::to_string(size) + " bytes, the record says " + std::to_string(file.bytes);
+    else if (digest != file.sha256)
+      problem = "sha256 is " + digest + ", the record says " + file.sha256;
+    if (problem.empty()) {
+      if (file.executable) fs::permissions(partial, fs::perms(0755), ec);
+      fs::rename(partial, path, ec);
+      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot install " + path + ": " + ec.message());
+      checked_.insert(path);
+      ZKLOG(kInfo) << "downloaded " << redact_url(url) << ": " << mib(size) << " in "
+                   << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s";
+      return path;
+    }
+    fs::remove(partial, ec);
+    if (attempt == 0) {
+      ZKLOG(kWarning) << redact_url(url) << ": " << problem << "; downloading it again";
+      continue;
+    }
+    throw prover::Error(prover::ErrorKind::kBadCircuit, redact_url(url) + ": " + problem + " (downloaded twice)");
+  }
+}
+
+CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
+  if (!redis)
+    throw prover::Error(prover::ErrorKind::kInternal,
+                        "the artifact store is a URL: the worker needs --redis to read circuit records");
+  std::optional<CircuitInfo> info;
+  try {
+    info = load_circuit_info(*redis, keys_, id);
+  } catch (const std::exception& e) {
+    throw prover::Error(prover::ErrorKind::kInternal, std::string("circuit record: ") + e.what());
+  }
+  if (!info) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "circuit " + id + " is not registered");
+  bool zkey = false, pce = false;
+  for (const auto& file : circuit_files(*info)) {
+    if (file.path == info->zkey_path && file.sha256 != id)
+      throw prover::Error(prover::ErrorKind::kBadCircuit,
+                          "circuit " + id + ": its record gives the zkey the sha256 '" + file.sha256 + "'");
+    fetch(file);
+    zkey = zkey || file.path == info->zkey_path;
+    pce = pce || file.path == info->pce_path;
+  }
+  if (!zkey || !pce)
+    throw prover::Error(prover::ErrorKind::kBadCircuit, "circuit " + id + ": its record lists no zkey or no PCE");
+  return *info;
+}
+
+std::string CircuitCache::local_root(const std::string& id, RedisClient* redis) {
+  if (!remote_) return store_.root();
+  if (!is_valid_circuit_id(id)) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "bad circuit id " + id);
+  std::lock_guard<std::mutex> load_lock(load_mutex_);
+  fetch_all(id, redis);
+  return cache_dir_;
+}
+
+std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, bool* was_resident, RedisClient* redis) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = loaded_.find(id); it != loaded_.end()) {
@@ -90,8 +221,15 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
     if (auto it = loaded_.find(id); it != loaded_.end()) return it->second;
   }
   ZKLOG(kInfo) << "loading circuit " << id;
-  const std::string zkey = local_copy(id, ArtifactStore::zkey_relative(id), true);
-  const std::string pce = local_copy(id, ArtifactStore::pce_relative(id), false);
+  std::string zkey, pce;
+  if (remote_) {
+    const CircuitInfo info = fetch_all(id, redis);
+    zkey = cache_dir_ + "/" + info.zkey_path;
+    pce = cache_dir_ + "/" + info.pce_path;
+  } else {
+    zkey = local_copy(id, ArtifactStore::zkey_relative(id), true);
+    pce = local_copy(id, ArtifactStore::pce_relative(id), false);
+  }
   auto circuit = prover_.load({zkey, pce, ""});
   if (!circuit->memory_plan.empty()) ZKLOG(kInfo) << "circuit " << id << " placed: " << circuit->memory_plan;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -1,16 +1,23 @@
 // circuit_cache.h -- the worker's resident circuits.
 //
 // get(id) returns the circuit loaded into the prover (prover/prover.h), loading it on first
-// use: the zkey and PCE are copied from the artifact store into the local
-// cache directory (when one is configured) while hashing the zkey; a zkey
-// whose sha256 is not the circuit id is deleted and refused
-// (artifactChecksum). A cached copy is re-hashed once per process start
+// use. From a store on a file system (--artifacts DIR): the zkey and PCE
+// are copied into the local cache directory (when one is configured) while
+// hashing the zkey; a zkey whose sha256 is not the circuit id is deleted and
+// refused (artifactChecksum). From a store served over HTTP (--artifacts
+// http(s)://host/prefix/): every file of the circuit's record in Redis
+// (circuit_files(): zkey, PCE, verifying key, and whatever else a circuit
+// lists) is downloaded into the cache directory as a stream -- progress in
+// the log, a broken transfer resumed (Range) or started over, the free space
+// checked first -- and its sha256 checked against the record before use; a
+// mismatch deletes the file and downloads it once more, then fails
+// artifactChecksum. A cached copy is re-hashed once per process start
 // before first use. The PCE carries its own checksum, verified by
 // Pce::load. Loaded circuits stay resident (up to max_resident, least
 // recently used evicted first) so later partitions move only the witness.
 //
-// Thread-safe; loads are serialized (one at a time is what the disk and
-// the prover want anyway).
+// Thread-safe; loads are serialized (one at a time is what the disk, the
+// network and the prover want anyway).
 #pragma once
 
 #include <cstdint>
@@ -18,21 +25,30 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cluster/artifacts.h"
+#include "cluster/http_fetch.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
 #include "prover/prover.h"
 
 namespace zkfarm {
 
 class CircuitCache {
  public:
-  CircuitCache(ArtifactStore store, std::string cache_dir, prover::Prover& prover, std::size_t max_resident);
+  // `artifacts`: the store's directory, or its http(s):// URL (then
+  // cache_dir must be set, and get() needs a Redis connection for the
+  // circuit records under `key_prefix`).
+  CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover, std::size_t max_resident,
+               std::string key_prefix = "zkfarm:", HttpLimits http = {});
   // Throws prover::Error: kUnknownCircuit (no artifacts for id), kBadCircuit
-  // (a zkey whose hash is not id, or files that do not load), kOutOfMemory,
-  // kDeviceFault, kInternal (I/O).
-  std::shared_ptr<const prover::Circuit> get(const std::string& id, bool* was_resident);
+  // (a file whose hash is not the recorded one, or files that do not load),
+  // kOutOfMemory, kDeviceFault, kInternal (I/O, a failed download, no room
+  // in the cache directory, no Redis for a store served over HTTP).
+  std::shared_ptr<const prover::Circuit> get(const std::string& id, bool* was_resident, RedisClient* redis = nullptr);
   std::vector<std::string> resident() const;
   // Over the loaded circuits: device bytes of their resident key and PCE,
   // key bytes streamed from host memory at every proof, page-locked host
@@ -43,16 +59,31 @@ class CircuitCache {
   Placement placement() const;
   // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
   std::uint64_t evictions() const;
+  bool remote() const { return remote_; }
+  // A store served over HTTP: downloads and checks every file of circuit id
+  // (as get() does, without loading it) and returns the cache directory,
+  // where they lie under their store paths. A store on a file system:
+  // returns its root. Throws prover::Error like get().
+  std::string local_root(const std::string& id, RedisClient* redis);
 
  private:
   std::string local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey);
+  // Downloads (if needed) and checks one file into the cache; returns its path.
+  std::string fetch(const ArtifactFile& file);
+  // Fetches every file of circuit id into the cache (load_mutex_ held).
+  CircuitInfo fetch_all(const std::string& id, RedisClient* redis);
 
   ArtifactStore store_;
+  bool remote_ = false;
+  std::string base_url_;  // remote: ends with '/'
   std::string cache_dir_;
   prover::Prover& prover_;
   std::size_t max_resident_;
+  KeyLayout keys_;
+  HttpLimits http_;
   mutable std::mutex mutex_;
   std::mutex load_mutex_;
+  std::set<std::string> checked_;  // cached files hashed by this process (under load_mutex_)
   std::map<std::string, std::shared_ptr<const prover::Circuit>> loaded_;
   std::list<std::string> lru_;  // front: most recent
   std::uint64_t evictions_ = 0;  // guarded by mutex_

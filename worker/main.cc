@@ -17,6 +17,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
+#include "cluster/redact.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "worker/worker.h"
@@ -44,11 +45,14 @@ int main(int argc, char** argv) {
             ',')
       .value("redis", "", "Redis URL for redis:// witnesses")
       .value("prefix", "zkfarm:", "the farm's Redis key prefix: redis:// witnesses must name keys under it")
-      .value("artifacts", "", "artifact store root (required)")
+      .value("artifacts", "",
+             "artifact store: its directory, or the http(s):// URL that serves it (then --cache-dir and --redis "
+             "are needed) (required)")
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
             "--artifacts)")
       .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
+      .value("ca-file", "", "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
       .value("slots", "1", "tasks held at once (credits)")
       .value("max-resident", "4", "circuits kept loaded")
       .value("witgen-workers", "auto",
@@ -115,12 +119,23 @@ int main(int argc, char** argv) {
     if (config.artifacts.empty()) throw FlagError("--artifacts is required");
     config.key_prefix = flags.get("prefix");
     config.witness_roots = flags.get_list("witness-root");
+    const bool remote_store = is_http_url(config.artifacts);
+    if (remote_store) {
+      if (const std::string problem = check_http_url(config.artifacts); !problem.empty())
+        throw FlagError("--artifacts " + redact_url(config.artifacts) + ": " + problem);
+      if (flags.get("cache-dir").empty()) throw FlagError("--artifacts is a URL: give --cache-dir too");
+      if (flags.get("redis").empty())
+        throw FlagError("--artifacts is a URL: give --redis too (the circuit records hold the files' sha256)");
+    }
     try {
-      make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix);
+      make_witness_policy(config.witness_roots, remote_store ? "" : config.artifacts, config.key_prefix);
     } catch (const std::invalid_argument& e) {
       throw FlagError(e.what());
     }
     config.cache_dir = flags.get("cache-dir");
+    config.ca_file = flags.get("ca-file");
+    if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
+      throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
     if (flags.get("witgen-workers") == "auto") {

@@ -62,9 +62,17 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
     : config_(std::move(config)), prover_(std::move(prover)),
       metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(prover_->device()),
                                                         kWorkerVersion)),
-      cache_(ArtifactStore(config_.artifacts), config_.cache_dir, *prover_, config_.max_resident),
-      witness_policy_(make_witness_policy(config_.witness_roots, config_.artifacts, config_.key_prefix)),
+      cache_(config_.artifacts, config_.cache_dir, *prover_, config_.max_resident, config_.key_prefix,
+             [&] {
+               HttpLimits limits;
+               limits.ca_file = config_.ca_file;
+               return limits;
+             }()),
+      // A store served over HTTP is no directory: no default witness root.
+      witness_policy_(make_witness_policy(config_.witness_roots, is_http_url(config_.artifacts) ? "" : config_.artifacts,
+                                          config_.key_prefix)),
       session_id_(std::random_device{}() * 0x100000000ull + std::random_device{}()), context_(1) {
+  witness_policy_.http.ca_file = config_.ca_file;
   const auto device = prover_->device();
   metrics_->set_device_info(device.name, device.uuid, device.backend);
   metrics_->memory_total_bytes().Set(static_cast<double>(device.memory_bytes));
@@ -302,7 +310,13 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
           task.witgen_sha256 = t.getWitnessGeneratorSha256().cStr();
           task.witgen_dat_sha256 = t.getWitnessGeneratorDatSha256().cStr();
           break;
+        case wire::WitnessRef::URL:
+          task.witness.kind = WitnessRef::Kind::kHttp;
+          task.witness.location = w.getUrl().cStr();
+          break;
       }
+      task.witness.sha256 = w.getSha256().cStr();
+      task.witness.size = w.getSize();
       ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition
                    << " from coordinator " << session.coordinator_id;
       if (session.granted > 0) --session.granted;
@@ -349,7 +363,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     bool resident = false;
     std::shared_ptr<const prover::Circuit> circuit;
     try {
-      circuit = cache_.get(task.circuit_id, &resident);
+      circuit = cache_.get(task.circuit_id, &resident, redis);
     } catch (...) {
       metrics_->circuit_cache_misses(task.circuit_id).Increment();
       metrics_->circuit_loads(task.circuit_id, false).Increment();
@@ -367,7 +381,16 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     t0 = Clock::now();
     std::shared_ptr<const FileBytes> witness = task.generated;
     try {
-      if (!witness) witness = fetch_witness(task.witness, redis, witness_policy_);
+      if (!witness) {
+        try {
+          witness = fetch_witness(task.witness, redis, witness_policy_);
+        } catch (const WitnessChecksum& e) {
+          if (task.witness.kind != WitnessRef::Kind::kHttp) throw;
+          // A transfer may have been corrupted on the way: fetch it once more.
+          ZKLOG(kWarning) << "task " << task.task_id << ": " << e.what() << "; fetching it again";
+          witness = fetch_witness(task.witness, redis, witness_policy_);
+        }
+      }
     } catch (const WitnessUnavailable& e) {
       throw prover::Error(prover::ErrorKind::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {
@@ -435,6 +458,9 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
   } catch (const prover::Error& e) {
     code = prover::wire_code(e.kind());
     message = e.what();
+  } catch (const WitnessChecksum& e) {
+    code = wire::ErrorCode::WITNESS_CHECKSUM;
+    message = e.what();
   } catch (const std::bad_alloc&) {
     code = wire::ErrorCode::OUT_OF_MEMORY;
     message = "out of memory";
@@ -460,9 +486,7 @@ Worker::Finished Worker::task_error(const QueuedTask& task, wire::ErrorCode code
                   task.session, task.task_id};
 }
 
-std::string Worker::checked_generator(const QueuedTask& task) {
-  const ArtifactStore store(config_.artifacts);
-  const std::string binary = store.absolute(ArtifactStore::witgen_relative(task.circuit_id));
+std::string Worker::checked_generator(const QueuedTask& task, RedisClient* redis) {
   const std::string key = task.witgen_sha256 + ":" + task.witgen_dat_sha256;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -471,6 +495,10 @@ std::string Worker::checked_generator(const QueuedTask& task) {
   if (task.witgen_sha256.empty())
     throw prover::Error(prover::ErrorKind::kBadCircuit,
                         "the task names no witness generator for circuit " + task.circuit_id);
+  // A store served over HTTP: the generator is downloaded with the
+  // circuit's other files (checked against the record) into the cache.
+  const ArtifactStore store(cache_.local_root(task.circuit_id, redis));
+  const std::string binary = store.absolute(ArtifactStore::witgen_relative(task.circuit_id));
   std::string binary_sha, dat_sha;
   try {
     binary_sha = sha256_file_hex(binary);
@@ -489,10 +517,10 @@ std::string Worker::checked_generator(const QueuedTask& task) {
   return binary;
 }
 
-std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task) {
+std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task, RedisClient* redis) {
   try {
     if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
-    const std::string binary = checked_generator(task);
+    const std::string binary = checked_generator(task, redis);
     const auto t0 = Clock::now();
     std::vector<std::uint8_t> bytes =
         witgen::run_generator(binary, task.witness.input_json, config_.witgen_temp_dir, config_.witgen_limits);
@@ -515,6 +543,8 @@ std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task) {
 }
 
 void Worker::witgen_main() {
+  std::unique_ptr<RedisClient> redis;
+  if (!config_.redis_url.empty()) redis = std::make_unique<RedisClient>(config_.redis_url);
   for (;;) {
     QueuedTask task;
     {
@@ -527,7 +557,7 @@ void Worker::witgen_main() {
       metrics_->witgen_queue_depth().Set(static_cast<double>(witgen_queue_.size()));
       metrics_->witgen_busy(witgen_running_);
     }
-    std::optional<Finished> failed = generate_witness(task);
+    std::optional<Finished> failed = generate_witness(task, redis.get());
     std::lock_guard<std::mutex> lock(queue_mutex_);
     --witgen_running_;
     metrics_->witgen_busy(witgen_running_);

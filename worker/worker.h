@@ -69,6 +69,7 @@ struct WorkerConfig {
   // --witness-root: file:// witnesses are read only under these; empty: the
   // directory holding the artifact store (make_witness_policy).
   std::vector<std::string> witness_roots;
+  std::string ca_file;  // --ca-file: PEM CA bundle for https:// (empty: the system CAs)
   std::string artifacts;
   std::string cache_dir;  // empty: use the store in place
   std::uint32_t slots = 1;
@@ -152,10 +153,10 @@ class Worker {
   void witgen_main();
   // Runs the circuit's generator on task's input; sets task.generated or
   // returns the TaskError to send.
-  std::optional<Finished> generate_witness(QueuedTask& task);
+  std::optional<Finished> generate_witness(QueuedTask& task, RedisClient* redis);
   // The generator binary of a circuit, its hashes checked once per process.
   // Throws prover::Error(kBadCircuit) on a mismatch or a missing file.
-  std::string checked_generator(const QueuedTask& task);
+  std::string checked_generator(const QueuedTask& task, RedisClient* redis);
   Finished task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message);
   // Tasks held at once: the provers' slots and the generator pool.
   std::uint32_t capacity() const { return config_.slots + config_.witgen_workers; }

@@ -162,6 +162,33 @@ void RedisServer::start() {
 
 RedisServer::~RedisServer() { process_.reset(); }
 
+HttpServer::HttpServer(const std::string& dir, const std::string& log_path) {
+  if (::access("/usr/bin/python3", X_OK) != 0)
+    throw std::runtime_error("no /usr/bin/python3 for the test HTTP server (tools/install_deps.sh installs it)");
+  port_ = free_port();
+  process_ = std::make_unique<Process>(std::vector<std::string>{"/usr/bin/python3", "-m", "http.server",
+                                                                std::to_string(port_), "--bind", "127.0.0.1",
+                                                                "--directory", dir},
+                                       log_path);
+  const bool up = eventually(
+      [&] {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<std::uint16_t>(port_));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+        ::close(fd);
+        return ok;
+      },
+      std::chrono::seconds(20));
+  if (!up) throw std::runtime_error("the test HTTP server did not start: " + process_->log());
+}
+
+HttpServer::~HttpServer() { process_.reset(); }
+
+std::string HttpServer::url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+
 std::string RedisServer::url() const {
   std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
   return "redis://" + auth + "127.0.0.1:" + std::to_string(port_);

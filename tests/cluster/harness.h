@@ -89,6 +89,22 @@ class RedisServer {
   std::unique_ptr<Process> process_;
 };
 
+// A static HTTP server on 127.0.0.1 serving `dir`: Debian's
+// /usr/bin/python3 -m http.server (GET and HEAD, no Range). Waits until it
+// accepts connections; throws std::runtime_error (with its log) otherwise.
+class HttpServer {
+ public:
+  HttpServer(const std::string& dir, const std::string& log_path);
+  ~HttpServer();
+  int port() const { return port_; }
+  std::string url() const;  // "http://127.0.0.1:<port>/"
+  std::string log() const { return process_->log(); }
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
 // The outcome of a command run to completion.
 struct CommandResult {
   int exit_code = -1;  // -1: killed by a signal or by the timeout
