@@ -24,6 +24,7 @@
 #
 #   tests/multihost/multihost_test.sh        (builds what it needs with bazel)
 #   ZKFARM_MULTIHOST_KEEP=1 ...              keep the logs (printed path)
+#   ZKFARM_BIN_DIR=DIR ...                   use DIR/{coordinator,worker,cli}/ binaries
 set -uo pipefail
 
 SKIPPED=77
@@ -52,10 +53,15 @@ NS_A=${TAG}a NS_B=${TAG}b NS_C=${TAG}c
 ip netns add "$NS_A" 2>/dev/null || skip "ip netns add is not allowed here"
 ip netns del "$NS_A"
 
-echo "==== building"
-bazel build //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm >/dev/null 2>&1 ||
-  bazel build //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm || fail "bazel build"
-BIN=$(bazel info bazel-bin 2>/dev/null)
+if [[ -n ${ZKFARM_BIN_DIR:-} ]]; then
+  BIN=$ZKFARM_BIN_DIR  # holds coordinator/, worker/ and cli/ binaries as bazel-bin does
+else
+  echo "==== building"
+  read -r -a BAZEL_FLAGS <<<"${ZKFARM_BAZEL_FLAGS:-}"
+  bazel build "${BAZEL_FLAGS[@]}" //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm ||
+    fail "bazel build"
+  BIN=$(bazel info "${BAZEL_FLAGS[@]}" bazel-bin 2>/dev/null)
+fi
 WORK=$(mktemp -d /tmp/zkfarm-multihost.XXXXXX)
 mkdir -p "$WORK"/{bin,a/www/artifacts,a/www/witnesses,a/redis,b/cache,c/cache,out}
 # Private copies: the workers must not read anything under bazel's tree
@@ -147,6 +153,7 @@ until grep -q "from coordinator c2" "$WORK/b/worker-b.log" && grep -q "from coor
 done
 kill -9 "$PID_c2"
 KILLED_AT=$(date +%s.%N)
+wait "$PID_c2" 2>/dev/null
 echo "c2 killed at $(date -u -d "@$KILLED_AT" +%H:%M:%S.%3N)"
 for i in $(seq 8 15); do submit "mh-$i" $([[ $((i % 2)) == 0 ]] && echo bn128 || echo bls12381); done
 
@@ -157,7 +164,8 @@ for id in "${JOBS[@]}"; do
   grep -q '"state":"done"' "$WORK/out/$id.status" || fail "job $id not done: $(cat "$WORK/out/$id.status")"
   proved=$(in_a redis-cli -h 127.0.0.1 lrange "zkfarm:job:$id:events" 0 -1 | grep -c '"partition_proved"')
   ((proved == 2)) || fail "job $id: $proved partition_proved events, expected 2"
-  in_a "${ZK[@]}" result "$id" --out "$WORK/out/$id" --redis "$REDIS" >/dev/null || fail "result $id"
+  in_a "${ZK[@]}" result "$id" --out "$WORK/out/$id" --redis "$REDIS" >/dev/null 2>"$WORK/out/$id.err" ||
+    fail "result $id: $(cat "$WORK/out/$id.err")"
   circuit=$(grep -o '"circuit":"[0-9a-f]*"' "$WORK/out/$id.status" | cut -d'"' -f4)
   for p in 0 1; do
     "${ZK[@]}" verify "$WORK/a/www/artifacts/$circuit/vk.json" "$WORK/out/$id/public_$p.json" \
