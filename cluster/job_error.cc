@@ -7,7 +7,7 @@
 namespace zkfarm {
 namespace {
 
-constexpr std::array<std::pair<JobErrorCode, std::string_view>, 22> kNames = {{
+constexpr std::array<std::pair<JobErrorCode, std::string_view>, 23> kNames = {{
     {JobErrorCode::kInvalidJob, "invalidJob"},
     {JobErrorCode::kUnknownCircuit, "unknownCircuit"},
     {JobErrorCode::kBadWitness, "badWitness"},

@@ -94,7 +94,7 @@ TEST(Job, InputPartitions) {
   EXPECT_EQ(parse_job(spec.to_json()).to_json(), spec.to_json());
   expect_error(job(R"("partitions":[{"input":[1,2]}])"), "partitions[0].input: expected an object of input signals");
   expect_error(job(R"("partitions":[{"input":{},"witness":"redis://k"}])"), "exactly one of witness");
-  expect_error(job(R"("partitions":[{"inputs":{}}])"), "unknown field 'inputs' (expected witness, witness_base64 or input)");
+  expect_error(job(R"("partitions":[{"inputs":{}}])"), "unknown field 'inputs' (expected witness, witness_base64 or input, and optionally sha256 and size)");
   const std::string big = R"({"input":{"pad":")" + std::string(kMaxInputBytes, 'x') + R"("}})";
   expect_error(job(R"("partitions":[)" + big + "]"), "partitions[0].input: 1048586 bytes serialized, the limit is 1048576");
 }
