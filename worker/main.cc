@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
       .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
       .value("inject-fault", "", "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
+      .value("witgen-delay-ms", "0", "TEST ONLY: sleep before each witness generator run")
       .value("curve-server-key", "", "CURVE: the coordinator's Z85 public key")
       .value("curve-server-key-file", "", "CURVE: file with the coordinator's Z85 public key")
       .value("curve-secret-key-file", "", "CURVE: file with this worker's Z85 secret key")
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")
       throw FlagError("--inject-fault: unknown fault '" + config.inject_fault + "'");
     config.prove_delay = std::chrono::milliseconds(flags.get_int("prove-delay-ms", 0, 3600000));
+    config.witgen_delay = std::chrono::milliseconds(flags.get_int("witgen-delay-ms", 0, 3600000));
     if (!flags.get("curve-server-key").empty() && !flags.get("curve-server-key-file").empty())
       throw FlagError("give one of --curve-server-key and --curve-server-key-file");
     if (!flags.get("curve-server-key-file").empty())

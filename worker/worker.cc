@@ -521,6 +521,7 @@ std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task, Redis
   try {
     if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
     const std::string binary = checked_generator(task, redis);
+    if (config_.witgen_delay.count() > 0) std::this_thread::sleep_for(config_.witgen_delay);
     const auto t0 = Clock::now();
     std::vector<std::uint8_t> bytes =
         witgen::run_generator(binary, task.witness.input_json, config_.witgen_temp_dir, config_.witgen_limits);

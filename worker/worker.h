@@ -93,6 +93,7 @@ struct WorkerConfig {
   // Test-only fault injection: "" | "corrupt-proof" (return a wrong proof).
   std::string inject_fault;
   std::chrono::milliseconds prove_delay{0};  // test-only: sleep before proving
+  std::chrono::milliseconds witgen_delay{0};  // test-only: sleep before running a witness generator
   // Where /metrics is served (docs/METRICS.md); main() binds it.
   std::string metrics_listen;
 };

@@ -334,6 +334,31 @@ def gpus():
                           "(rate(zkfarm_prove_duration_seconds_bucket%s[%s])))" % (w, RATE), "{{worker}}")),
                  unit="s")
 
+    L.row("Witness generation (input partitions)")
+    L.timeseries("Witness generator pool busy fraction",
+                 "Runs in progress over pool size (--witgen-workers), per worker: near 1 means input "
+                 "partitions wait for the pool, not the device.",
+                 targets(("rate(zkfarm_witgen_busy_seconds_total%s[%s]) / zkfarm_witgen_workers%s" % (w, RATE, w),
+                          "{{worker}}")),
+                 unit="percentunit", max_value=1)
+    L.timeseries("Partitions waiting for witness generation",
+                 "Input partitions a worker holds that wait for a free generator, and runs in progress.",
+                 targets(("zkfarm_witgen_queue_depth%s" % w, "waiting {{worker}}"),
+                         ("zkfarm_witgen_running%s" % w, "running {{worker}}")))
+    L.timeseries("Witness generation against prove time (p50)",
+                 "Median witness generator run and median proof per partition: generation overlaps proving "
+                 "while it stays below the prove time times the pool size.",
+                 targets(("histogram_quantile(0.5, sum by (le) (rate(zkfarm_witgen_duration_seconds_bucket%s[%s])))"
+                          % (w, RATE), "witness generation"),
+                         ("histogram_quantile(0.5, sum by (le) (rate(zkfarm_prove_duration_seconds_bucket%s[%s])))"
+                          % (w, RATE), "prove")),
+                 unit="s")
+    L.timeseries("Witness generator failures by code",
+                 "Runs that failed per second: badInput (the input was refused, crashed, timed out or hit a "
+                 "limit), badCircuit (the generator is missing or does not match its hashes).",
+                 targets(("sum by (worker, code) (rate(zkfarm_witgen_failures_total%s[%s]))" % (w, RATE),
+                          "{{worker}} {{code}}")))
+
     L.row("Memory")
     L.timeseries("Device memory used", "Device memory in use (CPU backend: resident set).",
                  targets(("zkfarm_device_memory_used_bytes%s" % w, "{{worker}}")), unit="bytes")

@@ -22,6 +22,10 @@
 #                     CLI can tell, else the job fails badInput, confirmed by the
 #                     second worker)
 #   still-serving     a good input job submitted after them is proved
+#   killed-generating a worker SIGKILLed while it generates a witness (held
+#                     there by the test-only --witgen-delay-ms) loses nothing:
+#                     the partition goes back once, without counting an
+#                     attempt, and another worker proves it
 # Each check prints "PASS <curve> <check>" or "FAIL <curve> <check>: <why>"; the
 # last line is "inputs: N passed, M failed"; exit 0 only when nothing failed.
 #
@@ -128,6 +132,7 @@ start_farm() {
     --listen "tcp://127.0.0.1:$port" --metrics-listen "" >"$dir/coordinator.log" 2>&1 &
   pids+=($!)
   wait_for_log "$dir/coordinator.log" "listening on" 30 || return 1
+  COORDINATOR_ENDPOINT=tcp://127.0.0.1:$port
   for n in 0 1; do
     "$BIN/worker/zkfarm-worker" --cpu --id "inputs-cpu$n" --coordinator "tcp://127.0.0.1:$port" \
       --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" --witgen-workers 1 --witgen-timeout-s 60 \
@@ -319,6 +324,35 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     pass "$CURVE still-serving"
   else
     fail "$CURVE still-serving" "$(cat "$CASE/after.status" 2>/dev/null) $(log_tail "$CASE/after.log")"
+  fi
+
+  # killed-generating: only a slow worker serves, it is killed mid-generation,
+  # then a normal one takes over.
+  kill "${pids[-1]}" "${pids[-2]}" 2>/dev/null
+  wait "${pids[-1]}" "${pids[-2]}" 2>/dev/null
+  unset 'pids[-1]' 'pids[-1]'
+  "$BIN/worker/zkfarm-worker" --cpu --id inputs-slow --coordinator "$COORDINATOR_ENDPOINT" --artifacts "$ZKFARM_ARTIFACTS" \
+    --witgen-delay-ms 600000 --metrics-listen "" >"$CASE/farm/worker-slow.log" 2>&1 &
+  slow=$!
+  pids+=("$slow")
+  job=$("$ZKFARM" submit "$circuit" --input "$CASE/in1.json" 2>"$CASE/killed.log")
+  if wait_for_log "$CASE/farm/worker-slow.log" "received: job $job" 60; then
+    kill -KILL "$slow"
+    wait "$slow" 2>/dev/null
+    "$BIN/worker/zkfarm-worker" --cpu --id inputs-after --coordinator "$COORDINATOR_ENDPOINT" \
+      --artifacts "$ZKFARM_ARTIFACTS" --metrics-listen "" >"$CASE/farm/worker-after.log" 2>&1 &
+    pids+=($!)
+    if "$ZKFARM" wait "$job" --timeout 300 --quiet >"$CASE/killed.status" 2>&1 &&
+      grep -q '"attempts":0' "$CASE/killed.status" &&
+      "$ZKFARM" result "$job" --out "$CASE/killed" >>"$CASE/killed.log" 2>&1 &&
+      [[ $(node -e 'console.log(JSON.stringify(require(process.argv[1])))' "$CASE/killed/public.json") == "$(public_of "$CASE/wasm1.wtns" 2)" ]] &&
+      [[ $(grep -c "received: job $job" "$CASE/farm/worker-after.log") == 1 ]]; then
+      pass "$CURVE killed-generating"
+    else
+      fail "$CURVE killed-generating" "$(cat "$CASE/killed.status") $(log_tail "$CASE/killed.log") $(log_tail "$CASE/farm/worker-after.log")"
+    fi
+  else
+    fail "$CURVE killed-generating" "the slow worker never received the task: $(log_tail "$CASE/farm/worker-slow.log")"
   fi
   stop_farm
 done

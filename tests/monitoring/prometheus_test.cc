@@ -263,6 +263,28 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   EXPECT_EQ(wrong_curve.error_code, "wrongCurve") << wrong_curve.error;
   ASSERT_TRUE(coordinator_scrape_has("zkfarm_partitions_retried_total{circuit=")) << logs();
 
+  // 4. An input job whose circuit's witness generator was altered in the
+  // store after it was registered: every worker refuses to run it
+  // (zkfarm_witgen_failures_total), the partition is retried, the job fails.
+  {
+    CircuitInfo altered = bn254_;
+    altered.witgen_path = ArtifactStore::witgen_relative(altered.id);
+    const std::string binary = options_.artifacts + "/" + altered.witgen_path;
+    std::filesystem::create_directories(std::filesystem::path(binary).parent_path());
+    write_file(binary, "not the generator that was registered");
+    write_file(binary + ".dat", "constants");
+    altered.witgen_sha256 = std::string(64, '0');
+    altered.witgen_dat_sha256 = sha256_file_hex(binary + ".dat");
+    RedisClient redis(options_.redis_url);
+    store_circuit_info(redis, KeyLayout(options_.prefix), altered);
+    farm::submit(options_, R"({"id":"altered-generator","circuit":")" + altered.id +
+                               R"(","partitions":[{"input":{"a":"3"}}]})");
+    const farm::JobStatus status = wait_job("altered-generator", 60s);
+    EXPECT_EQ(status.state, "failed");
+    EXPECT_NE(status.error.find("does not match the circuit record"), std::string::npos) << status.error;
+    store_circuit_info(redis, KeyLayout(options_.prefix), bn254_);
+  }
+
   // Live scrapes pass promtool.
   std::map<std::string, int> live = {{"coordinator", coordinator_metrics_port_},
                                      {"w1", worker_ports_["w1"]},
