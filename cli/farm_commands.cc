@@ -358,7 +358,9 @@ const char kStatusHelp[] =
     "Prints the job's state as one line of JSON: id, state (queued, running,\n"
     "done, failed, cancelled), circuit, priority, partitions, proved, attempts\n"
     "(failed attempts so far), submitted_at/started_at/finished_at (unix\n"
-    "seconds), coordinator, and error_code/error for a failed job.\n" ZKFARM_FARM_OPTIONS_HELP
+    "seconds), coordinator, error_code/error for a failed job, and for a\n"
+    "running job waiting_for_witness (input partitions that workers hold\n"
+    "waiting for, or in, witness generation).\n" ZKFARM_FARM_OPTIONS_HELP
     "\nexit: 0 queued, running or done; 1 failed or cancelled; 2 unknown job or error\n";
 
 int exit_for_state(const farm::JobStatus& s) {

@@ -163,6 +163,7 @@ std::string JobStatus::to_json() const {
   if (!owner.empty()) j["coordinator"] = owner;
   if (!error.empty()) j["error"] = error;
   if (!error_code.empty()) j["error_code"] = error_code;
+  if (state == "running") j["waiting_for_witness"] = waiting_for_witness;
   return j.dump();
 }
 
@@ -187,6 +188,7 @@ std::optional<JobStatus> status(const FarmOptions& options, const std::string& i
     else if (k == "partitions") s.partitions = to_u32(v);
     else if (k == "proved") s.proved = to_u32(v);
     else if (k == "attempts") s.attempts = to_u32(v);
+    else if (k == "waiting_for_witness") s.waiting_for_witness = to_u32(v);
     else if (k == "submitted_at") s.submitted_at = to_double(v);
     else if (k == "started_at") s.started_at = to_double(v);
     else if (k == "finished_at") s.finished_at = to_double(v);

@@ -62,6 +62,9 @@ std::string submit(const FarmOptions& options, std::string_view job_json);
 struct JobStatus {
   std::string id, state, circuit, priority, owner, error_code, error;
   std::uint32_t partitions = 0, proved = 0, attempts = 0;
+  // Input partitions workers hold waiting for (or in) witness generation, as
+  // of their last heartbeats (running jobs only; 0 otherwise).
+  std::uint32_t waiting_for_witness = 0;
   double submitted_at = 0, started_at = 0, finished_at = 0;
   bool terminal() const;
   std::string to_json() const;

@@ -291,6 +291,12 @@ void Coordinator::attempt_failed(const ScheduledJob& job, std::uint32_t) {
   with_redis([&] { return redis_.command({"HINCRBY", keys_.job(job.id), "attempts", "1"}); });
 }
 
+void Coordinator::witness_pending_changed(const ScheduledJob& job, std::uint32_t count) {
+  with_redis([&] {
+    return redis_.command({"HSET", keys_.job(job.id), "waiting_for_witness", std::to_string(count)});
+  });
+}
+
 void Coordinator::job_finished(const ScheduledJob& job, const JobEnd& end) {
   JobStore::Finish f{end.state,
                      end.code ? std::string(job_error_name(*end.code)) : "",

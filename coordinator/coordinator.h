@@ -80,6 +80,7 @@ class Coordinator : private SchedulerEffects {
   void job_started(const ScheduledJob& job) override;
   void partition_proved(const ScheduledJob& job, const PartitionResult& result) override;
   void attempt_failed(const ScheduledJob& job, std::uint32_t partition) override;
+  void witness_pending_changed(const ScheduledJob& job, std::uint32_t count) override;
   void job_finished(const ScheduledJob& job, const JobEnd& end) override;
   void faults_changed(const std::string& worker_id, int delta) override;
   void worker_quarantined(const std::string& worker_id) override;

@@ -224,6 +224,35 @@ void Scheduler::set_loaded(const std::string& peer, std::set<std::string> loaded
   if (auto it = workers_.find(peer); it != workers_.end()) it->second.loaded = std::move(loaded);
 }
 
+void Scheduler::set_witness_pending(const std::string& peer, const std::set<std::uint64_t>& task_ids) {
+  auto w = workers_.find(peer);
+  if (w == workers_.end()) return;
+  std::set<std::string> touched;
+  for (std::uint64_t id : w->second.tasks) {
+    auto t = tasks_.find(id);
+    if (t == tasks_.end()) continue;
+    const bool pending = task_ids.count(id) > 0;
+    if (t->second.witness_pending != pending) touched.insert(t->second.job_id);
+    t->second.witness_pending = pending;
+  }
+  for (auto it = witness_pending_reported_.begin(); it != witness_pending_reported_.end();) {
+    if (!jobs_.count(it->first)) it = witness_pending_reported_.erase(it);
+    else touched.insert((it++)->first);
+  }
+  for (const auto& job_id : touched) {
+    auto j = jobs_.find(job_id);
+    if (j == jobs_.end()) continue;
+    std::uint32_t count = 0;
+    for (const auto& [id, task] : tasks_)
+      if (task.job_id == job_id && task.witness_pending) ++count;
+    auto [it, inserted] = witness_pending_reported_.try_emplace(job_id, 0);
+    if (!inserted && it->second == count) continue;
+    if (inserted && count == 0) continue;
+    it->second = count;
+    effects_.witness_pending_changed(j->second.spec, count);
+  }
+}
+
 void Scheduler::set_draining(const std::string& peer) {
   if (auto it = workers_.find(peer); it != workers_.end()) it->second.draining = true;
 }

@@ -139,6 +139,9 @@ class SchedulerEffects {
   // delta: +1 a fault, -1 a refunded one.
   virtual void faults_changed(const std::string& worker_id, int delta) = 0;
   virtual void worker_quarantined(const std::string& worker_id) = 0;
+  // The number of the job's input partitions that workers hold waiting for
+  // (or in) witness generation changed (job:<id> "waiting_for_witness").
+  virtual void witness_pending_changed(const ScheduledJob& job, std::uint32_t count) {}
 };
 
 // A result taken off a task: what the verifier needs, and what on_verified
@@ -202,6 +205,8 @@ class Scheduler {
   // already sent stay with the worker.
   void withdraw_credits(const std::string& peer, std::uint32_t credits);
   void set_loaded(const std::string& peer, std::set<std::string> loaded);
+  // A worker's heartbeat: the tasks it holds for witness generation.
+  void set_witness_pending(const std::string& peer, const std::set<std::uint64_t>& task_ids);
   void set_draining(const std::string& peer);
   bool has_worker(const std::string& peer) const { return workers_.count(peer) > 0; }
   // Credits, tasks and resident circuits of a session (for its Redis record).
@@ -279,6 +284,7 @@ class Scheduler {
     std::uint32_t partition = 0;
     std::string peer, worker_id;
     Clock::time_point sent;
+    bool witness_pending = false;  // the worker's last heartbeat listed it
   };
 
   // Adds a partition to pending_ and starts its dispatch-wait clock; it is
@@ -313,6 +319,7 @@ class Scheduler {
   std::map<std::uint64_t, std::string> seq_to_job_;
   std::map<std::string, Worker> workers_;  // by peer
   std::map<std::uint64_t, Task> tasks_;
+  std::map<std::string, std::uint32_t> witness_pending_reported_;  // job id -> last count written
   std::map<std::string, std::uint32_t> faults_;  // by worker id
   std::map<std::string, double> slowest_task_;   // by circuit: seconds, dispatch to verified result
   std::uint64_t next_task_id_ = 1, next_seq_ = 1;

@@ -176,6 +176,9 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       std::set<std::string> loaded;
       for (auto c : body.getHeartbeat().getLoadedCircuits()) loaded.insert(c.cStr());
       scheduler_.set_loaded(e.peer, std::move(loaded));
+      std::set<std::uint64_t> witness_pending;
+      for (auto id : body.getHeartbeat().getWitnessPending()) witness_pending.insert(id);
+      scheduler_.set_witness_pending(e.peer, witness_pending);
       s.busy.sample(Clock::now(), body.getHeartbeat().getBusyTasks() > 0);
       if (Clock::now() - s.redis_refreshed > coordinator::kWorkerRecordRefresh) refresh_record(s, "alive");
       break;

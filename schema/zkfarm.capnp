@@ -93,6 +93,7 @@ struct Heartbeat {
   sentAtUnixMs @1 :UInt64;
   busyTasks @2 :UInt32;            # worker: tasks being proved now
   loadedCircuits @3 :List(Text);   # worker: resident circuits (affinity)
+  witnessPending @4 :List(UInt64); # worker: ids of held tasks waiting for or in witness generation
 }
 
 struct Credit {

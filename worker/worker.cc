@@ -158,13 +158,20 @@ std::string Worker::hello_bytes() {
 
 std::string Worker::heartbeat_bytes(Session& session) {
   std::size_t busy;
+  std::vector<std::uint64_t> witness_pending;  // this session's tasks queued for or in a generator
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy = in_flight_.size();
+    for (const auto& task : witgen_queue_)
+      if (task.session == session.index) witness_pending.push_back(task.task_id);
+    for (const auto& [index, task_id] : witgen_active_)
+      if (index == session.index) witness_pending.push_back(task_id);
   }
   const auto resident = cache_.resident();
   return wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
     auto hb = body.initHeartbeat();
+    auto pending = hb.initWitnessPending(static_cast<unsigned>(witness_pending.size()));
+    for (std::size_t i = 0; i < witness_pending.size(); ++i) pending.set(static_cast<unsigned>(i), witness_pending[i]);
     hb.setSequence(++session.heartbeat_sequence);
     hb.setSentAtUnixMs(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -555,12 +562,14 @@ void Worker::witgen_main() {
       task = std::move(witgen_queue_.front());
       witgen_queue_.pop_front();
       ++witgen_running_;
+      witgen_active_.insert({task.session, task.task_id});
       metrics_->witgen_queue_depth().Set(static_cast<double>(witgen_queue_.size()));
       metrics_->witgen_busy(witgen_running_);
     }
     std::optional<Finished> failed = generate_witness(task, redis.get());
     std::lock_guard<std::mutex> lock(queue_mutex_);
     --witgen_running_;
+    witgen_active_.erase({task.session, task.task_id});
     metrics_->witgen_busy(witgen_running_);
     if (failed) {
       finished_.push(std::move(*failed));

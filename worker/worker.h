@@ -194,6 +194,7 @@ class Worker {
   std::condition_variable witgen_cv_;
   std::deque<QueuedTask> witgen_queue_;  // input partitions waiting for the pool
   std::uint32_t witgen_running_ = 0;
+  std::set<TaskKey> witgen_active_;  // tasks in a generator run now
   std::map<std::string, std::string> checked_generators_;  // "sha:dat" -> binary path
   std::vector<std::thread> witgen_threads_;
   std::map<TaskKey, std::shared_ptr<std::atomic<bool>>> in_flight_;  // queued or running

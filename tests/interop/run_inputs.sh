@@ -22,6 +22,8 @@
 #                     CLI can tell, else the job fails badInput, confirmed by the
 #                     second worker)
 #   still-serving     a good input job submitted after them is proved
+#   status-waiting-for-witness  meanwhile `zkfarm status` shows the partition
+#                     in "waiting_for_witness"
 #   killed-generating a worker SIGKILLed while it generates a witness (held
 #                     there by the test-only --witgen-delay-ms) loses nothing:
 #                     the partition goes back once, without counting an
@@ -337,6 +339,14 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
   pids+=("$slow")
   job=$("$ZKFARM" submit "$circuit" --input "$CASE/in1.json" 2>"$CASE/killed.log")
   if wait_for_log "$CASE/farm/worker-slow.log" "received: job $job" 60; then
+    # status: the partition waits for witness generation (the worker's heartbeats say so).
+    waiting=0
+    for _ in $(seq 100); do
+      "$ZKFARM" status "$job" 2>/dev/null | grep -q '"waiting_for_witness":1' && { waiting=1; break; }
+      sleep 0.1
+    done
+    ((waiting)) && pass "$CURVE status-waiting-for-witness" ||
+      fail "$CURVE status-waiting-for-witness" "zkfarm status never showed it: $("$ZKFARM" status "$job" 2>&1)"
     kill -KILL "$slow"
     wait "$slow" 2>/dev/null
     "$BIN/worker/zkfarm-worker" --cpu --id inputs-after --coordinator "$COORDINATOR_ENDPOINT" \
