@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "cluster/job.h"
@@ -21,6 +22,26 @@ std::string mib(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return text;
+}
+
+// "4.4 KiB (4549 bytes)": a size in an error message, exact and readable.
+std::string size_text(std::uint64_t bytes) {
+  char text[64];
+  if (bytes < (1u << 20))
+    std::snprintf(text, sizeof text, "%.1f KiB (%llu bytes)", static_cast<double>(bytes) / 1024,
+                  static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB (%llu bytes)", static_cast<double>(bytes) / (1 << 20),
+                  static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+// Free bytes for an unprivileged writer on the filesystem holding `dir`
+// (nullopt: unknown).
+std::optional<std::uint64_t> free_space(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
+  return std::uint64_t(st.f_bavail) * st.f_frsize;
 }
 
 // Hex sha256 of a file, as prover::Error(kInternal) on a read error.
@@ -116,13 +137,12 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
     // Room for what is still to come (a partial file from a broken transfer
     // is resumed where the server allows).
     const std::uint64_t have = fs::exists(partial, ec) ? fs::file_size(partial, ec) : 0;
-    struct statvfs fs_stat {};
-    if (file.bytes > have && ::statvfs(fs::path(path).parent_path().c_str(), &fs_stat) == 0) {
-      const std::uint64_t free_bytes = std::uint64_t(fs_stat.f_bavail) * fs_stat.f_frsize;
-      if (free_bytes < file.bytes - have)
+    if (file.bytes > have) {
+      const auto free_bytes = free_space(fs::path(path).parent_path());
+      if (free_bytes && *free_bytes < file.bytes - have)
         throw prover::Error(prover::ErrorKind::kInternal,
                             "no room in --cache-dir " + cache_dir_ + " for " + file.path + ": it needs " +
-                                mib(file.bytes - have) + ", " + mib(free_bytes) + " are free");
+                                size_text(file.bytes - have) + ", " + size_text(*free_bytes) + " are free");
     }
     ZKLOG(kInfo) << "downloading " << redact_url(url) << (file.bytes ? " (" + mib(file.bytes) + ")" : std::string())
                  << (have ? ", resuming after " + mib(have) : std::string());
@@ -143,6 +163,8 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
       if (e.status() == 404) throw prover::Error(prover::ErrorKind::kUnknownCircuit, e.what());
       throw prover::Error(prover::ErrorKind::kInternal, e.what());
     } catch (const std::system_error& e) {
+      // A local write failure (a full disk): the partial file is no use.
+      fs::remove(partial, ec);
       throw prover::Error(prover::ErrorKind::kInternal, e.what());
     }
     const std::uint64_t size = fs::file_size(partial, ec);
@@ -181,8 +203,28 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
     throw prover::Error(prover::ErrorKind::kInternal, std::string("circuit record: ") + e.what());
   }
   if (!info) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "circuit " + id + " is not registered");
+  // Room for all of the circuit's files still to come, before downloading
+  // any of them: a circuit that cannot fit leaves nothing behind.
+  const std::vector<ArtifactFile> files = circuit_files(*info);
+  std::uint64_t needed = 0;
+  std::error_code ec;
+  for (const auto& file : files) {
+    const std::string path = cache_dir_ + "/" + file.path;
+    if (fs::exists(path, ec)) continue;
+    const std::string partial = path + ".part";
+    const std::uint64_t have = fs::exists(partial, ec) ? fs::file_size(partial, ec) : 0;
+    if (file.bytes > have) needed += file.bytes - have;
+  }
+  if (needed > 0) {
+    fs::create_directories(cache_dir_, ec);
+    const auto free_bytes = free_space(cache_dir_);
+    if (free_bytes && *free_bytes < needed)
+      throw prover::Error(prover::ErrorKind::kInternal,
+                          "no room in --cache-dir " + cache_dir_ + " for circuit " + id + ": its files need " +
+                              size_text(needed) + ", " + size_text(*free_bytes) + " are free");
+  }
   bool zkey = false, pce = false;
-  for (const auto& file : circuit_files(*info)) {
+  for (const auto& file : files) {
     if (file.path == info->zkey_path && file.sha256 != id)
       throw prover::Error(prover::ErrorKind::kBadCircuit,
                           "circuit " + id + ": its record gives the zkey the sha256 '" + file.sha256 + "'");

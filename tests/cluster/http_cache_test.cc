@@ -1,0 +1,149 @@
+// http_cache_test.cc -- a worker's --cache-dir for artifacts over HTTP:
+//  * a broken download is resumed with a Range request when the server
+//    honours Range (the test's own server, range_http_server.py, which can
+//    cut a transfer after N bytes and logs every request);
+//  * a cache dir without room for a circuit fails the task with an error
+//    naming the space needed and free, leaves no partial file behind, and
+//    the worker goes on serving once there is room.
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+
+#include "tests/cluster/farm_fixture.h"
+
+namespace zkfarm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// tests/cluster/range_http_server.py serving `dir` on a free port.
+class RangeHttpServer {
+ public:
+  RangeHttpServer(const std::string& dir, const std::string& log_path, const std::vector<std::string>& cuts) {
+    port_ = free_port();
+    std::vector<std::string> argv = {"/usr/bin/python3", runfile("tests/cluster/range_http_server.py"),
+                                     std::to_string(port_), "--directory", dir};
+    for (const auto& cut : cuts) argv.insert(argv.end(), {"--cut", cut});
+    process_ = std::make_unique<Process>(argv, log_path);
+    const bool up = eventually(
+        [&] {
+          const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          sockaddr_in address{};
+          address.sin_family = AF_INET;
+          address.sin_port = htons(static_cast<std::uint16_t>(port_));
+          address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+          const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+          ::close(fd);
+          return ok;
+        },
+        20s);
+    if (!up) throw std::runtime_error("the range HTTP server did not start: " + process_->log());
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::string log() const { return process_->log(); }
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+class HttpCacheTest : public FarmTest {
+ protected:
+  void SetUp() override {
+    FarmTest::SetUp();
+    witness_file("bn128_mul.wtns");
+  }
+  void TearDown() override {
+    for (auto& w : workers_) w.reset();  // nothing holds the mount any more
+    if (!mounted_.empty() && ::umount2(mounted_.c_str(), MNT_DETACH) != 0)
+      ADD_FAILURE() << "cannot unmount " << mounted_ << ": " << std::strerror(errno);
+    http_.reset();
+    FarmTest::TearDown();
+  }
+  std::string witness_url() { return http_->url() + "bn128_mul.wtns"; }
+  std::unique_ptr<RangeHttpServer> http_;
+  std::string mounted_;
+};
+
+TEST_F(HttpCacheTest, ABrokenDownloadIsResumedWithARangeRequest) {
+  const std::string zkey = "/artifacts/" + bn254_.id + "/circuit.zkey";
+  const std::uint64_t size = fs::file_size(options_.artifacts + "/" + bn254_.id + "/circuit.zkey");
+  const std::uint64_t cut = size / 2;
+  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"),
+                                            std::vector<std::string>{zkey + ":" + std::to_string(cut)});
+  start_coordinator();
+  start_worker("w1", {"--artifacts", http_->url() + "artifacts/"});
+  farm::submit(options_, job_json("bn", bn254_.id, {witness_url()}));
+  farm::JobStatus s = wait_job("bn", 60s);
+  ASSERT_EQ(s.state, "done") << s.error << logs() << http_->log();
+  expect_result_verifies("bn", 1);
+
+  const std::string log = http_->log();
+  EXPECT_NE(log.find("cut " + zkey + " after " + std::to_string(cut) + " bytes"), std::string::npos) << log;
+  // The next request for the zkey asks for the rest, from where the broken
+  // transfer stopped (K > 0), and gets it as 206.
+  const std::regex resumed("request GET " + zkey + " range=bytes=([0-9]+)-\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, resumed)) << log;
+  EXPECT_EQ(std::stoull(m[1].str()), cut) << log;
+  EXPECT_NE(log.find("served " + zkey + " status=206 bytes=" + std::to_string(cut) + "-" + std::to_string(size - 1) +
+                     "/" + std::to_string(size)),
+            std::string::npos)
+      << log;
+  EXPECT_NE(workers_[0]->log().find("resuming after"), std::string::npos) << logs();
+
+  const std::string copy = dir_->file("cache-w1/" + bn254_.id + "/circuit.zkey");
+  EXPECT_FALSE(fs::exists(copy + ".part"));
+  EXPECT_EQ(sha256_file_hex(copy), bn254_.id);
+}
+
+TEST_F(HttpCacheTest, ACacheDirWithoutRoomFailsTheTaskAndTheWorkerGoesOn) {
+  const std::string cache = dir_->file("cache-small");
+  fs::create_directories(cache);
+  if (::mount("tmpfs", cache.c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a 1 MiB tmpfs on " << cache << " (needs root with CAP_SYS_ADMIN): "
+                 << std::strerror(errno);
+  mounted_ = cache;
+  // Fill the filesystem but for one 4 KiB page: the circuit's zkey alone
+  // (4.5 KiB) does not fit, nor do its files together.
+  struct statvfs st {};
+  ASSERT_EQ(::statvfs(cache.c_str(), &st), 0);
+  const std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * st.f_frsize;
+  ASSERT_GT(free_bytes, 4096u);
+  const std::string filler = cache + "/filler";
+  write_file(filler, std::string(free_bytes - 4096, '\0'));
+  ASSERT_EQ(::statvfs(cache.c_str(), &st), 0);
+  ASSERT_EQ(std::uint64_t(st.f_bavail) * st.f_frsize, 4096u);
+
+  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
+  start_coordinator({"--max-attempts", "1"});
+  start_worker("w1", {"--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
+  farm::submit(options_, job_json("full", bn254_.id, {witness_url()}));
+  farm::JobStatus s = wait_job("full", 60s);
+  ASSERT_EQ(s.state, "failed") << logs();
+  EXPECT_NE(s.error.find("no room in --cache-dir " + cache), std::string::npos) << s.error;
+  EXPECT_TRUE(std::regex_search(s.error, std::regex("need [0-9.]+ KiB \\([0-9]+ bytes\\), 4\\.0 KiB \\(4096 bytes\\) are free"))) << s.error;
+  // Nothing of the circuit was written: no partial file, no artifact.
+  EXPECT_FALSE(fs::exists(cache + "/" + bn254_.id)) << logs();
+  EXPECT_EQ(http_->log().find("request GET /artifacts/"), std::string::npos) << http_->log();
+
+  // Room again: the same worker downloads the circuit and proves.
+  fs::remove(filler);
+  farm::submit(options_, job_json("room", bn254_.id, {witness_url()}));
+  s = wait_job("room", 60s);
+  ASSERT_EQ(s.state, "done") << s.error << logs();
+  expect_result_verifies("room", 1);
+  EXPECT_EQ(sha256_file_hex(cache + "/" + bn254_.id + "/circuit.zkey"), bn254_.id);
+}
+
+}  // namespace
+}  // namespace zkfarm::testing

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""A static HTTP server for zkfarm tests that honours Range requests.
+
+Serves DIR on 127.0.0.1:PORT (GET and HEAD). A "Range: bytes=K-" or
+"bytes=K-L" request gets 206 Partial Content with Content-Range; a range
+past the end gets 416. With --cut PATH:N the first GET of PATH announces the
+whole length, sends N bytes of the body and closes the connection (a broken
+transfer); later GETs of PATH are served in full.
+
+Every request is logged to stderr as one line:
+  request GET /path range=bytes=K- (or range=none)
+  served /path status=206 bytes=K-L/SIZE   or   cut /path after N bytes
+
+Standard library only (Debian's python3).
+"""
+
+import argparse
+import http.server
+import os
+import re
+import sys
+import threading
+import urllib.parse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--directory", required=True)
+    parser.add_argument("--cut", action="append", default=[], help="PATH:N")
+    args = parser.parse_args()
+    root = os.path.realpath(args.directory)
+    cuts = {}
+    for spec in args.cut:
+        path, _, count = spec.rpartition(":")
+        cuts[path] = int(count)
+    lock = threading.Lock()
+
+    def log(line):
+        with lock:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+            pass
+
+        def do_HEAD(self):
+            self.serve(body=False)
+
+        def do_GET(self):
+            self.serve(body=True)
+
+        def serve(self, body):
+            url_path = urllib.parse.urlsplit(self.path).path
+            wanted = self.headers.get("Range")
+            log("request %s %s range=%s" % (self.command, url_path, wanted or "none"))
+            local = os.path.realpath(os.path.join(root, urllib.parse.unquote(url_path).lstrip("/")))
+            if not local.startswith(root + os.sep) or not os.path.isfile(local):
+                self.send_error(404)
+                return
+            with open(local, "rb") as f:
+                data = f.read()
+            size = len(data)
+            start, end, status = 0, size - 1, 200
+            if wanted:
+                match = re.fullmatch(r"bytes=(\d+)-(\d*)", wanted.strip())
+                if not match:
+                    self.send_error(400, "bad Range header")
+                    return
+                start = int(match.group(1))
+                if match.group(2):
+                    end = min(int(match.group(2)), size - 1)
+                if start >= size or start > end:
+                    self.send_response(416)
+                    self.send_header("Content-Range", "bytes */%d" % size)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    log("served %s status=416" % url_path)
+                    return
+                status = 206
+            self.send_response(status)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Accept-Ranges", "bytes")
+            self.send_header("Content-Length", str(end - start + 1))
+            if status == 206:
+                self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+            self.end_headers()
+            if not body:
+                return
+            with lock:
+                cut = cuts.pop(url_path, None) if self.command == "GET" else None
+            if cut is not None:
+                self.wfile.write(data[start:start + cut])
+                self.wfile.flush()
+                self.close_connection = True
+                log("cut %s after %d bytes" % (url_path, cut))
+                return
+            self.wfile.write(data[start:end + 1])
+            log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
