@@ -23,6 +23,12 @@
 #   k8s-schema             the manifests against the Kubernetes schema (k8s_check.py)
 #   compose-config         docker-compose config (the compose schema) and the farm's layout
 #   redis-conf             redis-server starts with deploy/redis.conf: AOF everysec, noeviction
+#   coordinators-listed    every worker of compose and k8s lists every coordinator
+#                          those files run (ZKFARM_COORDINATOR, ',' between
+#                          them), each as tcp://HOST:PORT (coordinators_check.py)
+#   coordinators-listed-selftest  the previous check catches a second
+#                          coordinator the workers do not list, and passes
+#                          once they list both
 #   secure-defaults        every shipped coordinator listens on loopback or has
 #                          CURVE on, and the workers beside it have their keys
 #   systemd-farm           deploy/redis.conf with deploy/systemd/*.env: a real
@@ -275,6 +281,55 @@ redis_conf() {
   return $status
 }
 
+# Every worker lists every coordinator that its files run.
+coordinators_listed() {
+  env ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check \
+    docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
+    >"$TMP/compose-coordinators.yml" || return 1
+  $PYTHON $HERE/coordinators_check.py "$TMP/compose-coordinators.yml" deploy/k8s deploy/systemd/worker.env
+}
+
+# A second coordinator (compose service, k8s Deployment + Service) that the
+# workers do not list fails the check; listing both passes it.
+coordinators_listed_selftest() {
+  local dir=$TMP/coordinators-selftest
+  mkdir -p "$dir/k8s" || return 1
+  [[ -f $TMP/compose-coordinators.yml ]] || coordinators_listed >/dev/null || return 1
+  cp deploy/k8s/*.yaml "$dir/k8s/" || return 1
+  $PYTHON - "$TMP/compose-coordinators.yml" "$dir" <<'EOF' || return 1
+import copy, sys, yaml
+compose, out = sys.argv[1], sys.argv[2]
+c = yaml.safe_load(open(compose))
+c["services"]["coordinator-2"] = copy.deepcopy(c["services"]["coordinator"])
+yaml.safe_dump(c, open(out + "/compose-two.yml", "w"))
+both = "tcp://coordinator:5555,tcp://coordinator-2:5555"
+for s in c["services"].values():
+    if str((s.get("command") or [""])[0]).endswith("/zkfarm-worker"):
+        s["environment"]["ZKFARM_COORDINATOR"] = both
+yaml.safe_dump(c, open(out + "/compose-both.yml", "w"))
+docs = list(yaml.safe_load_all(open(out + "/k8s/30-coordinator.yaml")))
+for d in docs:
+    d["metadata"]["name"] = "zkfarm-coordinator-2"
+    selector = d["spec"].get("selector") or {}
+    for labels in (d["metadata"].get("labels", {}), selector, selector.get("matchLabels", {}),
+                   d["spec"].get("template", {}).get("metadata", {}).get("labels", {})):
+        if labels.get("app.kubernetes.io/name") == "zkfarm-coordinator":
+            labels["app.kubernetes.io/name"] = "zkfarm-coordinator-2"
+yaml.safe_dump_all(docs, open(out + "/k8s/31-coordinator-2.yaml", "w"))
+EOF
+  if $PYTHON $HERE/coordinators_check.py "$dir/compose-two.yml" deploy/k8s deploy/systemd/worker.env; then
+    echo "a second compose coordinator that the workers do not list passed"
+    return 1
+  fi
+  if $PYTHON $HERE/coordinators_check.py "$TMP/compose-coordinators.yml" "$dir/k8s" deploy/systemd/worker.env; then
+    echo "a second k8s coordinator that the workers do not list passed"
+    return 1
+  fi
+  sed -i 's|value: tcp://zkfarm-coordinator:5555$|value: tcp://zkfarm-coordinator:5555,tcp://zkfarm-coordinator-2.zkfarm.svc.cluster.local:5555|' \
+    "$dir/k8s/40-workers.yaml" || return 1
+  $PYTHON $HERE/coordinators_check.py "$dir/compose-both.yml" "$dir/k8s" deploy/systemd/worker.env
+}
+
 # The ZeroMQ endpoint of every shipped coordinator is loopback, or CURVE is
 # on (a secret key and an allowlist), and the workers beside it carry the
 # coordinator's public key and a secret key of their own.
@@ -450,6 +505,8 @@ check k8s-schema k8s_schema
 check compose-config compose_config
 check redis-conf redis_conf
 
+check coordinators-listed coordinators_listed
+check coordinators-listed-selftest coordinators_listed_selftest
 check secure-defaults secure_defaults
 check systemd-farm systemd_farm
 
