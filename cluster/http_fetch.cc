@@ -192,14 +192,14 @@ void http_download(const std::string& url, const std::string& path, const HttpLi
     t.limits = &limits;
     std::uint64_t done = offset, total = expected_size.value_or(0);
     auto last_report = std::chrono::steady_clock::now();
-    std::string write_error;
+    int write_error = 0;  // errno of a local write failure
     t.on_start = [&](long status, std::uint64_t length) {
       if (status != 206 && offset > 0) {
         // The server sent the whole body: start the file over.
         offset = done = 0;
       }
       if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
-        write_error = std::strerror(errno);
+        write_error = errno;
         return false;
       }
       if (total == 0 && length > 0) total = offset + length;
@@ -219,7 +219,7 @@ void http_download(const std::string& url, const std::string& path, const HttpLi
         const ssize_t w = ::write(fd, data + written, n - written);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-          write_error = std::strerror(errno);
+          write_error = w < 0 ? errno : EIO;
           return false;
         }
         written += static_cast<std::size_t>(w);
@@ -235,8 +235,7 @@ void http_download(const std::string& url, const std::string& path, const HttpLi
     try {
       perform(h, url, t);
     } catch (const HttpError& e) {
-      if (!write_error.empty())
-        throw std::system_error(std::error_code(EIO, std::generic_category()), "cannot write " + path + ": " + write_error);
+      if (write_error != 0) throw std::system_error(write_error, std::generic_category(), "cannot write " + path);
       // A range the server cannot satisfy (416: the partial file is not a
       // prefix of what it serves now), or a server that ignores ranges
       // (200: curl refuses the whole body when it asked for the rest).

@@ -3,8 +3,9 @@
 //    honours Range (the test's own server, range_http_server.py, which can
 //    cut a transfer after N bytes and logs every request);
 //  * a cache dir without room for a circuit fails the task with an error
-//    naming the space needed and free, leaves no partial file behind, and
-//    the worker goes on serving once there is room.
+//    naming the space needed and free, leaves no partial file behind (nor
+//    does a write that runs out of room anyway), and the worker goes on
+//    serving once there is room.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -28,11 +29,13 @@ namespace fs = std::filesystem;
 // tests/cluster/range_http_server.py serving `dir` on a free port.
 class RangeHttpServer {
  public:
-  RangeHttpServer(const std::string& dir, const std::string& log_path, const std::vector<std::string>& cuts) {
+  RangeHttpServer(const std::string& dir, const std::string& log_path, const std::vector<std::string>& cuts,
+                  const std::vector<std::string>& fills = {}) {
     port_ = free_port();
     std::vector<std::string> argv = {"/usr/bin/python3", runfile("tests/cluster/range_http_server.py"),
                                      std::to_string(port_), "--directory", dir};
     for (const auto& cut : cuts) argv.insert(argv.end(), {"--cut", cut});
+    for (const auto& fill : fills) argv.insert(argv.end(), {"--fill-after", fill});
     process_ = std::make_unique<Process>(argv, log_path);
     const bool up = eventually(
         [&] {
@@ -70,8 +73,27 @@ class HttpCacheTest : public FarmTest {
     FarmTest::TearDown();
   }
   std::string witness_url() { return http_->url() + "bn128_mul.wtns"; }
+  // Mounts a 1 MiB tmpfs on `dir` and fills it, but for `free_pages` 4 KiB
+  // pages, with the file `dir`/filler. False: mount is not permitted.
+  bool small_cache(const std::string& dir, std::uint64_t free_pages) {
+    fs::create_directories(dir);
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") != 0) {
+      mount_error_ = std::strerror(errno);
+      return false;
+    }
+    mounted_ = dir;
+    struct statvfs st {};
+    EXPECT_EQ(::statvfs(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.f_frsize, 4096u);
+    const std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * st.f_frsize;
+    EXPECT_GT(free_bytes, free_pages * 4096);
+    write_file(dir + "/filler", std::string(free_bytes - free_pages * 4096, '\0'));
+    EXPECT_EQ(::statvfs(dir.c_str(), &st), 0);
+    EXPECT_EQ(std::uint64_t(st.f_bavail) * st.f_frsize, free_pages * 4096);
+    return true;
+  }
   std::unique_ptr<RangeHttpServer> http_;
-  std::string mounted_;
+  std::string mounted_, mount_error_;
 };
 
 TEST_F(HttpCacheTest, ABrokenDownloadIsResumedWithARangeRequest) {
@@ -108,21 +130,12 @@ TEST_F(HttpCacheTest, ABrokenDownloadIsResumedWithARangeRequest) {
 
 TEST_F(HttpCacheTest, ACacheDirWithoutRoomFailsTheTaskAndTheWorkerGoesOn) {
   const std::string cache = dir_->file("cache-small");
-  fs::create_directories(cache);
-  if (::mount("tmpfs", cache.c_str(), "tmpfs", 0, "size=1m") != 0)
-    GTEST_SKIP() << "cannot mount a 1 MiB tmpfs on " << cache << " (needs root with CAP_SYS_ADMIN): "
-                 << std::strerror(errno);
-  mounted_ = cache;
-  // Fill the filesystem but for one 4 KiB page: the circuit's zkey alone
-  // (4.5 KiB) does not fit, nor do its files together.
-  struct statvfs st {};
-  ASSERT_EQ(::statvfs(cache.c_str(), &st), 0);
-  const std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * st.f_frsize;
-  ASSERT_GT(free_bytes, 4096u);
+  // One 4 KiB page free: the circuit's zkey alone (4.5 KiB) does not fit,
+  // nor do its files together.
+  if (!small_cache(cache, 1))
+    GTEST_SKIP() << "cannot mount a 1 MiB tmpfs on " << cache << " (needs root with CAP_SYS_ADMIN): " << mount_error_;
+  ASSERT_FALSE(HasFailure());
   const std::string filler = cache + "/filler";
-  write_file(filler, std::string(free_bytes - 4096, '\0'));
-  ASSERT_EQ(::statvfs(cache.c_str(), &st), 0);
-  ASSERT_EQ(std::uint64_t(st.f_bavail) * st.f_frsize, 4096u);
 
   http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
   start_coordinator({"--max-attempts", "1"});
@@ -143,6 +156,40 @@ TEST_F(HttpCacheTest, ACacheDirWithoutRoomFailsTheTaskAndTheWorkerGoesOn) {
   ASSERT_EQ(s.state, "done") << s.error << logs();
   expect_result_verifies("room", 1);
   EXPECT_EQ(sha256_file_hex(cache + "/" + bn254_.id + "/circuit.zkey"), bn254_.id);
+}
+
+TEST_F(HttpCacheTest, AWriteThatRunsOutOfRoomLeavesNoPartialFile) {
+  // Room for the circuit when its download starts; another writer takes
+  // the rest of the disk after 100 bytes of the zkey (4.5 KiB): the write
+  // of the next page fails with ENOSPC.
+  const std::string cache = dir_->file("cache-small");
+  if (!small_cache(cache, 16))
+    GTEST_SKIP() << "cannot mount a 1 MiB tmpfs on " << cache << " (needs root with CAP_SYS_ADMIN): " << mount_error_;
+  ASSERT_FALSE(HasFailure());
+  const std::string zkey = "/artifacts/" + bn254_.id + "/circuit.zkey";
+  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"),
+                                            std::vector<std::string>{},
+                                            std::vector<std::string>{zkey + ":100:" + cache + "/other-writer"});
+  start_coordinator({"--max-attempts", "1"});
+  start_worker("w1", {"--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
+  farm::submit(options_, job_json("enospc", bn254_.id, {witness_url()}));
+  farm::JobStatus s = wait_job("enospc", 60s);
+  ASSERT_EQ(s.state, "failed") << logs();
+  EXPECT_NE(http_->log().find("filled " + cache + "/other-writer after 100 bytes of " + zkey), std::string::npos)
+      << http_->log();
+  EXPECT_NE(s.error.find("cannot write " + cache + "/" + bn254_.id + "/circuit.zkey.part"), std::string::npos)
+      << s.error;
+  EXPECT_NE(s.error.find("circuit.zkey.part: " + std::string(std::strerror(ENOSPC))), std::string::npos) << s.error;
+  for (const auto& entry : fs::recursive_directory_iterator(cache))
+    EXPECT_NE(entry.path().extension(), ".part") << entry.path();
+
+  // Room again: the same worker downloads the circuit and proves.
+  fs::remove(cache + "/filler");
+  fs::remove(cache + "/other-writer");
+  farm::submit(options_, job_json("room", bn254_.id, {witness_url()}));
+  s = wait_job("room", 60s);
+  ASSERT_EQ(s.state, "done") << s.error << logs();
+  expect_result_verifies("room", 1);
 }
 
 }  // namespace

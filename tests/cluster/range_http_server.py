@@ -5,7 +5,10 @@ Serves DIR on 127.0.0.1:PORT (GET and HEAD). A "Range: bytes=K-" or
 "bytes=K-L" request gets 206 Partial Content with Content-Range; a range
 past the end gets 416. With --cut PATH:N the first GET of PATH announces the
 whole length, sends N bytes of the body and closes the connection (a broken
-transfer); later GETs of PATH are served in full.
+transfer); later GETs of PATH are served in full. With --fill-after
+PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
+filesystem is full (another writer taking the disk mid-transfer), then sends
+the rest.
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -15,6 +18,7 @@ Standard library only (Debian's python3).
 """
 
 import argparse
+import errno
 import http.server
 import os
 import re
@@ -23,17 +27,36 @@ import threading
 import urllib.parse
 
 
+def fill_filesystem(path):
+    """Writes `path` until its filesystem has no room left."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    chunk = b"\0" * 4096
+    try:
+        while True:
+            os.write(fd, chunk)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+    finally:
+        os.close(fd)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
+    parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
     args = parser.parse_args()
     root = os.path.realpath(args.directory)
     cuts = {}
     for spec in args.cut:
         path, _, count = spec.rpartition(":")
         cuts[path] = int(count)
+    fills = {}
+    for spec in args.fill_after:
+        path, count, filler = spec.split(":", 2)
+        fills[path] = (int(count), filler)
     lock = threading.Lock()
 
     def log(line):
@@ -98,6 +121,15 @@ def main():
                 self.close_connection = True
                 log("cut %s after %d bytes" % (url_path, cut))
                 return
+            with lock:
+                fill = fills.pop(url_path, None) if self.command == "GET" else None
+            if fill is not None:
+                count, filler = fill
+                self.wfile.write(data[start:start + count])
+                self.wfile.flush()
+                fill_filesystem(filler)
+                log("filled %s after %d bytes of %s" % (filler, count, url_path))
+                start += count
             self.wfile.write(data[start:end + 1])
             log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
 
