@@ -39,7 +39,7 @@
 #include "cluster/farm_api.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace {
 

@@ -2,7 +2,9 @@
 //
 // Positional arguments keep their order (rapidsnark and snarkjs argument
 // orders are part of the interface); options are --name VALUE or --name=VALUE,
-// and flags are --name. Unknown options are errors, named in the message.
+// and flags are --name (parse_command_line, base/command_line.h, which the
+// daemons' flags use too); -h is --help. Unknown options are errors, named in
+// the message.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "base/command_line.h"
 
 namespace zkfarm::cli {
 
@@ -27,33 +31,20 @@ class Args {
   // option or a value option without a value.
   Args(const std::vector<std::string>& argv, const std::set<std::string>& value_options,
        const std::set<std::string>& flags) {
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-      const std::string& a = argv[i];
-      if (a.size() > 2 && a.rfind("--", 0) == 0) {
-        std::string name = a.substr(2), value;
-        bool has_value = false;
-        if (auto eq = name.find('='); eq != std::string::npos) {
-          value = name.substr(eq + 1);
-          name = name.substr(0, eq);
-          has_value = true;
-        }
-        if (flags.count(name)) {
-          if (has_value) throw UsageError("option --" + name + " takes no value");
-          flags_.insert(name);
-        } else if (value_options.count(name)) {
-          if (!has_value) {
-            if (i + 1 >= argv.size()) throw UsageError("option --" + name + " needs a value");
-            value = argv[++i];
-          }
-          options_[name] = value;
-        } else {
-          throw UsageError("unknown option --" + name);
-        }
-      } else if (a == "-h") {
-        flags_.insert("help");
-      } else {
-        positional_.push_back(a);
-      }
+    CommandLine line;
+    try {
+      line = parse_command_line(argv, [&](const std::string& name) {
+        if (flags.count(name)) return OptionKind::kFlag;
+        return value_options.count(name) ? OptionKind::kValue : OptionKind::kUnknown;
+      });
+    } catch (const CommandLineError& e) {
+      throw UsageError(e.what());
+    }
+    options_ = std::move(line.values);
+    flags_ = std::move(line.flags);
+    for (auto& a : line.positional) {
+      if (a == "-h") flags_.insert("help");
+      else positional_.push_back(std::move(a));
     }
   }
 

@@ -30,9 +30,14 @@
 #include <system_error>
 #include <vector>
 
+#include "base/digest.h"
+#include "base/files.h"
+#include "base/hex.h"
 #include "cli/args.h"
+#include "cli/run_guarded.h"
 #include "cluster/artifacts.h"
 #include "cluster/curve_keys.h"
+#include "cluster/defaults.h"
 #include "cluster/farm_api.h"
 #include "cluster/job.h"
 #include "cluster/job_result.h"
@@ -48,7 +53,6 @@ using json = nlohmann::json;
 
 constexpr int kExitOk = 0;
 constexpr int kExitJobFailed = 1;
-constexpr int kExitUsage = 2;
 
 // An input problem found by the CLI itself (missing file, unknown job): one
 // line on stderr, exit 2.
@@ -56,24 +60,6 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Runs body, mapping exceptions to one line on stderr and exit code 2.
-// Redis messages never carry the password (RedisUrl::redacted).
-template <class Body>
-int run_guarded(const char* command, const char* usage, Body&& body) {
-  try {
-    return body();
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
-  } catch (const JobError& e) {
-    std::fprintf(stderr, "zkfarm %s: invalid job: %s\n", command, e.what());
-  } catch (const RedisError& e) {
-    std::fprintf(stderr, "zkfarm %s: Redis: %s\n", command, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
-  }
-  return kExitUsage;
-}
 
 // ---------------------------------------------------------------------------
 // Options shared by every farm command
@@ -83,8 +69,8 @@ const std::set<std::string> kFarmOptions = {"redis", "prefix", "artifacts"};
 #define ZKFARM_FARM_OPTIONS_HELP                                                              \
   "farm options:\n"                                                                          \
   "  --redis URL       redis://[user[:password]@]host[:port][/db]; default $ZKFARM_REDIS,\n" \
-  "                    then redis://127.0.0.1:6379\n"                                        \
-  "  --prefix P        Redis key prefix; default $ZKFARM_PREFIX, then zkfarm:\n"             \
+  "                    then " ZKFARM_DEFAULT_REDIS_URL "\n"                                  \
+  "  --prefix P        Redis key prefix; default $ZKFARM_PREFIX, then " ZKFARM_DEFAULT_KEY_PREFIX "\n" \
   "  --artifacts DIR   artifact store root; default $ZKFARM_ARTIFACTS\n"
 
 std::set<std::string> with_farm_options(std::set<std::string> extra) {
@@ -100,8 +86,8 @@ std::string option_or_env(const Args& args, const std::string& name, const char*
 
 farm::FarmOptions farm_options(const Args& args) {
   farm::FarmOptions options;
-  options.redis_url = option_or_env(args, "redis", "ZKFARM_REDIS", "redis://127.0.0.1:6379");
-  options.prefix = option_or_env(args, "prefix", "ZKFARM_PREFIX", "zkfarm:");
+  options.redis_url = option_or_env(args, "redis", "ZKFARM_REDIS", kDefaultRedisUrl);
+  options.prefix = option_or_env(args, "prefix", "ZKFARM_PREFIX", kDefaultKeyPrefix);
   options.artifacts = option_or_env(args, "artifacts", "ZKFARM_ARTIFACTS", "");
   try {
     RedisUrl::parse(options.redis_url);
@@ -114,12 +100,6 @@ farm::FarmOptions farm_options(const Args& args) {
     throw UsageError(std::string("--prefix: ") + e.what());
   }
   return options;
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": " + std::strerror(errno));
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // "file://" URL of a local path: absolute, with bytes outside the unreserved
@@ -285,7 +265,7 @@ int run_submit(const std::vector<std::string>& argv) {
       if (args.flag("inline")) throw UsageError("--inline applies to the <circuit> <witness>... form only");
       if (args.flag("input")) throw UsageError("--input applies to the <circuit> <input.json>... form only");
       if (!url_base.empty()) throw UsageError("--witness-url-base applies to the <circuit> <witness>... form only");
-      job_text = pos[0] == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(pos[0]);
+      job_text = pos[0] == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_file(pos[0]);
     } else {
       if (pos.size() < 2) throw UsageError("give a circuit and at least one witness (or one job .json file)");
       json job = {{"circuit", circuit_id_argument(pos[0])}, {"partitions", json::array()}};
@@ -332,7 +312,7 @@ int run_submit(const std::vector<std::string>& argv) {
           job["partitions"].push_back(
               {{"witness", url_base + name}, {"sha256", sha256_file_hex(w)}, {"size", fs::file_size(w)}});
         } else if (args.flag("inline")) {
-          std::string bytes = read_text_file(w);
+          std::string bytes = read_file(w);
           if (bytes.size() > kMaxInlineWitnessBytes)
             throw InputError(w + ": " + std::to_string(bytes.size()) + " bytes is too big to inline (at most " +
                              std::to_string(kMaxInlineWitnessBytes) + "); pass it by path");
@@ -498,31 +478,6 @@ const char kResultHelp[] =
     "\nexit: 0 written; 1 the job failed, was cancelled or is not done yet;\n"
     "      2 unknown job or error\n";
 
-std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& what) {
-  auto digit = [&](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    throw std::runtime_error(what + ": not hex");
-  };
-  if (text.size() % 2) throw std::runtime_error(what + ": odd number of hex digits");
-  std::vector<std::uint8_t> out(text.size() / 2);
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<std::uint8_t>(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
-  return out;
-}
-
-void write_output(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp.string() + ": " + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  fs::rename(tmp, path);
-}
-
 int run_result(const std::vector<std::string>& argv) {
   return run_guarded("result", kResultUsage, [&] {
     Args args(argv, with_farm_options({"out"}), {});
@@ -554,12 +509,12 @@ int run_result(const std::vector<std::string>& argv) {
     const auto& partitions = result.partitions;
     for (const PartitionResult& p : partitions) {
       const std::string index = std::to_string(p.partition);
-      write_output(dir / ("proof_" + index + ".json"), p.proof.dump(1) + "\n");
-      write_output(dir / ("public_" + index + ".json"), p.public_signals.dump(1) + "\n");
+      write_file_atomically(dir / ("proof_" + index + ".json"), p.proof.dump(1) + "\n");
+      write_file_atomically(dir / ("public_" + index + ".json"), p.public_signals.dump(1) + "\n");
     }
     if (partitions.size() == 1) {
-      write_output(dir / "proof.json", partitions[0].proof.dump(1) + "\n");
-      write_output(dir / "public.json", partitions[0].public_signals.dump(1) + "\n");
+      write_file_atomically(dir / "proof.json", partitions[0].proof.dump(1) + "\n");
+      write_file_atomically(dir / "public.json", partitions[0].public_signals.dump(1) + "\n");
     }
     if (result.proofs_hex) {
       auto bytes = from_hex(*result.proofs_hex, "proofs_hex");
@@ -567,9 +522,9 @@ int run_result(const std::vector<std::string>& argv) {
         throw std::runtime_error("result of " + id + " has " + std::to_string(bytes.size()) +
                                  " bytes of compressed proofs, expected 192 x " +
                                  std::to_string(partitions.size()));
-      write_output(dir / "proofs.bin", std::string(bytes.begin(), bytes.end()));
+      write_file_atomically(dir / "proofs.bin", std::string(bytes.begin(), bytes.end()));
     }
-    write_output(dir / "result.json", to_json(result).dump(1) + "\n");
+    write_file_atomically(dir / "result.json", to_json(result).dump(1) + "\n");
     std::fprintf(stderr, "zkfarm result: %zu partition proof%s of %s written to %s\n", partitions.size(),
                  partitions.size() == 1 ? "" : "s", id.c_str(), dir.string().c_str());
     return kExitOk;
@@ -685,11 +640,7 @@ int run_keygen(const std::vector<std::string>& argv) {
         if (fs::exists(p, ec)) throw InputError(p + " exists (use --force to replace it)");
     if (args.flag("force")) fs::remove(secret_path, ec);  // the file mode is only set on create
     write_curve_key_file(secret_path, pair.secret_key);
-    {
-      std::ofstream out(public_path, std::ios::trunc);
-      out << "# zkfarm CURVE public key (Z85)\n" << pair.public_key << "\n";
-      if (!out) throw std::runtime_error("cannot write " + public_path);
-    }
+    write_file_atomically(public_path, "# zkfarm CURVE public key (Z85)\n" + pair.public_key + "\n");
     std::printf("%s\n", pair.public_key.c_str());
     return kExitOk;
   });

@@ -22,8 +22,10 @@
 #include <variant>
 #include <vector>
 
+#include "base/files.h"
 #include "cli/args.h"
 #include "cli/progress.h"
+#include "cli/run_guarded.h"
 #include "formats/binfile.h"
 #include "formats/pce.h"
 #include "formats/r1cs.h"
@@ -43,38 +45,6 @@
 
 namespace zkfarm::cli {
 namespace {
-
-// Runs body, mapping exceptions to a message on stderr and an exit code: the
-// prover's error kinds through prover::exit_code(), anything else 2.
-template <class Body>
-int run_guarded(const char* command, const char* usage, Body&& body) {
-  try {
-    return body();
-  } catch (const prover::Error& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
-    return prover::exit_code(e.kind());
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
-  } catch (const std::system_error& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
-  }
-  return 2;
-}
-
-// Calls fn(Bn254{}) or fn(Bls12381{}).
-template <class Fn>
-auto with_curve(CurveId id, Fn&& fn) {
-  if (id == CurveId::kBn254) return fn(Bn254());
-  return fn(Bls12381());
-}
-
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::system_error(errno, std::generic_category(), path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // ---------------------------------------------------------------------------
 // prove
@@ -229,7 +199,7 @@ int run_verify(const std::vector<std::string>& argv) {
     const auto& pos = args.positional();
     std::string vk_text = read_text_file(pos[0]);
     CurveId id = snarkjs_json_curve(vk_text, pos[0]);
-    bool ok = with_curve(id, [&](auto curve) {
+    bool ok = dispatch_curve(id, [&](auto curve) {
       using Curve = decltype(curve);
       auto vk = verification_key_from_json<Curve>(vk_text, pos[0]);
       auto pub = read_public_signals<typename Curve::Fr>(pos[1]);
@@ -273,7 +243,7 @@ int run_verify_batch(const std::vector<std::string>& argv) {
       throw UsageError("expected a key and pairs of public/proof files");
     std::string vk_text = read_text_file(pos[0]);
     CurveId id = snarkjs_json_curve(vk_text, pos[0]);
-    bool ok = with_curve(id, [&](auto curve) {
+    bool ok = dispatch_curve(id, [&](auto curve) {
       using Curve = decltype(curve);
       using Fr = typename Curve::Fr;
       auto vk = verification_key_from_json<Curve>(vk_text, pos[0]);
@@ -311,7 +281,7 @@ int run_export_vk(const std::vector<std::string>& argv) {
     args.expect_positional(2, kExportVkUsage);
     const auto& pos = args.positional();
     CurveId id = zkey_curve(FileBytes::map(pos[0]));
-    with_curve(id, [&](auto curve) {
+    dispatch_curve(id, [&](auto curve) {
       using Curve = decltype(curve);
       ZkeyReadOptions options;
       options.validate_coefficients = false;  // not used here
@@ -431,13 +401,13 @@ int run_pce(const std::vector<std::string>& argv) {
     auto bytes = file->bytes();
     std::string magic(bytes.begin(), bytes.begin() + std::min<std::size_t>(4, bytes.size()));
     if (magic == "r1cs") {
-      with_curve(r1cs_curve(file), [&](auto curve) {
+      dispatch_curve(r1cs_curve(file), [&](auto curve) {
         using Fr = typename decltype(curve)::Fr;
         Pce<Fr>::from_r1cs(parse_r1cs<Fr>(file)).save(pos[1]);
         return 0;
       });
     } else {
-      with_curve(zkey_curve(file), [&](auto curve) {
+      dispatch_curve(zkey_curve(file), [&](auto curve) {
         using Curve = decltype(curve);
         auto zkey = parse_zkey<Curve>(file);
         Pce<typename Curve::Fr>::from_zkey(zkey.coefficients, zkey.num_public).save(pos[1]);
@@ -476,7 +446,7 @@ int run_encode_proof(const std::vector<std::string>& argv) {
       out.append(b.begin(), b.end());
       out.append(c.begin(), c.end());
     }
-    write_text_file(pos.back(), out);
+    write_file_atomically(pos.back(), out);
     return 0;
   });
 }
@@ -493,7 +463,7 @@ int run_decode_proof(const std::vector<std::string>& argv) {
     Args args(argv, {}, {});
     args.expect_positional(2, kDecodeUsage);
     const auto& pos = args.positional();
-    std::string bytes = read_file_bytes(pos[0]);
+    std::string bytes = read_file(pos[0]);
     constexpr std::size_t kProofBytes =
         2 * bls12_381::kG1CompressedBytes + bls12_381::kG2CompressedBytes;
     if (bytes.empty() || bytes.size() % kProofBytes != 0)

@@ -2,7 +2,6 @@
 #include "cluster/artifacts.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,54 +14,6 @@
 #include "formats/wtns.h"
 
 namespace zkfarm {
-namespace {
-
-std::string to_hex(const unsigned char* data, std::size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[data[i] >> 4]);
-    out.push_back(kHex[data[i] & 15]);
-  }
-  return out;
-}
-
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-}  // namespace
-
-std::string sha256_hex(std::span<const std::uint8_t> bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return to_hex(digest, length);
-}
-
-std::string sha256_file_hex(const std::string& path) {
-  const int fd = open_regular_file(path, nullptr);
-  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<unsigned char> buffer(4u << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw std::system_error(err, std::generic_category(), "read " + path);
-    }
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &length);
-  return to_hex(digest, length);
-}
 
 std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,
                                              const std::string& id) {

@@ -103,12 +103,6 @@ class ArtifactStore {
   std::string root_;
 };
 
-// Hex sha256 of a regular file's contents. Throws FormatError (cannot open,
-// not a regular file) or std::system_error (read error) naming the path.
-std::string sha256_file_hex(const std::string& path);
-// Hex sha256 of bytes.
-std::string sha256_hex(std::span<const std::uint8_t> bytes);
-
 // Reads <p>circuit:<id>. Returns nullopt if it does not exist; throws
 // RedisError, or std::runtime_error if the record is corrupt.
 std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,

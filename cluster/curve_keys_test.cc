@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm {
 namespace {

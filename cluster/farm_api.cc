@@ -1,10 +1,14 @@
 // farm_api.cc -- see farm_api.h.
 #include "cluster/farm_api.h"
 
+#include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "base/digest.h"
+#include "base/files.h"
+#include "base/hex.h"
 #include "cluster/groth16_glue.h"
 #include "cluster/job_store.h"
 #include "formats/pce.h"
@@ -20,18 +24,12 @@ using json = nlohmann::json;
 
 namespace {
 
-void copy_atomically(const std::string& from, const std::string& to) {
-  const std::string tmp = to + ".tmp." + std::to_string(::getpid());
-  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing);
-  fs::rename(tmp, to);
-}
-
+// "job-" and 24 random hex digits.
 std::string random_id() {
   std::random_device rd;
-  static const char* kHex = "0123456789abcdef";
-  std::string s = "job-";
-  for (int i = 0; i < 24; ++i) s += kHex[rd() & 15];
-  return s;
+  std::array<std::uint8_t, 12> bytes;
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(rd());
+  return "job-" + to_hex(bytes);
 }
 
 double to_double(const std::string& s) {
@@ -61,7 +59,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
   info.pce_path = ArtifactStore::pce_relative(info.id);
   info.vk_path = ArtifactStore::vk_relative(info.id);
   const std::string zkey_dest = store.absolute(info.zkey_path);
-  if (!fs::exists(zkey_dest) || sha256_file_hex(zkey_dest) != info.id) copy_atomically(zkey_path, zkey_dest);
+  if (!fs::exists(zkey_dest) || sha256_file_hex(zkey_dest) != info.id) copy_file_atomically(zkey_path, zkey_dest);
   auto file = FileBytes::map(zkey_dest);
   info.curve = zkey_curve(file);
   info.zkey_bytes = file->bytes().size();
@@ -88,7 +86,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
     vk_text = verification_key_to_json<Curve>(zkey.verifying_key());
     return 0;
   });
-  write_text_file(store.absolute(info.vk_path), vk_text);
+  write_file_atomically(store.absolute(info.vk_path), vk_text);
   info.vk_sha256 = sha256_hex(
       std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(vk_text.data()), vk_text.size()));
   if (witness_generator_dir) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
+#include "cluster/defaults.h"
 
 namespace zkfarm::farm {
 
@@ -34,8 +35,8 @@ class FarmError : public std::runtime_error {
 };
 
 struct FarmOptions {
-  std::string redis_url = "redis://127.0.0.1:6379";  // ZKFARM_REDIS in the CLI
-  std::string prefix = "zkfarm:";
+  std::string redis_url = kDefaultRedisUrl;  // ZKFARM_REDIS in the CLI
+  std::string prefix = kDefaultKeyPrefix;
   std::string artifacts;                              // needed by circuit_add only
   long ttl_seconds = 7 * 24 * 3600;                   // for cancel of queued jobs
 };

@@ -1,8 +1,11 @@
 // flags.cc -- see flags.h.
 #include "cluster/flags.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+
+#include "base/command_line.h"
 
 namespace zkfarm {
 
@@ -76,15 +79,22 @@ std::map<std::string, std::string> Flags::read_config(
 }
 
 void Flags::parse(int argc, char** argv) {
+  CommandLine line;
+  try {
+    line = parse_command_line(std::vector<std::string>(argv + std::min(argc, 1), argv + argc), [&](const std::string& name) {
+      auto it = specs_.find(name);
+      if (it == specs_.end()) return OptionKind::kUnknown;
+      return it->second.boolean ? OptionKind::kFlag : OptionKind::kValue;
+    });
+  } catch (const CommandLineError& e) {
+    throw FlagError(e.what());
+  }
+  if (!line.positional.empty()) throw FlagError("unexpected argument '" + line.positional.front() + "'");
   // The config file comes first so the environment and flags override it.
   std::string config_path;
   if (const char* env = std::getenv(env_name("config").c_str())) config_path = env;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--config" && i + 1 < argc) config_path = argv[i + 1];
-    else if (arg.rfind("--config=", 0) == 0) config_path = arg.substr(9);
-  }
-  std::map<std::string, std::vector<std::string>> config_lists, command_line_lists;
+  if (auto it = line.values.find("config"); it != line.values.end()) config_path = it->second;
+  std::map<std::string, std::vector<std::string>> config_lists;
   if (!config_path.empty())
     for (auto& [name, v] : read_config(config_path, &config_lists)) values_[name] = v;
   for (const auto& [name, spec] : specs_) {
@@ -108,34 +118,11 @@ void Flags::parse(int argc, char** argv) {
       values_[name] = spec.boolean ? (std::string(env) == "0" || std::string(env).empty() ? "" : "1") : env;
     }
   }
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) throw FlagError("unexpected argument '" + arg + "'");
-    std::string name = arg.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    auto it = specs_.find(name);
-    if (it == specs_.end()) throw FlagError("unknown flag --" + name);
-    if (it->second.boolean) {
-      if (has_value) throw FlagError("--" + name + " takes no value");
-      values_[name] = "1";
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) throw FlagError("--" + name + " needs a value");
-      value = argv[++i];
-    }
-    if (it->second.repeatable) {
-      command_line_lists[name].push_back(value);
-      continue;
-    }
-    values_[name] = value;
+  for (const auto& name : line.flags) values_[name] = "1";
+  for (auto& [name, value] : line.values) {
+    if (specs_.at(name).repeatable) lists_[name] = line.all_values.at(name);
+    else values_[name] = value;
   }
-  for (auto& [name, values] : command_line_lists) lists_[name] = std::move(values);
 }
 
 std::vector<std::string> Flags::get_list(const std::string& name) const {

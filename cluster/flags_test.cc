@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm {
 namespace {

@@ -1,6 +1,8 @@
 // groth16_glue.cc -- see groth16_glue.h.
 #include "cluster/groth16_glue.h"
 
+#include "base/digest.h"
+
 #include "formats/snarkjs_json.h"
 #include "kernels/bls12_381_compress.h"
 #include "kernels/groth16_verifier.h"

@@ -1,5 +1,5 @@
-// groth16_glue.h -- where the farm meets the Groth16 core: curve dispatch,
-// the wire encoding of proofs, and batched verification of partition proofs.
+// groth16_glue.h -- where the farm meets the Groth16 core: the wire
+// encoding of proofs, and batched verification of partition proofs.
 //
 // Wire encoding (schema Result.proof): uncompressed affine points,
 // coordinates canonical little-endian, A.x A.y B.x.c0 B.x.c1 B.y.c0 B.y.c1 C.x
@@ -22,19 +22,6 @@
 #include "kernels/groth16_types.h"
 
 namespace zkfarm {
-
-// Calls fn(Bn254{}) or fn(Bls12381{}).
-template <class Fn>
-auto dispatch_curve(CurveId id, Fn&& fn) {
-  if (id == CurveId::kBn254) return fn(Bn254{});
-  if (id == CurveId::kBls12381) return fn(Bls12381{});
-  throw std::invalid_argument("unsupported curve id " + std::to_string(static_cast<unsigned>(id)));
-}
-
-template <class Curve>
-constexpr std::size_t proof_wire_bytes() {
-  return 8 * Curve::Fq::kBytes;
-}
 
 template <class Curve>
 std::string encode_proof(const Groth16Proof<Curve>& proof) {

@@ -361,16 +361,6 @@ void JobStore::event(const std::string& id, const std::string& event) {
   redis_.transaction({{"RPUSH", keys_.job_events(id), event}, {"PUBLISH", keys_.events_channel(), event}});
 }
 
-void JobStore::set_fields(const std::string& id, const std::vector<std::pair<std::string, std::string>>& fields) {
-  if (fields.empty()) return;
-  std::vector<std::string> args = {"HSET", keys_.job(id)};
-  for (const auto& [k, v] : fields) {
-    args.push_back(k);
-    args.push_back(v);
-  }
-  redis_.command(args);
-}
-
 bool JobStore::finish(const std::string& id, const Finish& f) {
   nlohmann::json extra = {{"state", f.state}};
   if (!f.error.empty()) extra["error"] = f.error;

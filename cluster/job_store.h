@@ -109,8 +109,6 @@ class JobStore {
                    const std::string& event_json);
   // Appends an event to job:<id>:events and publishes it.
   void event(const std::string& id, const std::string& event_json);
-  // Sets fields of job:<id> (e.g. attempts) without other effects.
-  void set_fields(const std::string& id, const std::vector<std::pair<std::string, std::string>>& fields);
 
   struct Finish {
     std::string state;       // done | failed | cancelled

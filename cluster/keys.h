@@ -39,6 +39,8 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/defaults.h"
+
 namespace zkfarm {
 
 enum class Priority { kCritical = 0, kHigh = 1, kNormal = 2, kLow = 3 };
@@ -52,7 +54,7 @@ std::optional<Priority> parse_priority(std::string_view name);
 class KeyLayout {
  public:
   // Throws std::invalid_argument for an empty prefix or one with whitespace.
-  explicit KeyLayout(std::string prefix = "zkfarm:");
+  explicit KeyLayout(std::string prefix = kDefaultKeyPrefix);
 
   const std::string& prefix() const { return prefix_; }
   std::string queue(Priority p) const { return prefix_ + "queue:" + priority_name(p); }

@@ -67,4 +67,10 @@ LogLine::~LogLine() {
   std::fflush(stderr);
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) out += (c >= 32 && c < 127) ? c : '?';
+  return out;
+}
+
 }  // namespace zkfarm

@@ -11,6 +11,7 @@
 
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace zkfarm {
 
@@ -23,6 +24,9 @@ void set_log_component(std::string component);
 void set_log_level(LogLevel level);
 void init_log_from_env();
 bool log_enabled(LogLevel level);
+// text with every byte outside printable ASCII replaced by '?': for logging
+// what a peer sent (worker ids, ZeroMQ routing ids) without control bytes.
+std::string printable(std::string_view text);
 
 class LogLine {
  public:

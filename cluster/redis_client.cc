@@ -2,10 +2,11 @@
 #include "cluster/redis_client.h"
 
 #include <hiredis/hiredis.h>
-#include <openssl/evp.h>
 
 #include <cstring>
 #include <thread>
+
+#include "base/digest.h"
 
 namespace zkfarm {
 namespace {
@@ -279,18 +280,5 @@ RedisReply RedisClient::transaction(const std::vector<std::vector<std::string>>&
 }
 
 void sleep_for_backoff(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
-
-std::string sha1_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha1(), nullptr);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
 
 }  // namespace zkfarm

@@ -142,7 +142,4 @@ auto RedisClient::retry(F&& fn, int attempts, std::chrono::milliseconds backoff)
   }
 }
 
-// Hex SHA-1 of a string (the EVALSHA name of a script).
-std::string sha1_hex(std::string_view data);
-
 }  // namespace zkfarm

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/job_store.h"
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm {
 namespace {

@@ -9,16 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "cluster/defaults.h"
 #include "coordinator/constants.h"
 #include "monitoring/metrics/metrics.h"
 
 namespace zkfarm {
 
 struct CoordinatorConfig {
-  std::string redis_url = "redis://127.0.0.1:6379";
-  std::string key_prefix = "zkfarm:";
+  std::string redis_url = kDefaultRedisUrl;
+  std::string key_prefix = kDefaultKeyPrefix;
   std::string coordinator_id;  // stable across restarts: names processing:<id>
-  std::string listen = "tcp://127.0.0.1:5555";
+  std::string listen = kDefaultCoordinatorEndpoint;
   std::string artifacts;       // artifact store root
   // --witness-root: file:// witnesses are read only under these; empty: the
   // directory holding the artifact store (make_witness_policy).

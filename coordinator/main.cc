@@ -12,6 +12,8 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/curve_keys.h"
+#include "cluster/daemon.h"
+#include "cluster/defaults.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "coordinator/constants.h"
@@ -19,23 +21,15 @@
 #include "coordinator/status_page.h"
 #include "monitoring/metrics/metrics.h"
 
-namespace {
-
-std::string default_id() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  return host[0] ? host : "coordinator";
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace zkfarm;
+  // Signals go to one thread that turns them into stop().
+  const sigset_t signals = block_termination_signals();
   Flags flags;
-  flags.value("redis", "redis://127.0.0.1:6379", "Redis URL redis://[user[:password]@]host[:port][/db]")
-      .value("prefix", "zkfarm:", "Redis key prefix")
-      .value("id", default_id(), "coordinator id, stable across restarts (names its processing list)")
-      .value("listen", "tcp://127.0.0.1:5555", "ZeroMQ endpoint for workers")
+  flags.value("redis", kDefaultRedisUrl, "Redis URL redis://[user[:password]@]host[:port][/db]")
+      .value("prefix", kDefaultKeyPrefix, "Redis key prefix")
+      .value("id", host_name("coordinator"), "coordinator id, stable across restarts (names its processing list)")
+      .value("listen", kDefaultCoordinatorEndpoint, "ZeroMQ endpoint for workers")
       .value("artifacts", "", "artifact store root (required)")
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
@@ -116,10 +110,7 @@ int main(int argc, char** argv) {
       throw FlagError("--curve-allowlist needs --curve-secret-key-file");
     }
     config.metrics_listen = flags.get("metrics-listen");
-    if (!config.metrics_listen.empty()) {
-      const std::string problem = metrics::check_bind_address(config.metrics_listen);
-      if (!problem.empty()) throw FlagError("--metrics-listen '" + config.metrics_listen + "': " + problem);
-    }
+    check_metrics_listen(config.metrics_listen);
     if (!flags.get("http-token-file").empty()) access_token = read_access_token_file(flags.get("http-token-file"));
     if (config.dead_after <= config.heartbeat_interval)
       throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
@@ -129,36 +120,25 @@ int main(int argc, char** argv) {
   }
   set_log_component("coordinator[" + config.coordinator_id + "]");
   init_log_from_env();
-  // Signals go to one thread that turns them into stop().
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
   try {
     Coordinator coordinator(config);
     // Bound before run(): a taken port is a start-up error (exit 2).
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
-    if (!config.metrics_listen.empty()) {
-      try {
-        // The status page shares the metrics server: one port, one bind address.
-        auto status_page = std::make_shared<StatusPage>(StatusPageConfig{.redis_url = config.redis_url,
-                                                                         .key_prefix = config.key_prefix,
-                                                                         .coordinator_id = config.coordinator_id,
-                                                                         .access_token = access_token});
-        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(
-            config.metrics_listen, coordinator.metrics(),
-            [status_page](const metrics::HttpRequest& request, metrics::HttpResponse& response) {
-              return status_page->handle(request, response);
-            });
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
-        return 2;
-      }
-      ZKLOG(kInfo) << "metrics at http://" << config.metrics_listen.substr(0, config.metrics_listen.rfind(':'))
-                   << ":" << metrics_endpoint->port() << "/metrics, status page at /"
-                   << (access_token.empty() ? "" : " (token required)");
+    try {
+      // The status page shares the metrics server: one port, one bind address.
+      auto status_page = std::make_shared<StatusPage>(StatusPageConfig{.redis_url = config.redis_url,
+                                                                       .key_prefix = config.key_prefix,
+                                                                       .coordinator_id = config.coordinator_id,
+                                                                       .access_token = access_token});
+      metrics_endpoint = serve_metrics(
+          config.metrics_listen, coordinator.metrics(),
+          [status_page](const metrics::HttpRequest& request, metrics::HttpResponse& response) {
+            return status_page->handle(request, response);
+          },
+          std::string("status page at /") + (access_token.empty() ? "" : " (token required)"));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
+      return 2;
     }
     std::thread signal_thread([&] {
       int sig = 0;

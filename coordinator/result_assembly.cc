@@ -1,20 +1,11 @@
 // result_assembly.cc -- see result_assembly.h.
 #include "coordinator/result_assembly.h"
 
+#include "base/hex.h"
 #include "cluster/keys.h"
 
 namespace zkfarm {
 namespace {
-
-std::string hex(const std::string& bytes) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
-}
 
 nlohmann::json parse(const std::string& text, const char* what) {
   auto j = nlohmann::json::parse(text, nullptr, false);
@@ -35,7 +26,7 @@ PartitionResult assemble_partition_result(std::uint32_t partition, const Verifie
   r.device_uuid = device_uuid;
   r.timings = timings;
   r.coordinator = coordinator;
-  if (!proof.compressed.empty()) r.compressed_hex = hex(proof.compressed);
+  if (!proof.compressed.empty()) r.compressed_hex = to_hex(proof.compressed);
   return r;
 }
 

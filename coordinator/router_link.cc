@@ -70,21 +70,13 @@ void RouterLink::forget(const std::string& peer) { commands_.push(Command{Comman
 namespace {
 
 std::string heartbeat_bytes(std::uint64_t sequence) {
-  capnp::MallocMessageBuilder message;
-  auto envelope = message.initRoot<wire::Envelope>();
-  envelope.setProtocolVersion(wire::PROTOCOL_VERSION);
-  auto hb = envelope.getBody().initHeartbeat();
-  hb.setSequence(sequence);
-  hb.setSentAtUnixMs(static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count()));
-  return wire::encode(message);
-}
-
-std::string printable(const std::string& peer) {
-  std::string out;
-  for (char c : peer) out += (c >= 32 && c < 127) ? c : '?';
-  return out;
+  return wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+    auto hb = body.initHeartbeat();
+    hb.setSequence(sequence);
+    hb.setSentAtUnixMs(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count()));
+  });
 }
 
 }  // namespace

@@ -14,18 +14,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-wire::Curve wire_curve(CurveId id) {
-  return id == CurveId::kBn254 ? wire::Curve::BN254 : wire::Curve::BLS12381;
-}
-
-std::optional<CurveId> curve_from_wire(wire::Curve curve) {
-  switch (curve) {
-    case wire::Curve::BN254: return CurveId::kBn254;
-    case wire::Curve::BLS12381: return CurveId::kBls12381;
-    default: return std::nullopt;
-  }
-}
-
 std::string printable(const std::string& s) {
   std::string out;
   for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
@@ -110,7 +98,7 @@ void WorkerSessions::send_task(const TaskOrder& order) {
                t.setPartitionIndex(order.partition);
                t.setAttempt(order.attempt);
                t.setCircuitId(job.circuit);
-               t.setCurve(wire_curve(job.curve));
+               t.setCurve(wire::wire_curve(job.curve));
                auto w = t.initWitness();
                switch (witness.kind) {
                  case WitnessRef::Kind::kFile: w.setFile(witness.location); break;
@@ -307,7 +295,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   WorkerOffer offer;
   offer.worker_id = worker_id;
   for (auto c : hello.getCurves())
-    if (auto curve = curve_from_wire(c)) offer.curves.insert(*curve);
+    if (auto curve = wire::curve_from_wire(c)) offer.curves.insert(*curve);
   for (auto c : hello.getLoadedCircuits()) offer.loaded.insert(c.cStr());
   offer.credits = hello.getCredits();
   offer.max_tasks = hello.getMaxTasks();

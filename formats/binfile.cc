@@ -1,4 +1,4 @@
-// binfile.cc -- iden3 container parsing, memory mapping and atomic writing.
+// binfile.cc -- iden3 container parsing, memory mapping and writing.
 #include "formats/binfile.h"
 
 #include <fcntl.h>
@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <system_error>
 
@@ -19,12 +18,6 @@ constexpr std::size_t kSectionHeaderBytes = 12;  // type, size
 constexpr std::size_t kWriteBuffer = 1 << 20;
 
 std::string os_error(int err) { return std::system_category().message(err); }
-
-// A unique temp name beside path, so rename() stays within one file system.
-std::string temp_name(const std::string& path) {
-  static std::atomic<std::uint64_t> counter{0};
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-}
 
 }  // namespace
 
@@ -246,56 +239,7 @@ void BinFile::fail(std::uint32_t type, const std::string& what) const {
 void BinFile::fail_file(const std::string& what) const { throw FormatError(name() + ": " + what); }
 
 // ---------------------------------------------------------------------------
-// AtomicFileWriter
-
-AtomicFileWriter::AtomicFileWriter(std::string path)
-    : path_(std::move(path)), tmp_path_(temp_name(path_)) {
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) io_fail("create");
-}
-
-AtomicFileWriter::~AtomicFileWriter() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_path_.c_str());
-}
-
-void AtomicFileWriter::io_fail(const std::string& op) {
-  throw std::system_error(errno, std::system_category(), op + " " + tmp_path_);
-}
-
-void AtomicFileWriter::write(std::span<const std::uint8_t> data) {
-  write_at(position_, data);
-  position_ += data.size();
-}
-
-void AtomicFileWriter::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
-  if (fd_ < 0) throw std::logic_error("AtomicFileWriter: write after commit");
-  std::size_t done = 0;
-  while (done < data.size()) {
-    // Linux transfers at most ~2 GiB per call.
-    std::size_t chunk = std::min<std::size_t>(data.size() - done, std::size_t(1) << 30);
-    ssize_t n = ::pwrite(fd_, data.data() + done, chunk, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_fail("write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-void AtomicFileWriter::commit() {
-  if (fd_ < 0) throw std::logic_error("AtomicFileWriter: commit twice");
-  if (::fsync(fd_) != 0) io_fail("fsync");
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    io_fail("close");
-  }
-  fd_ = -1;
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    throw std::system_error(errno, std::system_category(),
-                            "rename " + tmp_path_ + " to " + path_);
-  committed_ = true;
-}
+// read_exact
 
 void read_exact(int fd, std::uint64_t offset, std::uint8_t* out, std::size_t n,
                 const std::string& name) {

@@ -13,8 +13,8 @@
 //   * ArrayView<T>: a typed view of an array in the file, zero-copy when the
 //     bytes are aligned for T, else an aligned private copy (the only place in
 //     formats/ where bytes are reinterpreted as typed objects);
-//   * BinFileWriter: writes a container to a temp file and renames it into
-//     place on commit (readers never see a half-written file), or into memory.
+//   * BinFileWriter: writes a container through AtomicFileWriter
+//     (base/files.h: readers never see a half-written file), or into memory.
 //
 // Thread safety: all readers are immutable after construction and may be
 // shared across threads. A BinFileWriter is used by one thread.
@@ -35,6 +35,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "base/files.h"  // AtomicFileWriter
 
 namespace zkfarm {
 
@@ -227,36 +229,6 @@ class ArrayView {
   std::span<const T> view_;
   std::shared_ptr<const FileBytes> file_;
   std::shared_ptr<std::vector<T>> copy_;
-};
-
-// Writes a file atomically: the data goes to "<path>.tmp.<pid>.<n>" in the
-// same directory; commit() fsyncs it and renames it over path, so readers see
-// either the old file or the complete new one. A writer destroyed without
-// commit() removes its temp file. Every I/O error throws std::system_error
-// naming the path.
-class AtomicFileWriter {
- public:
-  // Creates the temp file (mode 0644).
-  explicit AtomicFileWriter(std::string path);
-  ~AtomicFileWriter();
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-  // Appends data at position().
-  void write(std::span<const std::uint8_t> data);
-  // Overwrites already-written bytes at an absolute offset (header patches);
-  // position() is unchanged.
-  void write_at(std::uint64_t offset, std::span<const std::uint8_t> data);
-  std::uint64_t position() const { return position_; }
-  // fsync + rename; after it the writer is inert.
-  void commit();
-
- private:
-  [[noreturn]] void io_fail(const std::string& op);
-  std::string path_;
-  std::string tmp_path_;
-  int fd_ = -1;
-  std::uint64_t position_ = 0;
-  bool committed_ = false;
 };
 
 // Writes one container. File mode writes to "<path>.tmp.<pid>.<n>" and

@@ -2,53 +2,22 @@
 //
 // iden3 files carry primes, not curve names: .r1cs and .wtns the scalar field
 // prime r, .zkey both q and r. snarkjs supports exactly BN254 ("bn128") and
-// BLS12-381 ("bls12381"); so do we. This header maps primes to a CurveId and
-// formats the messages for unsupported or mismatched primes.
+// BLS12-381 ("bls12381"); so do we. This header maps primes to a CurveId
+// (kernels/curve_id.h) and formats the messages for unsupported or mismatched
+// primes.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/bigint.h"
+#include "kernels/curve_id.h"
 #include "kernels/field.h"
 
 namespace zkfarm {
-
-enum class CurveId : std::uint32_t {
-  kBn254 = 1,
-  kBls12381 = 2,
-};
-
-// snarkjs's name for the curve ("bn128", "bls12381").
-inline const char* curve_name(CurveId id) {
-  return id == CurveId::kBn254 ? "bn128" : id == CurveId::kBls12381 ? "bls12381" : "unknown";
-}
-
-// Human name for messages ("BN254", "BLS12-381").
-inline const char* curve_display_name(CurveId id) {
-  return id == CurveId::kBn254 ? "BN254" : id == CurveId::kBls12381 ? "BLS12-381" : "unknown";
-}
-
-// The curve whose scalar field is Fr (compile-time).
-template <class Fr>
-constexpr CurveId curve_of_scalar_field() {
-  if constexpr (std::is_same_v<Fr, Bn254Fr>) {
-    return CurveId::kBn254;
-  } else {
-    static_assert(std::is_same_v<Fr, Bls12381Fr>, "Fr must be Bn254Fr or Bls12381Fr");
-    return CurveId::kBls12381;
-  }
-}
-
-// The CurveId of a curve traits type (Bn254, Bls12381 from kernels/curves.h).
-template <class Curve>
-constexpr CurveId curve_id_of() {
-  return curve_of_scalar_field<typename Curve::Fr>();
-}
 
 namespace curve_id_detail {
 

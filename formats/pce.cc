@@ -2,7 +2,6 @@
 #include "formats/pce.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/digest.h"
 #include "kernels/parallel.h"
 
 namespace zkfarm {
@@ -32,16 +32,8 @@ constexpr std::size_t kHashChunk = std::size_t(16) << 20;
 constexpr std::uint32_t kFlagHasC = 1;
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-using Digest = std::array<std::uint8_t, kDigestBytes>;
-
-Digest sha256(std::span<const std::uint8_t> data) {
-  Digest out{};
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
-      len != kDigestBytes)
-    throw std::runtime_error("SHA-256 failed (OpenSSL)");
-  return out;
-}
+using Digest = Sha256Digest;
+static_assert(sizeof(Digest) == kDigestBytes);
 
 // SHA-256 of the concatenated SHA-256s of data's 16 MiB chunks, hashed on all cores.
 Digest chunked_digest(std::span<const std::uint8_t> data) {

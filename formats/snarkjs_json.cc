@@ -296,12 +296,6 @@ std::string read_text_file(const std::string& path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-void write_text_file(const std::string& path, std::string_view text) {
-  AtomicFileWriter out(path);
-  out.write(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
-  out.commit();
-}
-
 #define ZKFARM_JSON_INSTANTIATE(Curve)                                                            \
   template Groth16VerifyingKey<Curve> verification_key_from_json<Curve>(std::string_view,         \
                                                                         const std::string&);      \

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/files.h"
 #include "formats/binfile.h"
 #include "formats/curve_id.h"
 #include "kernels/curves.h"
@@ -67,9 +68,9 @@ template <class Fr>
 std::string public_signals_to_json(std::span<const Fr> signals);
 
 // Whole files. Readers throw FormatError (unreadable file, over 256 MiB, or
-// as the parsers); writers write atomically and throw std::system_error.
+// as the parsers); writers write atomically (write_file_atomically,
+// base/files.h) and throw std::system_error.
 std::string read_text_file(const std::string& path);
-void write_text_file(const std::string& path, std::string_view text);
 
 template <class Curve>
 Groth16VerifyingKey<Curve> read_verification_key(const std::string& path) {
@@ -85,15 +86,15 @@ std::vector<Fr> read_public_signals(const std::string& path) {
 }
 template <class Curve>
 void write_verification_key(const std::string& path, const Groth16VerifyingKey<Curve>& vk) {
-  write_text_file(path, verification_key_to_json(vk));
+  write_file_atomically(path, verification_key_to_json(vk));
 }
 template <class Curve>
 void write_proof(const std::string& path, const Groth16Proof<Curve>& proof) {
-  write_text_file(path, proof_to_json(proof));
+  write_file_atomically(path, proof_to_json(proof));
 }
 template <class Fr>
 void write_public_signals(const std::string& path, std::span<const Fr> signals) {
-  write_text_file(path, public_signals_to_json(signals));
+  write_file_atomically(path, public_signals_to_json(signals));
 }
 
 #define ZKFARM_JSON_EXTERN(Curve)                                                                  \

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "formats/binfile.h"
 
 namespace zkfarm::testing {
@@ -22,10 +23,10 @@ namespace zkfarm::testing {
 // under Bazel and when built by hand).
 inline std::string fixture(const std::string& name) { return "formats/testdata/" + name; }
 
+// A whole file as bytes (zkfarm::read_file, base/files.h).
 inline std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+  const std::string text = zkfarm::read_file(path);
+  return std::vector<std::uint8_t>(text.begin(), text.end());
 }
 
 inline std::vector<std::uint8_t> fixture_bytes(const std::string& name) {

@@ -6,30 +6,15 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/curve_vectors_testutil.h"
-
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/hex.h"
+#include "kernels/curve_vectors_testutil.h"
+
 namespace zkfarm::bls12_381 {
 namespace {
-
-std::string to_hex(std::span<const std::uint8_t> bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (auto b : bytes) {
-    s.push_back(digits[b >> 4]);
-    s.push_back(digits[b & 15]);
-  }
-  return s;
-}
-
-std::vector<std::uint8_t> from_hex(const std::string& hex) {
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(std::uint8_t(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
 
 Bls12381::Fr random_scalar(std::mt19937_64& rng) {
   Bls12381::Fr::Int v;

@@ -3,5 +3,23 @@
 // structs as a template parameter (see docs/INTERFACES.md).
 #pragma once
 
+#include <stdexcept>
+#include <string>
+
 #include "kernels/bls12_381.h"
 #include "kernels/bn254.h"
+#include "kernels/curve_id.h"
+
+namespace zkfarm {
+
+// Calls fn(Bn254{}) or fn(Bls12381{}) and returns what it returns; the one
+// place a CurveId becomes a curve type. Throws std::invalid_argument on an id
+// that is neither.
+template <class Fn>
+auto dispatch_curve(CurveId id, Fn&& fn) {
+  if (id == CurveId::kBn254) return fn(Bn254{});
+  if (id == CurveId::kBls12381) return fn(Bls12381{});
+  throw std::invalid_argument("unsupported curve id " + std::to_string(static_cast<unsigned>(id)));
+}
+
+}  // namespace zkfarm

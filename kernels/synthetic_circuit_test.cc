@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "formats/r1cs.h"
 #include "formats/wtns.h"
 
@@ -19,8 +20,8 @@ namespace zkfarm {
 namespace {
 
 std::vector<std::uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const std::string text = read_file(path);
+  return std::vector<std::uint8_t>(text.begin(), text.end());
 }
 
 std::string temp_path(const std::string& name) {

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "formats/curve_id.h"
 #include "schema/zkfarm.capnp.h"
 
 namespace zkfarm::wire {
@@ -32,8 +33,8 @@ inline constexpr std::size_t kMaxFrameBytes = 64u << 20;
 // The serialized bytes of message (one segment table + segments, unpacked).
 std::string encode(capnp::MessageBuilder& message);
 
-// One frame: an Envelope of this protocol version whose body build() fills
-// (build takes an Envelope::Body::Builder).
+// The bytes of one Envelope of this protocol version whose body
+// build(Envelope::Body::Builder) fills in.
 template <class Build>
 std::string encode_envelope(Build&& build) {
   capnp::MallocMessageBuilder message;
@@ -41,6 +42,17 @@ std::string encode_envelope(Build&& build) {
   envelope.setProtocolVersion(PROTOCOL_VERSION);
   build(envelope.getBody());
   return encode(message);
+}
+
+// The wire name of a curve, and back (nullopt for a value this build does
+// not know).
+inline Curve wire_curve(CurveId id) { return id == CurveId::kBn254 ? Curve::BN254 : Curve::BLS12381; }
+inline std::optional<CurveId> curve_from_wire(Curve curve) {
+  switch (curve) {
+    case Curve::BN254: return CurveId::kBn254;
+    case Curve::BLS12381: return CurveId::kBls12381;
+    default: return std::nullopt;
+  }
 }
 
 // A decoded, validated Envelope. Owns its (word-aligned) storage.

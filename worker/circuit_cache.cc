@@ -9,6 +9,8 @@
 #include <optional>
 #include <system_error>
 
+#include "base/digest.h"
+#include "base/files.h"
 #include "cluster/job.h"
 #include "cluster/log.h"
 
@@ -97,11 +99,11 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
     if (!fs::exists(path)) {
       std::error_code ec;
       fs::create_directories(fs::path(path).parent_path(), ec);
-      const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-      fs::copy_file(source, tmp, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot copy " + source + ": " + ec.message());
-      fs::rename(tmp, path, ec);
-      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot install " + path + ": " + ec.message());
+      try {
+        copy_file_atomically(source, path);
+      } catch (const std::exception& e) {
+        throw prover::Error(prover::ErrorKind::kInternal, std::string("cannot cache the artifact: ") + e.what());
+      }
     }
   }
   if (verify_as_zkey) {

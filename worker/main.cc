@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "cluster/curve_keys.h"
+#include "cluster/daemon.h"
+#include "cluster/defaults.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
 #include "cluster/redact.h"
@@ -26,22 +28,15 @@ int main(int argc, char** argv) {
   using namespace zkfarm;
   // Block the termination signals before any thread starts: the link thread
   // reads them from a signalfd.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
+  block_termination_signals();
+  const std::string host = host_name("");
   Flags flags;
   flags.flag("cpu", "prove on the CPU")
       .value("device", "", "CUDA device ordinal to prove on (builds with CUDA)")
       .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
       .list("coordinator",
             "coordinator endpoint (repeatable: the worker serves every coordinator of the farm, one session "
-            "each, one credit budget; default tcp://127.0.0.1:5555; ZKFARM_COORDINATOR separates them with ',')",
+            "each, one credit budget; default " + std::string(kDefaultCoordinatorEndpoint) + "; ZKFARM_COORDINATOR separates them with ',')",
             ',')
       .value("redis", "", "Redis URL for redis:// witnesses")
       .value("prefix", "zkfarm:", "the farm's Redis key prefix: redis:// witnesses must name keys under it")
@@ -107,10 +102,10 @@ int main(int argc, char** argv) {
       prover = prover::Prover::cpu();
     }
     config.worker_id = flags.get("id").empty()
-                           ? std::string(host) + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
+                           ? host + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
                            : flags.get("id");
     config.coordinators = flags.get_list("coordinator");
-    if (config.coordinators.empty()) config.coordinators = {"tcp://127.0.0.1:5555"};
+    if (config.coordinators.empty()) config.coordinators = {kDefaultCoordinatorEndpoint};
     for (std::size_t i = 0; i < config.coordinators.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (config.coordinators[i] == config.coordinators[j])
@@ -177,10 +172,7 @@ int main(int argc, char** argv) {
     if (config.metrics_listen == "auto")
       config.metrics_listen =
           metrics::default_worker_bind_address(flags.get("device").empty() ? -1 : flags.get_int("device", 0, 1023));
-    if (!config.metrics_listen.empty()) {
-      const std::string problem = metrics::check_bind_address(config.metrics_listen);
-      if (!problem.empty()) throw FlagError("--metrics-listen '" + config.metrics_listen + "': " + problem);
-    }
+    check_metrics_listen(config.metrics_listen);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
     return 2;
@@ -191,15 +183,11 @@ int main(int argc, char** argv) {
     Worker worker(config, std::move(prover));
     // Bound before run(): a taken port is a start-up error (exit 2).
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
-    if (!config.metrics_listen.empty()) {
-      try {
-        metrics_endpoint = std::make_unique<metrics::MetricsEndpoint>(config.metrics_listen, worker.metrics());
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
-        return 2;
-      }
-      ZKLOG(kInfo) << "metrics at http://" << config.metrics_listen.substr(0, config.metrics_listen.rfind(':'))
-                   << ":" << metrics_endpoint->port() << "/metrics";
+    try {
+      metrics_endpoint = serve_metrics(config.metrics_listen, worker.metrics());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
+      return 2;
     }
     return worker.run();
   } catch (const std::exception& e) {

@@ -22,10 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-wire::Curve wire_curve(CurveId id) {
-  return id == CurveId::kBn254 ? wire::Curve::BN254 : wire::Curve::BLS12381;
-}
-
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // How long a coordinator may leave a credit unused while another coordinator
@@ -145,7 +141,7 @@ std::string Worker::hello_bytes() {
     d.setBackend(device.backend);
     auto curves = prover_->curves();
     auto list = h.initCurves(static_cast<unsigned>(curves.size()));
-    for (std::size_t i = 0; i < curves.size(); ++i) list.set(static_cast<unsigned>(i), wire_curve(curves[i]));
+    for (std::size_t i = 0; i < curves.size(); ++i) list.set(static_cast<unsigned>(i), wire::wire_curve(curves[i]));
     auto loaded = h.initLoadedCircuits(static_cast<unsigned>(resident.size()));
     for (std::size_t i = 0; i < resident.size(); ++i) loaded.set(static_cast<unsigned>(i), resident[i]);
     // Credits follow the Welcome (balance_credits): a coordinator that never

@@ -50,6 +50,7 @@
 #include <zmq.hpp>
 
 #include "cluster/artifacts.h"
+#include "cluster/defaults.h"
 #include "cluster/job.h"
 #include "cluster/mailbox.h"
 #include "monitoring/metrics/metrics.h"
@@ -63,7 +64,7 @@ namespace zkfarm {
 struct WorkerConfig {
   std::string worker_id;
   // Coordinator endpoints, one session each (at least one).
-  std::vector<std::string> coordinators{"tcp://127.0.0.1:5555"};
+  std::vector<std::string> coordinators{kDefaultCoordinatorEndpoint};
   std::string redis_url;  // for redis:// witnesses; empty: none
   std::string key_prefix = "zkfarm:";  // redis:// witnesses must name keys under it
   // --witness-root: file:// witnesses are read only under these; empty: the

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/hex.h"
 #include "cluster/curve_keys.h"
 #include "formats/snarkjs_json.h"
 #include "kernels/groth16_verifier.h"
@@ -128,13 +129,7 @@ TEST_F(CliTest, CircuitAddSubmitWaitResultWorkers) {
   const std::string bin = read_file(out_bls + "/proofs.bin");
   ASSERT_EQ(bin.size(), 192u);
   const std::string proofs_hex = json::parse(*farm::result(options_, bls_id))["proofs_hex"];
-  std::string bin_hex;
-  for (unsigned char c : bin) {
-    static const char* kHex = "0123456789abcdef";
-    bin_hex += kHex[c >> 4];
-    bin_hex += kHex[c & 15];
-  }
-  EXPECT_EQ(bin_hex, proofs_hex);
+  EXPECT_EQ(to_hex(bin), proofs_hex);
 
   // A job JSON file, and job JSON on stdin.
   const std::string job_path = dir_->file("job.json");

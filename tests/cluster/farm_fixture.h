@@ -14,7 +14,7 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/farm_api.h"
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm::testing {
 

@@ -34,7 +34,7 @@
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "tests/cluster/farm_fixture.h"
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm::testing {
 namespace {

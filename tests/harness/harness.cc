@@ -1,5 +1,5 @@
 // harness.cc -- see harness.h.
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 #include <string_view>
 

@@ -1,0 +1,32 @@
+// run_guarded.cc -- see run_guarded.h.
+#include "cli/run_guarded.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/args.h"
+#include "cluster/job.h"
+#include "cluster/redis_client.h"
+#include "prover/prover_error.h"
+
+namespace zkfarm::cli {
+
+int run_guarded(const char* command, const char* usage, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const prover::Error& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+    return prover::exit_code(e.kind());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
+  } catch (const JobError& e) {
+    std::fprintf(stderr, "zkfarm %s: invalid job: %s\n", command, e.what());
+  } catch (const RedisError& e) {
+    std::fprintf(stderr, "zkfarm %s: Redis: %s\n", command, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
+  }
+  return 2;
+}
+
+}  // namespace zkfarm::cli
