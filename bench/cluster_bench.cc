@@ -165,7 +165,7 @@ void run(const Options& o, std::size_t num_workers, std::size_t serial = 0) {
     auto s = farm::wait(options, id, std::chrono::minutes(30));
     if (!s || s->state != "done")
       throw std::runtime_error("job " + id + " ended " + (s ? s->state + " " + s->error : "missing") + "\n" +
-                               read_file(dir.file("coordinator.log")));
+                               testing::read_file(dir.file("coordinator.log")));
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   Stats wait, worker, accept, prove;

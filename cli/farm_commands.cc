@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,20 @@ using json = nlohmann::json;
 
 constexpr int kExitOk = 0;
 constexpr int kExitJobFailed = 1;
+
+// run_guarded, with the farm's own errors saying what they are. Redis
+// messages never carry the password (RedisUrl::redacted).
+int run_farm_guarded(const char* command, const char* usage, const std::function<int()>& body) {
+  return run_guarded(command, usage, [&] {
+    try {
+      return body();
+    } catch (const JobError& e) {
+      throw std::runtime_error(std::string("invalid job: ") + e.what());
+    } catch (const RedisError& e) {
+      throw std::runtime_error(std::string("Redis: ") + e.what());
+    }
+  });
+}
 
 // An input problem found by the CLI itself (missing file, unknown job): one
 // line on stderr, exit 2.
@@ -152,7 +167,7 @@ const char kCircuitHelp[] =
     "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
 
 int run_circuit(const std::vector<std::string>& argv) {
-  return run_guarded("circuit", kCircuitUsage, [&] {
+  return run_farm_guarded("circuit", kCircuitUsage, [&] {
     Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json"});
     const auto& pos = args.positional();
     if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
@@ -243,7 +258,7 @@ double deadline_argument(const std::string& text) {
 }
 
 int run_submit(const std::vector<std::string>& argv) {
-  return run_guarded("submit", kSubmitUsage, [&] {
+  return run_farm_guarded("submit", kSubmitUsage, [&] {
     Args args(argv, with_farm_options({"id", "priority", "deadline", "witness-url-base"}), {"inline", "input"});
     std::string url_base = args.option("witness-url-base").value_or("");
     if (!url_base.empty()) {
@@ -348,7 +363,7 @@ int exit_for_state(const farm::JobStatus& s) {
 }
 
 int run_status(const std::vector<std::string>& argv) {
-  return run_guarded("status", kStatusUsage, [&] {
+  return run_farm_guarded("status", kStatusUsage, [&] {
     Args args(argv, kFarmOptions, {});
     args.expect_positional(1, kStatusUsage);
     auto s = farm::status(farm_options(args), args.positional()[0]);
@@ -415,7 +430,7 @@ class ProgressBar {
 };
 
 int run_wait(const std::vector<std::string>& argv) {
-  return run_guarded("wait", kWaitUsage, [&] {
+  return run_farm_guarded("wait", kWaitUsage, [&] {
     Args args(argv, with_farm_options({"timeout"}), {"quiet"});
     args.expect_positional(1, kWaitUsage);
     const std::string id = args.positional()[0];
@@ -479,7 +494,7 @@ const char kResultHelp[] =
     "      2 unknown job or error\n";
 
 int run_result(const std::vector<std::string>& argv) {
-  return run_guarded("result", kResultUsage, [&] {
+  return run_farm_guarded("result", kResultUsage, [&] {
     Args args(argv, with_farm_options({"out"}), {});
     args.expect_positional(1, kResultUsage);
     const std::string id = args.positional()[0];
@@ -548,7 +563,7 @@ const char kWorkersHelp[] =
     "\nexit: 0 listed, 2 error\n";
 
 int run_workers(const std::vector<std::string>& argv) {
-  return run_guarded("workers", kWorkersUsage, [&] {
+  return run_farm_guarded("workers", kWorkersUsage, [&] {
     Args args(argv, kFarmOptions, {"json"});
     args.expect_positional(0, kWorkersUsage);
     auto list = farm::workers(farm_options(args));
@@ -589,7 +604,7 @@ const char kCancelHelp[] =
     "      state); 2 unknown job or error\n";
 
 int run_cancel(const std::vector<std::string>& argv) {
-  return run_guarded("cancel", kCancelUsage, [&] {
+  return run_farm_guarded("cancel", kCancelUsage, [&] {
     Args args(argv, kFarmOptions, {});
     args.expect_positional(1, kCancelUsage);
     const std::string id = args.positional()[0];
@@ -624,7 +639,7 @@ const char kKeygenHelp[] =
     "\nexit: 0 written, 2 error\n";
 
 int run_keygen(const std::vector<std::string>& argv) {
-  return run_guarded("keygen", kKeygenUsage, [&] {
+  return run_farm_guarded("keygen", kKeygenUsage, [&] {
     Args args(argv, {"out"}, {"force"});
     args.expect_positional(0, kKeygenUsage);
     const CurveKeyPair pair = generate_curve_keypair();

@@ -5,8 +5,6 @@
 #include <exception>
 
 #include "cli/args.h"
-#include "cluster/job.h"
-#include "cluster/redis_client.h"
 #include "prover/prover_error.h"
 
 namespace zkfarm::cli {
@@ -19,10 +17,6 @@ int run_guarded(const char* command, const char* usage, const std::function<int(
     return prover::exit_code(e.kind());
   } catch (const UsageError& e) {
     std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
-  } catch (const JobError& e) {
-    std::fprintf(stderr, "zkfarm %s: invalid job: %s\n", command, e.what());
-  } catch (const RedisError& e) {
-    std::fprintf(stderr, "zkfarm %s: Redis: %s\n", command, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
   }

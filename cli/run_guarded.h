@@ -9,9 +9,9 @@ namespace zkfarm::cli {
 // Runs body and returns its exit code. An exception becomes one line on
 // stderr, "zkfarm COMMAND: what". A prover::Error exits with
 // prover::exit_code(kind) (2 bad input, 3 the machine failed); any other
-// exception exits 2: a UsageError adds the
-// command's usage line; a JobError reads "invalid job: ...", a RedisError
-// "Redis: ..." (Redis messages never carry the password, RedisUrl::redacted).
+// exception exits 2, and a UsageError adds the command's usage line. (The
+// farm commands wrap body so that their errors say what they are:
+// "invalid job: ...", "Redis: ...".)
 int run_guarded(const char* command, const char* usage, const std::function<int()>& body);
 
 }  // namespace zkfarm::cli
