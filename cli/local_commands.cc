@@ -26,6 +26,8 @@
 #include "cli/args.h"
 #include "cli/progress.h"
 #include "cli/run_guarded.h"
+#include "circuits/groth16_setup.h"
+#include "circuits/synthetic_circuit.h"
 #include "formats/binfile.h"
 #include "formats/pce.h"
 #include "formats/r1cs.h"
@@ -33,14 +35,12 @@
 #include "formats/zkey.h"
 #include "kernels/bls12_381_compress.h"
 #include "kernels/curves.h"
-#include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/parallel.h"
-#include "kernels/synthetic_circuit.h"
 #include "prover/prover.h"
 #include "prover/prover_error.h"
 #ifdef ZKFARM_HAS_CUDA
-#include "kernels/cuda/setup_device.h"
+#include "circuits/setup_device.h"
 #endif
 
 namespace zkfarm::cli {
@@ -403,14 +403,14 @@ int run_pce(const std::vector<std::string>& argv) {
     if (magic == "r1cs") {
       dispatch_curve(r1cs_curve(file), [&](auto curve) {
         using Fr = typename decltype(curve)::Fr;
-        Pce<Fr>::from_r1cs(parse_r1cs<Fr>(file)).save(pos[1]);
+        save_pce(pce_from_r1cs(parse_r1cs<Fr>(file)), pos[1]);
         return 0;
       });
     } else {
       dispatch_curve(zkey_curve(file), [&](auto curve) {
         using Curve = decltype(curve);
         auto zkey = parse_zkey<Curve>(file);
-        Pce<typename Curve::Fr>::from_zkey(zkey.coefficients, zkey.num_public).save(pos[1]);
+        save_pce(pce_from_zkey(zkey.coefficients, zkey.num_public), pos[1]);
         return 0;
       });
     }

@@ -77,12 +77,12 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
       if (r1cs.num_wires != zkey.num_vars)
         throw FarmError(*r1cs_path + " has " + std::to_string(r1cs.num_wires) + " wires but " + zkey_path +
                         " has " + std::to_string(zkey.num_vars) + " signals: not the same circuit");
-      pce = Pce<Fr>::from_r1cs(r1cs);
+      pce = pce_from_r1cs(r1cs);
     } else {
-      pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+      pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
     }
     info.pce_has_c = pce.has_c();
-    pce.save(store.absolute(info.pce_path));
+    save_pce(pce, store.absolute(info.pce_path));
     vk_text = verification_key_to_json<Curve>(zkey.verifying_key());
     return 0;
   });

@@ -54,10 +54,10 @@ void rewrite(const std::string& kind, const std::string& in, const std::string& 
     w.circuit_hash = z.circuit_hash;
     write_zkey(out, w);
   } else if (kind == "pce-from-r1cs") {
-    Pce<Fr>::from_r1cs(read_r1cs<Fr>(in)).save(out);
+    save_pce(pce_from_r1cs(read_r1cs<Fr>(in)), out);
   } else if (kind == "pce-from-zkey") {
     auto z = read_zkey<Curve>(in);
-    Pce<Fr>::from_zkey(z.coefficients, z.num_public).save(out);
+    save_pce(pce_from_zkey(z.coefficients, z.num_public), out);
   } else if (kind == "vk") {
     write_verification_key(out, read_verification_key<Curve>(in));
   } else if (kind == "proof") {

@@ -1,4 +1,4 @@
-// pce.cc -- building, multiplying, saving and loading the PCE (see pce.h).
+// pce.cc -- building, saving and loading the PCE (see pce.h).
 #include "formats/pce.h"
 
 #include <fcntl.h>
@@ -70,24 +70,9 @@ void record_min(std::atomic<std::size_t>& target, std::size_t value) {
 
 std::uint64_t bitmap_words(std::uint32_t num_cols) { return (std::uint64_t(num_cols) + 63) / 64; }
 
-// The column bitmap of cols (all cores; words shared across threads are
-// updated with atomic ORs, skipped when the bit is already set).
-std::vector<std::uint64_t> bitmap_of(std::span<const std::uint32_t> cols, std::uint32_t num_cols) {
-  std::vector<std::uint64_t> bitmap(bitmap_words(num_cols), 0);
-  parallel_for(cols.size(), [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::uint32_t c = cols[i];
-      const std::uint64_t bit = std::uint64_t(1) << (c % 64);
-      std::atomic_ref<std::uint64_t> word(bitmap[c / 64]);
-      if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_relaxed);
-    }
-  });
-  return bitmap;
-}
-
 template <class Fr>
 void compute_bitmap(Csr<Fr>& m) {
-  m.column_bitmap = bitmap_of(m.cols, m.num_cols);
+  m.column_bitmap = column_bitmap_of(m.cols, m.num_cols);
 }
 
 // Per-row counts -> offsets. unit_count/general_count are reset to zero so
@@ -182,67 +167,10 @@ struct ArrayEntry {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// SpMV and the constraint check
-
-namespace {
-// Row r of m times the witness: coefficient-1 entries are plain additions.
-template <class Fr>
-Fr row_dot(const Csr<Fr>& m, std::size_t r, std::span<const Fr> witness) {
-  Fr acc = Fr::zero();
-  const std::uint64_t units_end = m.unit_end(r);
-  for (std::uint64_t i = m.row_offsets[r]; i < units_end; ++i) acc += witness[m.cols[i]];
-  const Fr* value = m.values.data() + m.general_offsets[r];
-  for (std::uint64_t i = units_end; i < m.row_offsets[r + 1]; ++i, ++value)
-    acc += *value * witness[m.cols[i]];
-  return acc;
-}
-}  // namespace
-
-template <class Fr>
-void spmv(const Csr<Fr>& m, std::span<const Fr> witness, std::span<Fr> out) {
-  if (witness.size() != m.num_cols)
-    throw std::invalid_argument("spmv: witness has " + std::to_string(witness.size()) +
-                                " values, the matrix has " + std::to_string(m.num_cols) + " columns");
-  if (out.size() != m.num_rows)
-    throw std::invalid_argument("spmv: output has " + std::to_string(out.size()) +
-                                " slots, the matrix has " + std::to_string(m.num_rows) + " rows");
-  parallel_for(m.num_rows, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t r = begin; r < end; ++r) out[r] = row_dot(m, r, witness);
-  });
-}
-
-
-template <class Fr>
-const Csr<Fr>& Pce<Fr>::c() const {
-  if (!has_c_) throw std::logic_error("this PCE has no C matrix (built from a zkey)");
-  return c_;
-}
-
-template <class Fr>
-std::optional<std::size_t> Pce<Fr>::first_unsatisfied(std::span<const Fr> witness) const {
-  const Csr<Fr>& cm = c();
-  if (witness.size() != num_cols_)
-    throw std::invalid_argument("witness has " + std::to_string(witness.size()) +
-                                " values, the circuit has " + std::to_string(num_cols_) +
-                                " signals");
-  std::atomic<std::size_t> first{kNone};
-  parallel_for(num_rows_, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t r = begin; r < end && r < first.load(std::memory_order_relaxed); ++r) {
-      if (row_dot(a_, r, witness) * row_dot(b_, r, witness) != row_dot(cm, r, witness)) {
-        record_min(first, r);
-        return;
-      }
-    }
-  });
-  if (first.load() == kNone) return std::nullopt;
-  return first.load();
-}
-
-// ---------------------------------------------------------------------------
 // Builders
 
 template <class Fr>
-Pce<Fr> Pce<Fr>::from_zkey(const ZkeyCoefficients<Fr>& coefficients, std::uint32_t num_public) {
+Pce<Fr> pce_from_zkey(const ZkeyCoefficients<Fr>& coefficients, std::uint32_t num_public) {
   if (std::uint64_t(num_public) + 1 > coefficients.num_vars())
     throw std::invalid_argument("nPublic + 1 = " + std::to_string(std::uint64_t(num_public) + 1) +
                                 " exceeds nVars = " + std::to_string(coefficients.num_vars()));
@@ -264,23 +192,19 @@ Pce<Fr> Pce<Fr>::from_zkey(const ZkeyCoefficients<Fr>& coefficients, std::uint32
     }
   });
 
-  Pce out;
-  out.num_rows_ = max_row.load();
-  out.num_cols_ = coefficients.num_vars();
-  out.num_public_ = num_public;
-  out.domain_size_ = coefficients.domain_size();
-  out.has_c_ = false;
-  Csr<Fr>* ms[2] = {&out.a_, &out.b_};
+  const std::uint32_t num_rows = max_row.load();
+  Csr<Fr> a, b;
+  Csr<Fr>* ms[2] = {&a, &b};
   for (auto* m : ms) {
-    m->num_rows = out.num_rows_;
-    m->num_cols = out.num_cols_;
+    m->num_rows = num_rows;
+    m->num_cols = coefficients.num_vars();
   }
 
   // Pass 2: per-row counts (atomic: rows are shared between chunks).
   std::vector<std::uint32_t> units[2], generals[2];
   for (int k = 0; k < 2; ++k) {
-    units[k].assign(out.num_rows_, 0);
-    generals[k].assign(out.num_rows_, 0);
+    units[k].assign(num_rows, 0);
+    generals[k].assign(num_rows, 0);
   }
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -330,11 +254,11 @@ Pce<Fr> Pce<Fr>::from_zkey(const ZkeyCoefficients<Fr>& coefficients, std::uint32
     fill(0, n);
   }
   for (auto* m : ms) compute_bitmap(*m);
-  return out;
+  return Pce<Fr>(num_public, coefficients.domain_size(), std::move(a), std::move(b), std::nullopt);
 }
 
 template <class Fr>
-Pce<Fr> Pce<Fr>::from_r1cs(const R1cs<Fr>& r1cs) {
+Pce<Fr> pce_from_r1cs(const R1cs<Fr>& r1cs) {
   const std::uint64_t used = std::uint64_t(r1cs.num_constraints) + r1cs.num_public();
   std::uint64_t domain = 1;
   while (domain <= used) domain <<= 1;
@@ -349,18 +273,13 @@ Pce<Fr> Pce<Fr>::from_r1cs(const R1cs<Fr>& r1cs) {
         m->row_offsets.back() != m->cols.size())
       throw std::invalid_argument("R1cs: matrices disagree with num_constraints");
 
-  Pce out;
-  out.num_rows_ = static_cast<std::uint32_t>(used + 1);
-  out.num_cols_ = r1cs.num_wires;
-  out.num_public_ = r1cs.num_public();
-  out.domain_size_ = static_cast<std::uint32_t>(domain);
-  out.has_c_ = true;
-  Csr<Fr>* dst[3] = {&out.a_, &out.b_, &out.c_};
+  Csr<Fr> built[3];
+  Csr<Fr>* dst[3] = {&built[0], &built[1], &built[2]};
   for (int k = 0; k < 3; ++k) {
     Csr<Fr>& m = *dst[k];
     const SparseMatrix<Fr>& s = *src[k];
-    m.num_rows = out.num_rows_;
-    m.num_cols = out.num_cols_;
+    m.num_rows = static_cast<std::uint32_t>(used + 1);
+    m.num_cols = r1cs.num_wires;
     std::vector<std::uint32_t> units(m.num_rows, 0), generals(m.num_rows, 0);
     for (std::uint32_t r = 0; r < r1cs.num_constraints; ++r)
       for (std::uint64_t i = s.row_offsets[r]; i < s.row_offsets[r + 1]; ++i) {
@@ -383,7 +302,8 @@ Pce<Fr> Pce<Fr>::from_r1cs(const R1cs<Fr>& r1cs) {
         place<Fr>(m, r1cs.num_constraints + j, j, nullptr, units, generals);
     compute_bitmap(m);
   }
-  return out;
+  return Pce<Fr>(r1cs.num_public(), static_cast<std::uint32_t>(domain), std::move(built[0]), std::move(built[1]),
+                 std::move(built[2]));
 }
 
 // ---------------------------------------------------------------------------
@@ -423,7 +343,7 @@ std::vector<std::uint8_t> pce_header_and_table(const Pce<Fr>& pce,
                                                const std::vector<std::span<const std::uint8_t>>& arrays) {
   std::vector<std::uint8_t> out(kHeaderBytes + arrays.size() * kTableEntryBytes, 0);
   std::memcpy(out.data(), kMagic, 8);
-  store_u32le(out.data() + 8, Pce<Fr>::kVersion);
+  store_u32le(out.data() + 8, kPceFileVersion);
   store_u32le(out.data() + 12, static_cast<std::uint32_t>(curve_of_scalar_field<Fr>()));
   store_u32le(out.data() + 16, pce.has_c() ? kFlagHasC : 0);
   store_u32le(out.data() + 20, static_cast<std::uint32_t>(pce.num_rows()));
@@ -441,11 +361,17 @@ std::vector<std::uint8_t> pce_header_and_table(const Pce<Fr>& pce,
 }
 }  // namespace
 
+// The matrices of pce in file order.
 template <class Fr>
-std::vector<std::uint8_t> Pce<Fr>::serialize() const {
-  const Csr<Fr>* ms[3] = {&a_, &b_, &c_};
-  auto arrays = array_list(ms, has_c_ ? 3 : 2);
-  auto head = pce_header_and_table(*this, arrays);
+std::vector<std::span<const std::uint8_t>> pce_arrays(const Pce<Fr>& pce) {
+  const Csr<Fr>* ms[3] = {&pce.a(), &pce.b(), pce.has_c() ? &pce.c() : nullptr};
+  return array_list(ms, pce.has_c() ? 3 : 2);
+}
+
+template <class Fr>
+std::vector<std::uint8_t> serialize_pce(const Pce<Fr>& pce) {
+  auto arrays = pce_arrays(pce);
+  auto head = pce_header_and_table(pce, arrays);
   Digest sum = file_checksum(head, arrays);
   std::vector<std::uint8_t> out = head;
   for (const auto& a : arrays) out.insert(out.end(), a.begin(), a.end());
@@ -454,10 +380,9 @@ std::vector<std::uint8_t> Pce<Fr>::serialize() const {
 }
 
 template <class Fr>
-void Pce<Fr>::save(const std::string& path) const {
-  const Csr<Fr>* ms[3] = {&a_, &b_, &c_};
-  auto arrays = array_list(ms, has_c_ ? 3 : 2);
-  auto head = pce_header_and_table(*this, arrays);
+void save_pce(const Pce<Fr>& pce, const std::string& path) {
+  auto arrays = pce_arrays(pce);
+  auto head = pce_header_and_table(pce, arrays);
   Digest sum = file_checksum(head, arrays);
   AtomicFileWriter out(path);
   out.write(head);
@@ -469,9 +394,7 @@ void Pce<Fr>::save(const std::string& path) const {
 namespace {
 
 template <class Fr>
-Pce<Fr> load_from(const Source& src, const std::string& name, bool verify_checksum,
-                  Pce<Fr> (*assemble)(std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
-                                      bool, Csr<Fr>*)) {
+Pce<Fr> load_from(const Source& src, const std::string& name, bool verify_checksum) {
   auto fail = [&](const std::string& what) -> void { throw FormatError(name + ": " + what); };
   const std::uint64_t file_size = src.size();
   if (file_size < kHeaderBytes + kDigestBytes)
@@ -481,8 +404,8 @@ Pce<Fr> load_from(const Source& src, const std::string& name, bool verify_checks
   src.read(0, head.data(), kHeaderBytes);
   if (std::memcmp(head.data(), kMagic, 8) != 0) fail("wrong magic: not a zkfarm PCE file");
   const std::uint32_t version = load_u32le(head.data() + 8);
-  if (version != Pce<Fr>::kVersion)
-    fail("unsupported PCE version: expected " + std::to_string(Pce<Fr>::kVersion) + ", found " +
+  if (version != kPceFileVersion)
+    fail("unsupported PCE version: expected " + std::to_string(kPceFileVersion) + ", found " +
          std::to_string(version));
   const std::uint32_t curve = load_u32le(head.data() + 12);
   constexpr CurveId want = curve_of_scalar_field<Fr>();
@@ -622,46 +545,36 @@ Pce<Fr> load_from(const Source& src, const std::string& name, bool verify_checks
     });
     if (bad_value.load() != kNone)
       fail(mname + ": value " + std::to_string(bad_value.load()) + " is not below the prime");
-    if (bitmap_of(m.cols, num_cols) != m.column_bitmap)
+    if (column_bitmap_of(m.cols, num_cols) != m.column_bitmap)
       fail(mname + ": column bitmap does not match the columns");
   }
-  return assemble(num_rows, num_cols, num_public, domain_size, has_c, ms);
+  std::optional<Csr<Fr>> c;
+  if (has_c) c = std::move(ms[2]);
+  return Pce<Fr>(num_public, domain_size, std::move(ms[0]), std::move(ms[1]), std::move(c));
 }
 
 }  // namespace
 
 template <class Fr>
-Pce<Fr> Pce<Fr>::assemble_loaded(std::uint32_t rows, std::uint32_t cols, std::uint32_t pub,
-                                 std::uint32_t domain, bool has_c, Csr<Fr>* ms) {
-  Pce out;
-  out.num_rows_ = rows;
-  out.num_cols_ = cols;
-  out.num_public_ = pub;
-  out.domain_size_ = domain;
-  out.has_c_ = has_c;
-  out.a_ = std::move(ms[0]);
-  out.b_ = std::move(ms[1]);
-  if (has_c) out.c_ = std::move(ms[2]);
-  return out;
-}
-
-template <class Fr>
-Pce<Fr> Pce<Fr>::load(const std::string& path) {
+Pce<Fr> load_pce(const std::string& path) {
   FdSource src(path);
-  return load_from<Fr>(src, path, true, &Pce<Fr>::assemble_loaded);
+  return load_from<Fr>(src, path, true);
 }
 
 template <class Fr>
-Pce<Fr> Pce<Fr>::parse(std::span<const std::uint8_t> bytes, const std::string& name,
-                       bool verify_checksum) {
+Pce<Fr> parse_pce(std::span<const std::uint8_t> bytes, const std::string& name, bool verify_checksum) {
   MemorySource src(bytes);
-  return load_from<Fr>(src, name, verify_checksum, &Pce<Fr>::assemble_loaded);
+  return load_from<Fr>(src, name, verify_checksum);
 }
 
-template class Pce<Bn254Fr>;
-template class Pce<Bls12381Fr>;
-template void spmv<Bn254Fr>(const Csr<Bn254Fr>&, std::span<const Bn254Fr>, std::span<Bn254Fr>);
-template void spmv<Bls12381Fr>(const Csr<Bls12381Fr>&, std::span<const Bls12381Fr>,
-                               std::span<Bls12381Fr>);
+#define ZKFARM_PCE_FILE_INSTANTIATE(Fr)                                          \
+  template Pce<Fr> pce_from_zkey<Fr>(const ZkeyCoefficients<Fr>&, std::uint32_t); \
+  template Pce<Fr> pce_from_r1cs<Fr>(const R1cs<Fr>&);                           \
+  template void save_pce<Fr>(const Pce<Fr>&, const std::string&);                \
+  template std::vector<std::uint8_t> serialize_pce<Fr>(const Pce<Fr>&);          \
+  template Pce<Fr> load_pce<Fr>(const std::string&);                             \
+  template Pce<Fr> parse_pce<Fr>(std::span<const std::uint8_t>, const std::string&, bool);
+ZKFARM_PCE_FILE_INSTANTIATE(Bn254Fr)
+ZKFARM_PCE_FILE_INSTANTIATE(Bls12381Fr)
 
 }  // namespace zkfarm

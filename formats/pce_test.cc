@@ -55,8 +55,8 @@ void check_fixture(const std::string& prefix) {
   auto zkey = read_zkey<Curve>(fixture(prefix + "_mul.zkey"));
   auto witness = read_wtns<Fr>(fixture(prefix + "_mul.wtns"), r1cs.num_wires);
 
-  auto from_r1cs = Pce<Fr>::from_r1cs(r1cs);
-  auto from_zkey = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+  auto from_r1cs = pce_from_r1cs(r1cs);
+  auto from_zkey = pce_from_zkey(zkey.coefficients, zkey.num_public);
   EXPECT_EQ(from_r1cs.num_rows(), 3u + 3u + 1u);
   EXPECT_EQ(from_r1cs.num_cols(), 7u);
   EXPECT_EQ(from_r1cs.domain_size(), zkey.domain_size);
@@ -93,11 +93,11 @@ void check_fixture(const std::string& prefix) {
   // Save / load / parse round trips, for both builds.
   for (const auto* pce : {&from_r1cs, &from_zkey}) {
     std::string path = testing::temp_path("x.pce");
-    pce->save(path);
-    EXPECT_EQ(Pce<Fr>::load(path), *pce);
+    save_pce(*pce, path);
+    EXPECT_EQ(load_pce<Fr>(path), *pce);
     auto bytes = testing::read_file(path);
-    EXPECT_EQ(bytes, pce->serialize());
-    EXPECT_EQ(Pce<Fr>::parse(bytes, "mem"), *pce);
+    EXPECT_EQ(bytes, serialize_pce(*pce));
+    EXPECT_EQ(parse_pce<Fr>(bytes, "mem"), *pce);
     std::remove(path.c_str());
   }
 }
@@ -106,7 +106,7 @@ TEST(Pce, Bn254Fixture) { check_fixture<Bn254>("bn128"); }
 TEST(Pce, Bls12381Fixture) { check_fixture<Bls12381>("bls12381"); }
 
 TEST(Pce, UnitCoefficientsStoreNoValue) {
-  auto pce = Pce<Bn254Fr>::from_r1cs(read_r1cs<Bn254Fr>(fixture("bn128_mul.r1cs")));
+  auto pce = pce_from_r1cs(read_r1cs<Bn254Fr>(fixture("bn128_mul.r1cs")));
   const auto& a = pce.a();
   EXPECT_GT(a.num_units(), 0u);
   EXPECT_EQ(a.num_units() + a.values.size(), a.nnz());
@@ -153,7 +153,7 @@ R1cs<Bn254Fr> random_r1cs(std::uint32_t constraints, std::uint32_t wires, std::u
 
 TEST(Pce, LargeRandomMatchesReferenceAndZkeyOrder) {
   const auto r1cs = random_r1cs(20000, 5000, 7);
-  const auto pce = Pce<Bn254Fr>::from_r1cs(r1cs);
+  const auto pce = pce_from_r1cs(r1cs);
   std::mt19937_64 rng(11);
   std::vector<Bn254Fr> w(r1cs.num_wires);
   for (auto& x : w) x = Bn254Fr::from_u64(rng());
@@ -186,7 +186,7 @@ TEST(Pce, LargeRandomMatchesReferenceAndZkeyOrder) {
     }
     auto file = FileBytes::adopt(std::move(body), "coefficients");
     ZkeyCoefficients<Bn254Fr> view(file, file->bytes(), "coefficients", r1cs.num_wires, pce.domain_size());
-    return Pce<Bn254Fr>::from_zkey(view, r1cs.num_public());
+    return pce_from_zkey(view, r1cs.num_public());
   };
   auto sorted = build(coefficients);
   EXPECT_EQ(sorted.a().row_offsets, pce.a().row_offsets);
@@ -200,60 +200,60 @@ TEST(Pce, LargeRandomMatchesReferenceAndZkeyOrder) {
   EXPECT_EQ(entries(shuffled.a()), entries(pce.a()));
   EXPECT_EQ(entries(shuffled.b()), entries(pce.b()));
 
-  auto bytes = pce.serialize();
-  EXPECT_EQ(Pce<Bn254Fr>::parse(bytes, "big"), pce);
+  auto bytes = serialize_pce(pce);
+  EXPECT_EQ(parse_pce<Bn254Fr>(bytes, "big"), pce);
 }
 
 TEST(Pce, CorruptFilesFail) {
-  const auto pce = Pce<Bn254Fr>::from_r1cs(random_r1cs(300, 100, 3));
-  const auto bytes = pce.serialize();
+  const auto pce = pce_from_r1cs(random_r1cs(300, 100, 3));
+  const auto bytes = serialize_pce(pce);
   // Every prefix.
   for (std::size_t n = 0; n < bytes.size(); n += 7) {
     std::vector<std::uint8_t> prefix(bytes.begin(), bytes.begin() + n);
-    EXPECT_THROW(Pce<Bn254Fr>::parse(prefix, "t"), FormatError) << n;
+    EXPECT_THROW(parse_pce<Bn254Fr>(prefix, "t"), FormatError) << n;
   }
   // Any flipped byte breaks the checksum (or an earlier check).
   for (std::size_t i = 0; i < bytes.size(); i += 13) {
     auto b = bytes;
     b[i] ^= 0x20;
-    EXPECT_THROW(Pce<Bn254Fr>::parse(b, "t"), FormatError) << i;
+    EXPECT_THROW(parse_pce<Bn254Fr>(b, "t"), FormatError) << i;
     // With the checksum off, structure checks still hold: never anything but FormatError.
     try {
-      Pce<Bn254Fr>::parse(b, "t", false);
+      parse_pce<Bn254Fr>(b, "t", false);
     } catch (const FormatError&) {
     }
   }
   auto b = bytes;
   b[bytes.size() - 100] ^= 1;
-  std::string msg = format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce"); });
+  std::string msg = format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce"); });
   EXPECT_NE(msg.find("c.pce: checksum mismatch"), std::string::npos) << msg;
-  msg = format_error_of([&] { Pce<Bls12381Fr>::parse(bytes, "c.pce"); });
+  msg = format_error_of([&] { parse_pce<Bls12381Fr>(bytes, "c.pce"); });
   EXPECT_NE(msg.find("PCE is for curve id 1 (BN254), expected 2 (BLS12-381)"), std::string::npos) << msg;
   b = bytes;
   b[8] = 2;
-  msg = format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce"); });
+  msg = format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce"); });
   EXPECT_NE(msg.find("unsupported PCE version: expected 1, found 2"), std::string::npos) << msg;
   b = bytes;
   b[0] = 'X';
-  EXPECT_NE(format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce"); }).find("wrong magic"), std::string::npos);
+  EXPECT_NE(format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce"); }).find("wrong magic"), std::string::npos);
   // A lying array length (A.cols claims 2^40 bytes).
   b = bytes;
   store_u64le(b.data() + 64 + 2 * 16 + 8, std::uint64_t(1) << 40);
-  msg = format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce"); });
+  msg = format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce"); });
   EXPECT_NE(msg.find("A.cols: 1099511627776 bytes"), std::string::npos) << msg;
   // num_rows huge: row_offsets length no longer matches.
   b = bytes;
   store_u32le(b.data() + 20, 0x7fffffff);
   store_u32le(b.data() + 32, 0x80000000);
-  msg = format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce"); });
+  msg = format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce"); });
   EXPECT_NE(msg.find("A.row_offsets: expected 17179869184 bytes"), std::string::npos) << msg;
   // A column out of range with a recomputed checksum is caught by the structure check.
   b = bytes;
   const std::uint64_t cols_at = load_u64le(b.data() + 64 + 2 * 16);
   store_u32le(b.data() + cols_at, 100);
-  msg = format_error_of([&] { Pce<Bn254Fr>::parse(b, "c.pce", false); });
+  msg = format_error_of([&] { parse_pce<Bn254Fr>(b, "c.pce", false); });
   EXPECT_NE(msg.find("A: entry 0 has column 100, not below num_cols = 100"), std::string::npos) << msg;
-  EXPECT_THROW(Pce<Bn254Fr>::load("/nonexistent/x.pce"), FormatError);
+  EXPECT_THROW(load_pce<Bn254Fr>("/nonexistent/x.pce"), FormatError);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ void run(const std::shared_ptr<const zkfarm::FileBytes>& file) {
   using Fr = typename Curve::Fr;
   try {
     auto z = zkfarm::parse_zkey<Curve>(file, {.validate_coefficients = true, .validate_points = true});
-    auto pce = zkfarm::Pce<Fr>::from_zkey(z.coefficients, z.num_public);
+    auto pce = pce_from_zkey(z.coefficients, z.num_public);
     if (pce.num_rows() > z.domain_size) std::abort();
     std::vector<zkfarm::ZkeyCoefficient<Fr>> coefficients;
     for (std::size_t i = 0; i < z.coefficients.size(); ++i) coefficients.push_back(z.coefficients[i]);

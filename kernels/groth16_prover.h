@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/pce.h"
+#include "kernels/pce.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_types.h"
 #include "kernels/msm.h"

@@ -19,7 +19,7 @@
 #include "kernels/groth16_verifier.h"
 #include "kernels/random.h"
 #include "kernels/stopwatch.h"
-#include "kernels/synthetic_circuit.h"  // splitmix64
+#include "kernels/prng.h"  // splitmix64
 #include "prover/cpu_engine.h"
 #include "prover/cuda_engine.h"
 #include "prover/engine.h"
@@ -77,14 +77,14 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
   Zkey<Curve> zkey = parse_zkey<Curve>(zkey_file, options);
   Pce<Fr> pce;
   if (!source.pce_path.empty()) {
-    pce = Pce<Fr>::load(source.pce_path);
+    pce = load_pce<Fr>(source.pce_path);
   } else if (!source.r1cs_path.empty()) {
     const R1cs<Fr> r1cs = read_r1cs<Fr>(source.r1cs_path);
     if (r1cs.num_wires != zkey.num_vars)
       throw Error(ErrorKind::kBadCircuit, source.r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
                                               " wires but " + source.zkey_path + " has " +
                                               std::to_string(zkey.num_vars) + " signals");
-    pce = Pce<Fr>::from_r1cs(r1cs);
+    pce = pce_from_r1cs(r1cs);
   } else {
     pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
   }

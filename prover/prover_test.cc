@@ -27,7 +27,7 @@
 #include "formats/wtns.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_verifier.h"
-#include "kernels/synthetic_circuit.h"
+#include "circuits/synthetic_circuit.h"
 #include "prover/prover_error.h"
 #include "prover/wire_code.h"
 
@@ -93,7 +93,7 @@ TYPED_TEST(ProverTest, ProofsFromEveryPceSourceVerifyWithSnarkjsKey) {
   using Curve = TypeParam;
   using Fr = typename Curve::Fr;
   const std::string pce_path = temp_path("mul.pce");
-  Pce<Fr>::from_r1cs(read_r1cs<Fr>(this->r1cs())).save(pce_path);
+  save_pce(pce_from_r1cs(read_r1cs<Fr>(this->r1cs())), pce_path);
   const auto vk = read_verification_key<Curve>(fixture(stem<Curve>() + "_verification_key.json"));
   const auto expected_public = read_public_signals<Fr>(fixture(stem<Curve>() + "_public.json"));
   const CircuitSource sources[] = {{this->zkey(), "", ""}, {this->zkey(), "", this->r1cs()}, {this->zkey(), pce_path, ""}};
@@ -210,7 +210,7 @@ TYPED_TEST(ProverTest, BrokenOrMismatchedCircuitFilesAreBadCircuit) {
   options.num_constraints = 64;
   options.num_public = 2;
   const std::string pce_path = temp_path("other.pce");
-  Pce<Fr>::from_r1cs(SyntheticCircuit<Fr>(options).to_r1cs()).save(pce_path);
+  save_pce(pce_from_r1cs(SyntheticCircuit<Fr>(options).to_r1cs()), pce_path);
   EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }, &message), ErrorKind::kBadCircuit);
   EXPECT_NE(message.find("columns but the key has"), std::string::npos) << message;
   // A PCE file with a flipped byte fails its checksum.

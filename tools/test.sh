@@ -5,6 +5,7 @@
 #
 # First tools/install_deps.sh (root only needed when a Debian package is
 # missing), then the suites, in order; a failing suite does not stop the next:
+#   layers      tools/check_layers.sh --quiet (no #include goes up a layer, no cycle)
 #   bazel       bazel test //... --keep_going (unit tests; .bazelrc filters tag gpu;
 #               CUDA kernels nothing on the CPU side needs are not compiled)
 #   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device":
@@ -130,6 +131,7 @@ if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   summary+=("deps: $((SECONDS - deps_started)) s")
 fi
 
+suite layers tools/check_layers.sh --quiet
 suite bazel bazel_tests
 suite cuda-probe cuda_probe
 suite interop tests/interop/run_interop.sh

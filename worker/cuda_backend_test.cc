@@ -26,9 +26,9 @@ TEST(CudaProver, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device 
 #include "formats/zkey.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/curves.h"
-#include "kernels/groth16_setup.h"
+#include "circuits/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
-#include "kernels/synthetic_circuit.h"
+#include "circuits/synthetic_circuit.h"
 #include "prover/prover.h"
 
 namespace zkfarm::prover {
@@ -64,7 +64,7 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
       r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
   const std::string dir = temp_dir();
   write_zkey<Curve>(dir + "/c.zkey", key.write_input());
-  Pce<Fr>::from_r1cs(r1cs).save(dir + "/c.pce");
+  save_pce(pce_from_r1cs(r1cs), dir + "/c.pce");
   std::vector<Fr> witness = circuit.witness();
 
   auto prover = Prover::cuda(0);

@@ -15,7 +15,7 @@
 
 #include "kernels/cuda/fixed_base_kernels.cuh"
 #include "kernels/curves.h"
-#include "kernels/synthetic_circuit.h"  // Xoshiro256
+#include "kernels/prng.h"
 
 namespace zkfarm::cuda {
 namespace {

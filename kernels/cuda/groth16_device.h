@@ -2,7 +2,7 @@
 // prover (kernels/groth16_prover.h) for the same witness and r, s.
 //
 // Resident state: a DeviceProvingKey (device_key.h) and a DevicePce (A, B
-// and optionally C of formats/pce.h, uploaded once per circuit). Per proof
+// and optionally C of kernels/pce.h, uploaded once per circuit). Per proof
 // only the witness moves: device_prove() reads top to bottom as the CPU
 // prover does:
 //   1. host checks (witness length, w[0] = 1, key and PCE sizes);
@@ -48,7 +48,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "formats/pce.h"
+#include "kernels/pce.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/device_key.h"
 #include "kernels/cuda/groth16_kernels.h"
@@ -62,7 +62,7 @@
 
 namespace zkfarm::cuda {
 
-// One CSR matrix of a PCE in device memory (layout of formats/pce.h's Csr),
+// One CSR matrix of a PCE in device memory (layout of kernels/pce.h's Csr),
 // or, under a memory budget that cannot hold it (upload_host), in
 // page-locked host memory that the SpMV kernels read over PCIe.
 template <class Fr>

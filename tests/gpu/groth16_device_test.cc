@@ -32,10 +32,10 @@ TEST(Groth16Device, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA devi
 #include "kernels/cuda/resident_cache.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
-#include "kernels/groth16_setup.h"
+#include "circuits/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/random.h"
-#include "kernels/synthetic_circuit.h"
+#include "circuits/synthetic_circuit.h"
 
 namespace zkfarm::cuda {
 namespace {
@@ -87,10 +87,10 @@ struct Fixture {
     setup_options.seed = 9;
     const std::uint32_t n = groth16_domain_size(r1cs.num_constraints, r1cs.num_public());
     key = groth16_setup<Curve>(r1cs, sample_toxic_waste<Fr>(n, setup_options));
-    pce_r1cs = Pce<Fr>::from_r1cs(r1cs);
+    pce_r1cs = pce_from_r1cs(r1cs);
     std::vector<std::uint8_t> image = serialize_zkey<Curve>(key.write_input());
     auto zkey = parse_zkey<Curve>(FileBytes::adopt(std::move(image), "test.zkey"));
-    pce_zkey = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+    pce_zkey = pce_from_zkey(zkey.coefficients, zkey.num_public);
     const cudaStream_t stream = context()->stream(0);
     device_key = DeviceProvingKey<Curve>::upload(key.proving_key(), stream);
     device_pce_r1cs = DevicePce<Fr>::upload(pce_r1cs, stream);

@@ -55,14 +55,14 @@ int main() {
 #include "kernels/cuda/groth16_device.h"
 #include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/msm.h"
-#include "kernels/cuda/setup_device.h"
+#include "circuits/setup_device.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
-#include "kernels/groth16_setup.h"
+#include "circuits/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/parallel.h"
 #include "kernels/stopwatch.h"
-#include "kernels/synthetic_circuit.h"
+#include "circuits/synthetic_circuit.h"
 
 
 namespace zkfarm::cuda {
@@ -182,7 +182,7 @@ Prepared<Curve> prepare(const DeviceContext& ctx, std::uint64_t constraints) {
     R1cs<Fr> r1cs = parallel_r1cs(circuit);
     std::snprintf(note, sizeof note, "nnz A %zu B %zu C %zu", r1cs.a.nnz(), r1cs.b.nnz(), r1cs.c.nnz());
     stage("r1cs (all cores)", clock.lap(), ctx, note);
-    p.pce = Pce<Fr>::from_r1cs(r1cs);
+    p.pce = pce_from_r1cs(r1cs);
   }
   stage("pce (Pce::from_r1cs)", clock.lap(), ctx);
   Groth16SetupOptions setup_options;

@@ -1,4 +1,4 @@
-// setup_device_test -- the GPU setup (kernels/cuda/setup_device.h) makes the
+// setup_device_test -- the GPU setup (circuits/setup_device.h) makes the
 // CPU setup's key byte for byte, and the fixed-base multiplication under it
 // (kernels/cuda/fixed_base.h) equals scalar_mul on edge-case scalars, small
 // windows and batches that split the input.
@@ -28,10 +28,10 @@ TEST(SetupDevice, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device
 #include "formats/zkey.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/fixed_base.h"
-#include "kernels/cuda/setup_device.h"
+#include "circuits/setup_device.h"
 #include "kernels/curves.h"
-#include "kernels/groth16_setup.h"
-#include "kernels/synthetic_circuit.h"
+#include "circuits/groth16_setup.h"
+#include "circuits/synthetic_circuit.h"
 #include "tests/gpu/test_inputs.h"
 
 namespace zkfarm::cuda {

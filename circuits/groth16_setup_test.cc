@@ -3,7 +3,7 @@
 // pairing checks that need no secrets, match snarkjs's layout (coefficients
 // byte for byte against a `snarkjs groth16 setup` fixture), and prove and
 // verify end to end with the prover.
-#include "kernels/groth16_setup.h"
+#include "circuits/groth16_setup.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -184,7 +184,7 @@ TYPED_TEST(Groth16SetupTest, ProveAndVerifyEndToEnd) {
       circuit, sample_toxic_waste<Fr>(groth16_domain_size(2000, 328), options));
   std::vector<std::uint8_t> bytes;
   const Zkey<Curve> zkey = round_trip(key, bytes);
-  const auto pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+  const auto pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
   const auto witness = circuit.witness();
   const auto proof = groth16_prove<Curve>(proving_key_from_zkey(zkey), pce, std::span<const Fr>(witness));
   std::vector<Fr> public_inputs(witness.begin() + 1, witness.begin() + 1 + 328);
@@ -196,7 +196,7 @@ TYPED_TEST(Groth16SetupTest, ProveAndVerifyEndToEnd) {
   EXPECT_EQ(key.verifying_key().ic, vk.ic);
 
   // With the .r1cs-built PCE (which has C) the prover checks the witness.
-  const auto pce_r1cs = Pce<Fr>::from_r1cs(circuit.to_r1cs());
+  const auto pce_r1cs = pce_from_r1cs(circuit.to_r1cs());
   auto bad_witness = witness;
   bad_witness[1 + 328 + 5] += Fr::one();  // the private copy of public input 5
   EXPECT_THROW(groth16_prove<Curve>(proving_key_from_zkey(zkey), pce_r1cs, std::span<const Fr>(bad_witness)),
@@ -303,7 +303,7 @@ TYPED_TEST(Groth16SetupTest, MatchesSnarkjsSetupOfTheFixture) {
   same_infinities(ours.h.span(), theirs.h.span(), "H");
 
   const auto witness = read_wtns<Fr>(fixture(name + "_mul.wtns"), ours.num_vars);
-  const auto pce = Pce<Fr>::from_r1cs(read_r1cs<Fr>(fixture(name + "_mul.r1cs")));
+  const auto pce = pce_from_r1cs(read_r1cs<Fr>(fixture(name + "_mul.r1cs")));
   const auto proof = groth16_prove<Curve>(proving_key_from_zkey(ours), pce, std::span<const Fr>(witness));
   std::vector<Fr> public_inputs(witness.begin() + 1, witness.begin() + 1 + ours.num_public);
   EXPECT_TRUE(groth16_verify<Curve>(ours.verifying_key(), std::span<const Fr>(public_inputs), proof));

@@ -6,12 +6,12 @@
 
 #include <vector>
 
+#include "circuits/groth16_setup.h"
+#include "circuits/synthetic_circuit.h"
 #include "formats/pce.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
-#include "kernels/groth16_setup.h"
 #include "kernels/groth16_verifier.h"
-#include "kernels/synthetic_circuit.h"
 
 namespace zkfarm {
 namespace {
@@ -33,7 +33,7 @@ class Groth16ProverTest : public ::testing::Test {
     setup_options.seed = 9;
     const std::uint32_t n = groth16_domain_size(r1cs_.num_constraints, r1cs_.num_public());
     key_ = groth16_setup<Curve>(r1cs_, sample_toxic_waste<Fr>(n, setup_options));
-    pce_from_r1cs_ = Pce<Fr>::from_r1cs(r1cs_);
+    pce_from_r1cs_ = pce_from_r1cs(r1cs_);
   }
 
   std::vector<Fr> public_inputs(const std::vector<Fr>& witness) const {
@@ -84,7 +84,7 @@ TYPED_TEST(Groth16ProverTest, ZkeyPceGivesTheSameProofAsR1csPce) {
   const auto input = this->key_.write_input();
   std::vector<std::uint8_t> image = serialize_zkey<TypeParam>(input);
   auto zkey = parse_zkey<TypeParam>(FileBytes::adopt(std::move(image), "test.zkey"));
-  auto pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+  auto pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
   ProveOptions<Fr> options;
   options.r = Fr::from_u64(3);
   options.s = Fr::from_u64(4);

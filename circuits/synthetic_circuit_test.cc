@@ -1,7 +1,7 @@
 // synthetic_circuit_test.cc -- the synthetic PoRep-profile circuits are
 // satisfiable, deterministic, shaped like a PoRep partition and written as
 // files that our readers (and therefore snarkjs's layout) accept.
-#include "kernels/synthetic_circuit.h"
+#include "circuits/synthetic_circuit.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// setup_device.h -- the TEST-ONLY Groth16 setup (kernels/groth16_setup.h)
+// setup_device.h -- the TEST-ONLY Groth16 setup (circuits/groth16_setup.h)
 // with its curve arithmetic on the GPU: keys for PoRep-scale circuits
 // (~130M constraints, ~75 GB of BLS12-381 points) made in seconds, straight
 // into device memory, never held on the host.
@@ -27,8 +27,8 @@
 // 2 GB for G2 at the default batch). Errors: DeviceOutOfMemory when the key does not fit,
 // CudaError from the runtime, std::invalid_argument for inconsistent
 // scalars. Synchronous: returns once the key is complete on the device.
-#ifndef ZKFARM_KERNELS_CUDA_SETUP_DEVICE_H_
-#define ZKFARM_KERNELS_CUDA_SETUP_DEVICE_H_
+#ifndef ZKFARM_CIRCUITS_SETUP_DEVICE_H_
+#define ZKFARM_CIRCUITS_SETUP_DEVICE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -38,10 +38,10 @@
 #include <utility>
 #include <vector>
 
+#include "circuits/groth16_setup.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/device_key.h"
 #include "kernels/cuda/fixed_base.h"
-#include "kernels/groth16_setup.h"
 
 namespace zkfarm::cuda {
 
@@ -235,4 +235,4 @@ inline DeviceSetupReport run_setup_device(const std::string& r1cs_path, const st
 
 }  // namespace zkfarm::cuda
 
-#endif  // ZKFARM_KERNELS_CUDA_SETUP_DEVICE_H_
+#endif  // ZKFARM_CIRCUITS_SETUP_DEVICE_H_

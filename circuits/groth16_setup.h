@@ -26,7 +26,7 @@
 //     "odd-index Lagrange points of the 2n domain", L^(2n)_(2i+1)(tau)/delta;
 //   * coefficients stored as c*R^2 mod r (ZkeyCoefficients::encode_value).
 // The scalars (groth16_setup_scalars) are computed first and are shared with
-// the GPU setup (kernels/cuda/setup_device.h); here every point then goes
+// the GPU setup (circuits/setup_device.h); here every point then goes
 // through a FixedBaseTable (msm.h), on all cores.
 // Section 10 holds a zero circuit hash and no contributions (the hash is a
 // transcript of a powers-of-tau phase we do not have; snarkjs's prover and
@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "circuits/synthetic_circuit.h"
 #include "formats/binfile.h"
 #include "formats/curve_id.h"
 #include "formats/r1cs.h"
@@ -67,7 +68,6 @@
 #include "kernels/parallel.h"
 #include "kernels/random.h"
 #include "kernels/stopwatch.h"
-#include "kernels/synthetic_circuit.h"
 
 namespace zkfarm {
 
@@ -257,7 +257,7 @@ ToxicWaste<Fr> sample_toxic_waste(std::uint32_t domain_size, const Groth16SetupO
 
 // Every point of a key is [scalar] of a generator: these are the scalars,
 // before any curve arithmetic. groth16_setup_from() multiplies them on the
-// CPU, the GPU setup (kernels/cuda/setup_device.h) on the device; both start
+// CPU, the GPU setup (circuits/setup_device.h) on the device; both start
 // from the same Groth16SetupScalars, so their keys are byte-identical.
 template <class Fr>
 struct Groth16SetupScalars {
