@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/digest.h"
 #include "cluster/artifacts.h"
 
 namespace zkfarm {

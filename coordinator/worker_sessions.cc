@@ -12,16 +12,6 @@ namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-std::string printable(const std::string& s) {
-  std::string out;
-  for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
-  return out;
-}
-
-}  // namespace
-
 JobErrorCode job_error_from_wire(wire::ErrorCode code) {
   switch (code) {
     case wire::ErrorCode::UNKNOWN: return JobErrorCode::kUnknown;

@@ -86,7 +86,7 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
                                               std::to_string(zkey.num_vars) + " signals");
     pce = pce_from_r1cs(r1cs);
   } else {
-    pce = Pce<Fr>::from_zkey(zkey.coefficients, zkey.num_public);
+    pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
   }
   if (pce.num_cols() != zkey.num_vars)
     throw Error(ErrorKind::kBadCircuit, (source.pce_path.empty() ? source.zkey_path : source.pce_path) +

@@ -38,11 +38,11 @@ kernels/cuda
 formats
 circuits
 schema monitoring/metrics
-cluster
+cluster prover
 worker coordinator
 cli
 bench tests/cluster tests/gpu
-tests/monitoring
+tests/monitoring tests/status
 '
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
