@@ -117,24 +117,11 @@ farm::FarmOptions farm_options(const Args& args) {
   return options;
 }
 
-// "file://" URL of a local path: absolute, with bytes outside the unreserved
-// set percent-encoded (parse_witness_url decodes them again).
-std::string file_url(const std::string& path) {
+// The "file://" URL of a local witness file (made absolute), for the job.
+std::string witness_file_url(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw InputError(path + ": no such witness file");
-  const std::string absolute = fs::absolute(path).lexically_normal().string();
-  static const char* kHex = "0123456789ABCDEF";
-  std::string url = "file://";
-  for (unsigned char c : absolute) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
-      url += static_cast<char>(c);
-    } else {
-      url += '%';
-      url += kHex[c >> 4];
-      url += kHex[c & 15];
-    }
-  }
-  return url;
+  return zkfarm::file_url(fs::absolute(path).lexically_normal().string());
 }
 
 std::string not_found(const std::string& id) {
@@ -334,7 +321,7 @@ int run_submit(const std::vector<std::string>& argv) {
           job["partitions"].push_back(
               {{"witness_base64", base64_encode(std::vector<std::uint8_t>(bytes.begin(), bytes.end()))}});
         } else {
-          job["partitions"].push_back({{"witness", file_url(w)}});
+          job["partitions"].push_back({{"witness", witness_file_url(w)}});
         }
       }
       job_text = job.dump();

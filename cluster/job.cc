@@ -117,6 +117,25 @@ std::string WitnessRef::describe() const {
   return "?";
 }
 
+std::string file_url(const std::string& absolute_path) {
+  // Everything that would break the URL form, and every byte above 0x7e: a
+  // decoded path may hold bytes that are not UTF-8 (%ba), which the JSON
+  // text cannot carry raw (found by job_fuzz).
+  static const char* kHex = "0123456789ABCDEF";
+  std::string url = "file://";
+  for (char c : absolute_path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '%' || c == ' ' || byte < 0x20 || byte >= 0x7f) {
+      url += '%';
+      url += kHex[byte >> 4];
+      url += kHex[byte & 15];
+    } else {
+      url += c;
+    }
+  }
+  return url;
+}
+
 WitnessRef parse_witness_url(std::string_view url, const std::string& field) {
   WitnessRef ref;
   if (url.rfind("file://", 0) == 0) {
@@ -329,22 +348,7 @@ std::string JobSpec::to_json() const {
     const std::size_t before = parts.size();
     switch (p.kind) {
       case WitnessRef::Kind::kFile: {
-        // Percent-encode what would break the URL form, and every byte above
-        // 0x7f: a decoded path may hold bytes that are not UTF-8 (%ba), which
-        // the JSON text cannot carry raw (found by job_fuzz).
-        std::string url = "file://";
-        for (char c : p.location) {
-          const auto byte = static_cast<unsigned char>(c);
-          if (c == '%' || c == ' ' || byte < 0x20 || byte >= 0x7f) {
-            static const char* kHex = "0123456789ABCDEF";
-            url += '%';
-            url += kHex[static_cast<unsigned char>(c) >> 4];
-            url += kHex[static_cast<unsigned char>(c) & 15];
-          } else {
-            url += c;
-          }
-        }
-        parts.push_back({{"witness", url}});
+        parts.push_back({{"witness", file_url(p.location)}});
         break;
       }
       case WitnessRef::Kind::kRedis: parts.push_back({{"witness", "redis://" + p.location}}); break;

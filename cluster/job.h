@@ -80,6 +80,11 @@ struct WitnessRef {
   std::string describe() const;
 };
 
+// "file://" + absolute_path, percent-encoding '%', ' ', control bytes and
+// every byte above 0x7e (a path need not be UTF-8; the job's JSON must be).
+// parse_witness_url decodes it again.
+std::string file_url(const std::string& absolute_path);
+
 // Parses "file:///abs/path" (percent-decoded; host must be empty or
 // "localhost"), "redis://key" or "http(s)://host/path?query" (kept as given).
 // Throws JobError naming `field`.

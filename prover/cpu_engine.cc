@@ -23,7 +23,9 @@ std::string host_uuid() {
   return "cpu-" + (id.empty() ? std::string(host) : id);
 }
 
-class CpuEngine final : public Engine {
+class CpuEngine final : public EngineOf<CpuEngine> {
+  friend class EngineOf<CpuEngine>;
+
  public:
   CpuEngine() {
     device_.ordinal = -1;
@@ -34,14 +36,6 @@ class CpuEngine final : public Engine {
     device_.summary = device_.name;
   }
   Device device() const override { return device_; }
-  Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
-                            const ProveOptions<Bn254::Fr>& options, Timings* timings) override {
-    return run(circuit, witness, options, timings);
-  }
-  Groth16Proof<Bls12381> prove(const CircuitOf<Bls12381>& circuit, std::span<const Bls12381::Fr> witness,
-                               const ProveOptions<Bls12381::Fr>& options, Timings* timings) override {
-    return run(circuit, witness, options, timings);
-  }
 
  private:
   template <class Curve>

@@ -125,7 +125,9 @@ auto device_guarded(const std::string& what, Body&& body) {
   }
 }
 
-class CudaEngine final : public Engine {
+class CudaEngine final : public EngineOf<CudaEngine> {
+  friend class EngineOf<CudaEngine>;
+
  public:
   CudaEngine(int ordinal, std::size_t budget)
       : state_(device_guarded("opening CUDA device " + std::to_string(ordinal),
@@ -169,14 +171,6 @@ class CudaEngine final : public Engine {
     });
   }
 
-  Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
-                            const ProveOptions<Bn254::Fr>& options, Timings* timings) override {
-    return run(circuit, witness, options, timings);
-  }
-  Groth16Proof<Bls12381> prove(const CircuitOf<Bls12381>& circuit, std::span<const Bls12381::Fr> witness,
-                               const ProveOptions<Bls12381::Fr>& options, Timings* timings) override {
-    return run(circuit, witness, options, timings);
-  }
 
  private:
   template <class Curve>

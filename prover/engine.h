@@ -58,4 +58,20 @@ class Engine {
                                        const ProveOptions<Bls12381::Fr>& options, Timings* timings) = 0;
 };
 
+// An engine whose proof is one template for both curves,
+// `Derived::run<Curve>(circuit, witness, options, timings)`: the per-curve
+// overrides, written once. Derived befriends EngineOf<Derived> if run is private.
+template <class Derived>
+class EngineOf : public Engine {
+ public:
+  Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
+                            const ProveOptions<Bn254::Fr>& options, Timings* timings) final {
+    return static_cast<Derived*>(this)->run(circuit, witness, options, timings);
+  }
+  Groth16Proof<Bls12381> prove(const CircuitOf<Bls12381>& circuit, std::span<const Bls12381::Fr> witness,
+                               const ProveOptions<Bls12381::Fr>& options, Timings* timings) final {
+    return static_cast<Derived*>(this)->run(circuit, witness, options, timings);
+  }
+};
+
 }  // namespace zkfarm::prover
