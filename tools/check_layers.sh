@@ -36,7 +36,7 @@ tests/harness
 kernels
 kernels/cuda
 formats
-circuits
+circuits witgen
 schema monitoring/metrics
 cluster prover
 worker coordinator

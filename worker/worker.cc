@@ -8,6 +8,7 @@
 #include <random>
 #include <variant>
 
+#include "base/digest.h"
 #include "cluster/artifacts.h"
 #include "cluster/curve_keys.h"
 #include "cluster/groth16_glue.h"
