@@ -17,7 +17,7 @@
 
 namespace zkfarm::cuda {
 
-// A CSR matrix in device memory, laid out as formats/pce.h's Csr: row r's
+// A CSR matrix in device memory, laid out as kernels/pce.h's Csr: row r's
 // entries are cols[row_offsets[r] .. row_offsets[r+1]); the last
 // general_offsets[r+1] - general_offsets[r] of them carry the coefficients
 // values[general_offsets[r] ..], the others have coefficient 1.
