@@ -286,7 +286,7 @@ int run_submit(const std::vector<std::string>& argv) {
                              std::to_string(kMaxInputBytes) + " bytes");
           json input;
           try {
-            input = json::parse(read_text_file(w));
+            input = json::parse(read_file(w));
           } catch (const json::parse_error& e) {
             throw InputError(w + ": not JSON: " + e.what());
           }
