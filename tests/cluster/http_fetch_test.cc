@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "tests/cluster/harness.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm::testing {
 namespace {
