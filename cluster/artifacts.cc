@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/digest.h"
 #include "formats/wtns.h"
 
 namespace zkfarm {
