@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/defaults.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "monitoring/metrics/metrics.h"
@@ -32,8 +33,8 @@
 namespace zkfarm {
 
 struct StatusPageConfig {
-  std::string redis_url = "redis://127.0.0.1:6379";
-  std::string key_prefix = "zkfarm:";
+  std::string redis_url = kDefaultRedisUrl;
+  std::string key_prefix = kDefaultKeyPrefix;
   std::string coordinator_id;  // shown as "served by"
   // Non-empty: every request needs "Authorization: Bearer <token>" or HTTP
   // basic auth with the token as password (any user name); else 401.

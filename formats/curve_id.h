@@ -83,6 +83,24 @@ inline std::string unsupported_base_prime_message(std::span<const std::uint8_t> 
          ", or of BLS12-381, " + Bls12381Fq::kModulus.to_decimal() + ")";
 }
 
+// Reads the field header that opens circom's .r1cs and .wtns header
+// sections: n8 (u32) and the prime (n8 bytes), through a SectionReader
+// (formats/binfile.h). Returns the curve whose scalar field the prime is;
+// fails through the reader unless it is BN254's or BLS12-381's with n8 = 32.
+template <class SectionReader>
+CurveId read_scalar_field(SectionReader& in) {
+  const std::uint32_t n8 = in.u32("n8");
+  if (n8 == 0 || n8 % 8 != 0 || n8 > 64)
+    in.fail("n8 must be a positive multiple of 8 up to 64, found " + std::to_string(n8));
+  const auto prime = in.bytes(n8, "the prime");
+  const auto curve = curve_from_scalar_prime(prime);
+  if (!curve) in.fail(unsupported_scalar_prime_message(prime));
+  if (n8 != 32)
+    in.fail("n8 for the " + std::string(curve_display_name(*curve)) + " scalar field must be 32, found " +
+            std::to_string(n8));
+  return *curve;
+}
+
 // Scalar field prime of a curve, in decimal.
 inline std::string scalar_prime_decimal(CurveId id) {
   return id == CurveId::kBn254 ? Bn254Fr::kModulus.to_decimal() : Bls12381Fr::kModulus.to_decimal();

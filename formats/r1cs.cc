@@ -31,16 +31,8 @@ struct R1csHeader {
 R1csHeader parse_header(const BinFile& bin) {
   SectionReader in = bin.reader(kR1csHeaderSection);
   R1csHeader h;
-  h.n8 = in.u32("n8");
-  if (h.n8 == 0 || h.n8 % 8 != 0 || h.n8 > 64)
-    in.fail("n8 must be a positive multiple of 8 up to 64, found " + std::to_string(h.n8));
-  auto prime = in.bytes(h.n8, "the prime");
-  auto curve = curve_from_scalar_prime(prime);
-  if (!curve) in.fail(unsupported_scalar_prime_message(prime));
-  h.curve = *curve;
-  if (h.n8 != 32)
-    in.fail("n8 for the " + std::string(curve_display_name(h.curve)) +
-            " scalar field must be 32, found " + std::to_string(h.n8));
+  h.curve = read_scalar_field(in);
+  h.n8 = 32;
   h.num_wires = in.u32("nWires");
   h.num_pub_out = in.u32("nPubOut");
   h.num_pub_in = in.u32("nPubIn");

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
+#include "cluster/defaults.h"
 #include "cluster/http_fetch.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
@@ -43,7 +44,7 @@ class CircuitCache {
   // cache_dir must be set, and get() needs a Redis connection for the
   // circuit records under `key_prefix`).
   CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover, std::size_t max_resident,
-               std::string key_prefix = "zkfarm:", HttpLimits http = {});
+               std::string key_prefix = kDefaultKeyPrefix, HttpLimits http = {});
   // Throws prover::Error: kUnknownCircuit (no artifacts for id), kBadCircuit
   // (a file whose hash is not the recorded one, or files that do not load),
   // kOutOfMemory, kDeviceFault, kInternal (I/O, a failed download, no room

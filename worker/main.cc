@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
             "each, one credit budget; default " + std::string(kDefaultCoordinatorEndpoint) + "; ZKFARM_COORDINATOR separates them with ',')",
             ',')
       .value("redis", "", "Redis URL for redis:// witnesses")
-      .value("prefix", "zkfarm:", "the farm's Redis key prefix: redis:// witnesses must name keys under it")
+      .value("prefix", kDefaultKeyPrefix, "the farm's Redis key prefix: redis:// witnesses must name keys under it")
       .value("artifacts", "",
              "artifact store: its directory, or the http(s):// URL that serves it (then --cache-dir and --redis "
              "are needed) (required)")

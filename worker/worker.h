@@ -66,7 +66,7 @@ struct WorkerConfig {
   // Coordinator endpoints, one session each (at least one).
   std::vector<std::string> coordinators{kDefaultCoordinatorEndpoint};
   std::string redis_url;  // for redis:// witnesses; empty: none
-  std::string key_prefix = "zkfarm:";  // redis:// witnesses must name keys under it
+  std::string key_prefix = kDefaultKeyPrefix;  // redis:// witnesses must name keys under it
   // --witness-root: file:// witnesses are read only under these; empty: the
   // directory holding the artifact store (make_witness_policy).
   std::vector<std::string> witness_roots;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/digest.h"
 #include "cluster/artifacts.h"
 #include "tests/cluster/farm_fixture.h"
 

@@ -68,22 +68,37 @@ std::string runfile(const std::string& rel) {
   throw std::runtime_error("runfile not found: " + rel);
 }
 
-Process::Process(std::vector<std::string> argv, std::string log_path,
-                 std::map<std::string, std::string> extra_env)
-    : log_path_(std::move(log_path)) {
-  std::vector<std::string> env_strings;
+namespace {
+
+// This process's environment with extra_env's variables set (each replacing
+// one of the same name).
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& extra_env) {
+  std::vector<std::string> out;
   for (char** e = environ; *e; ++e) {
     std::string entry(*e);
     auto eq = entry.find('=');
     if (eq != std::string::npos && extra_env.count(entry.substr(0, eq))) continue;
-    env_strings.push_back(entry);
+    out.push_back(entry);
   }
-  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : argv) args.push_back(s.data());
-  args.push_back(nullptr);
+  for (const auto& [k, v] : extra_env) out.push_back(k + "=" + v);
+  return out;
+}
+
+// argv/envp-style pointers into strings, null-terminated (strings must outlive them).
+std::vector<char*> null_terminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Process::Process(std::vector<std::string> argv, std::string log_path,
+                 std::map<std::string, std::string> extra_env)
+    : log_path_(std::move(log_path)) {
+  std::vector<std::string> env_strings = environment_with(extra_env);
+  std::vector<char*> envp = null_terminated(env_strings), args = null_terminated(argv);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -206,20 +221,8 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
                           const std::string& stdin_path) {
   static int counter = 0;
   const std::string base = scratch_dir + "/cmd-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq != std::string::npos && extra_env.count(entry.substr(0, eq))) continue;
-    env_strings.push_back(entry);
-  }
-  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  std::vector<std::string> env_strings = environment_with(extra_env), argv_copy = argv;
+  std::vector<char*> envp = null_terminated(env_strings), args = null_terminated(argv_copy);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY, 0);

@@ -33,6 +33,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/digest.h"
 #include "cluster/artifacts.h"
 #include "tests/cluster/farm_fixture.h"
 
