@@ -245,7 +245,15 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   const std::string raw_jobs = http(page_port, "GET", "/api/v1/jobs").body;
   EXPECT_EQ(raw_jobs.find("hidden"), std::string::npos) << raw_jobs;
   EXPECT_EQ(raw_jobs.find("bn128_mul.wtns"), std::string::npos) << "witness reference on the page: " << raw_jobs;
-  json workers = api(second_port, "/api/v1/workers", bearer)["workers"];
+  // Both workers joined (one may have joined after the jobs above were done
+  // by the other: a loaded machine starts processes slowly).
+  json workers;
+  EXPECT_TRUE(eventually(
+      [&] {
+        workers = api(second_port, "/api/v1/workers", bearer)["workers"];
+        return workers.size() == 2;
+      },
+      30s));
   ASSERT_EQ(workers.size(), 2u) << workers.dump(2);
   double proofs = 0;
   for (const auto& w : workers) proofs += w["proofs"].get<double>();
