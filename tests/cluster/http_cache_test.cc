@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "base/digest.h"
 #include "tests/cluster/farm_fixture.h"
 
 namespace zkfarm::testing {
