@@ -379,7 +379,9 @@ farm_check() {
   ZKFARM_SKIP_DEPS=1 ZKFARM_BIN=$bin timeout 600 "$ROOT/tools/demo.sh" --curve "${curve/bn128/bn254}" \
     --partitions 10 >"$log" 2>&1
   local status=$? verified
-  verified=$(grep -c 'zkfarm verify OK, snarkjs groth16 verify OK' "$log")
+  # The witness job's partitions ("partition N: ..."); the demo's input job
+  # beside it prints "input partition N: ..." and is checked by run_inputs.sh.
+  verified=$(grep -cE '^partition [0-9]+: zkfarm verify OK, snarkjs groth16 verify OK' "$log")
   if ((status == 0 && verified == 10)); then
     pass "$curve farm-10-partitions-snarkjs-verified"
   else
