@@ -16,8 +16,8 @@ template <class Fr>
 void run(std::span<const std::uint8_t> bytes) {
   for (bool checksum : {true, false}) {
     try {
-      auto pce = parse_pce<Fr>(bytes, "fuzz.pce", checksum);
-      auto again = parse_pce<Fr>(serialize_pce(pce), "rt");
+      auto pce = zkfarm::parse_pce<Fr>(bytes, "fuzz.pce", checksum);
+      auto again = zkfarm::parse_pce<Fr>(zkfarm::serialize_pce(pce), "rt");
       if (!(again == pce)) std::abort();
       std::vector<Fr> witness(pce.num_cols(), Fr::one()), out(pce.num_rows());
       pce.multiply_a(witness, out);

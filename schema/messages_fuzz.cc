@@ -82,7 +82,11 @@ void read_all(const zkfarm::wire::DecodedEnvelope& decoded) {
         case zkfarm::wire::WitnessRef::FILE: text(w.getFile()); break;
         case zkfarm::wire::WitnessRef::REDIS_KEY: text(w.getRedisKey()); break;
         case zkfarm::wire::WitnessRef::INLINE: data(w.getInline()); break;
+        case zkfarm::wire::WitnessRef::INPUT: text(w.getInput()); break;
+        case zkfarm::wire::WitnessRef::URL: text(w.getUrl()); break;
       }
+      text(w.getSha256());
+      sink += w.getSize();
       break;
     }
     case Envelope::Body::RESULT: {

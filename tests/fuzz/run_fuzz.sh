@@ -48,12 +48,12 @@ declare -A TARGET_DIR=(
   [snarkjs_json_fuzz]=formats [job_fuzz]=cluster [messages_fuzz]=schema
 )
 declare -A SOURCES=(
-  [r1cs_fuzz]="formats/binfile formats/r1cs"
-  [wtns_fuzz]="formats/binfile formats/wtns"
-  [zkey_fuzz]="formats/binfile formats/r1cs formats/zkey formats/pce"
-  [pce_fuzz]="formats/binfile formats/r1cs formats/pce"
-  [snarkjs_json_fuzz]="formats/binfile formats/snarkjs_json"
-  [job_fuzz]="cluster/keys cluster/job"
+  [r1cs_fuzz]="base/files formats/binfile formats/r1cs"
+  [wtns_fuzz]="base/files formats/binfile formats/wtns"
+  [zkey_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/zkey formats/pce kernels/spmv"
+  [pce_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/pce kernels/spmv"
+  [snarkjs_json_fuzz]="base/files formats/binfile formats/snarkjs_json"
+  [job_fuzz]="cluster/keys cluster/redact cluster/job"
   [messages_fuzz]="gen/schema/zkfarm.capnp schema/messages"
 )
 declare -A LIBS=(
@@ -66,7 +66,7 @@ refresh_seeds() {
   local td=$ROOT/formats/testdata tool=$OUT/formats_interop
   log "building formats_interop to make PCE seeds"
   g++ -std=c++20 -O1 -I"$ROOT" "$ROOT/formats/formats_interop.cc" "$ROOT"/formats/{binfile,r1cs,wtns,zkey,pce,snarkjs_json}.cc \
-    -lcrypto -lpthread -o "$tool"
+    "$ROOT"/base/{files,hex,digest}.cc "$ROOT"/kernels/spmv.cc -lcrypto -lpthread -o "$tool"
   mkdir -p "$CORPUS"/{r1cs_fuzz,wtns_fuzz,zkey_fuzz,pce_fuzz,snarkjs_json_fuzz}
   for curve in bn128 bls12381; do
     cp "$td/${curve}_mul.r1cs" "$CORPUS/r1cs_fuzz/${curve}.r1cs"
