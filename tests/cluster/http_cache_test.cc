@@ -38,18 +38,7 @@ class RangeHttpServer {
     for (const auto& cut : cuts) argv.insert(argv.end(), {"--cut", cut});
     for (const auto& fill : fills) argv.insert(argv.end(), {"--fill-after", fill});
     process_ = std::make_unique<Process>(argv, log_path);
-    const bool up = eventually(
-        [&] {
-          const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-          sockaddr_in address{};
-          address.sin_family = AF_INET;
-          address.sin_port = htons(static_cast<std::uint16_t>(port_));
-          address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-          const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-          ::close(fd);
-          return ok;
-        },
-        20s);
+    const bool up = wait_for_listener(port_, 20s);
     if (!up) throw std::runtime_error("the range HTTP server did not start: " + process_->log());
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }

@@ -177,6 +177,21 @@ void RedisServer::start() {
 
 RedisServer::~RedisServer() { process_.reset(); }
 
+bool wait_for_listener(int port, std::chrono::milliseconds timeout) {
+  return eventually(
+      [&] {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<std::uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+        ::close(fd);
+        return ok;
+      },
+      timeout);
+}
+
 HttpServer::HttpServer(const std::string& dir, const std::string& log_path) {
   if (::access("/usr/bin/python3", X_OK) != 0)
     throw std::runtime_error("no /usr/bin/python3 for the test HTTP server (tools/install_deps.sh installs it)");
@@ -185,18 +200,7 @@ HttpServer::HttpServer(const std::string& dir, const std::string& log_path) {
                                                                 std::to_string(port_), "--bind", "127.0.0.1",
                                                                 "--directory", dir},
                                        log_path);
-  const bool up = eventually(
-      [&] {
-        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(static_cast<std::uint16_t>(port_));
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-        ::close(fd);
-        return ok;
-      },
-      std::chrono::seconds(20));
+  const bool up = wait_for_listener(port_, std::chrono::seconds(20));
   if (!up) throw std::runtime_error("the test HTTP server did not start: " + process_->log());
 }
 

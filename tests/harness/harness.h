@@ -34,6 +34,10 @@ class TempDir {
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
 int free_port();
 
+// Waits up to timeout until something accepts TCP connections on
+// 127.0.0.1:port; true when it does.
+bool wait_for_listener(int port, std::chrono::milliseconds timeout);
+
 // Path of a file in the test's runfiles ("coordinator/zkfarm-coordinator").
 std::string runfile(const std::string& workspace_relative);
 
