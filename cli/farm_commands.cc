@@ -148,8 +148,9 @@ const char kCircuitHelp[] =
     "                    the circuit's C++ witness generator, as `circom --c` writes\n"
     "                    it (<name>_cpp/): built here (g++, nasm, libgmp) into the\n"
     "                    artifact store and checked against the zkey (prime, signals,\n"
-    "                    public inputs); jobs may then carry inputs instead of\n"
-    "                    witnesses (zkfarm submit --input)\n"
+    "                    public inputs; with --r1cs, exactly: its outputs and\n"
+    "                    input signals must be the .r1cs's); jobs may then carry\n"
+    "                    inputs instead of witnesses (zkfarm submit --input)\n"
     "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
     "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
 

@@ -1,6 +1,7 @@
 // farm_api.cc -- see farm_api.h.
 #include "cluster/farm_api.h"
 
+#include <optional>
 #include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -64,6 +65,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
   info.curve = zkey_curve(file);
   info.zkey_bytes = file->bytes().size();
   std::string vk_text;
+  std::optional<witgen::SignalCounts> r1cs_counts;
   dispatch_curve(info.curve, [&](auto curve) {
     using Curve = decltype(curve);
     using Fr = typename Curve::Fr;
@@ -77,6 +79,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
       if (r1cs.num_wires != zkey.num_vars)
         throw FarmError(*r1cs_path + " has " + std::to_string(r1cs.num_wires) + " wires but " + zkey_path +
                         " has " + std::to_string(zkey.num_vars) + " signals: not the same circuit");
+      r1cs_counts = witgen::SignalCounts{r1cs.num_pub_out, r1cs.num_pub_in, r1cs.num_prv_in};
       pce = pce_from_r1cs(r1cs);
     } else {
       pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
@@ -97,7 +100,8 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
     fs::remove_all(staging);
     try {
       const witgen::GeneratorInfo generator = witgen::build_generator(*witness_generator_dir, staging);
-      witgen::check_generator(generator, info.curve, info.num_vars, info.num_public);
+      witgen::check_generator(generator, info.curve, info.num_vars, info.num_public,
+                              r1cs_counts ? &*r1cs_counts : nullptr);
     } catch (...) {
       fs::remove_all(staging);
       throw;

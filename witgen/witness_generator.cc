@@ -359,7 +359,8 @@ GeneratorInfo build_generator(const std::string& source_dir, const std::string& 
   return info;
 }
 
-void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public) {
+void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public,
+                     const SignalCounts* counts) {
   const std::string where = "witness generator " + info.name;
   if (info.curve != curve)
     throw GeneratorError(where + " computes over the " + curve_display_name(info.curve) +
@@ -372,6 +373,19 @@ void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num
   if (num_public < outputs || num_public > outputs + info.input_count)
     throw GeneratorError(where + " has " + std::to_string(outputs) + " outputs and " +
                          std::to_string(info.input_count) + " inputs, which cannot make the key's " +
+                         std::to_string(num_public) + " public signals: not the same circuit");
+  if (!counts) return;
+  if (outputs != counts->outputs)
+    throw GeneratorError(where + " has " + std::to_string(outputs) + " outputs but the circuit's .r1cs declares " +
+                         std::to_string(counts->outputs) + ": not the same circuit");
+  const std::uint64_t inputs = std::uint64_t(counts->public_inputs) + counts->private_inputs;
+  if (info.input_count != inputs)
+    throw GeneratorError(where + " reads " + std::to_string(info.input_count) +
+                         " input signals but the circuit's .r1cs declares " + std::to_string(counts->public_inputs) +
+                         " public and " + std::to_string(counts->private_inputs) + " private: not the same circuit");
+  if (std::uint64_t(counts->outputs) + counts->public_inputs != num_public)
+    throw GeneratorError("the circuit's .r1cs declares " + std::to_string(counts->outputs) + " outputs and " +
+                         std::to_string(counts->public_inputs) + " public inputs but its key has " +
                          std::to_string(num_public) + " public signals: not the same circuit");
 }
 

@@ -87,10 +87,22 @@ struct BuildOptions {
 GeneratorInfo build_generator(const std::string& source_dir, const std::string& out_dir,
                               const BuildOptions& options = {});
 
+// The signal counts of a circuit's .r1cs header, when the operator gave one:
+// the key alone says only how many signals are public, not how many of them
+// are outputs, nor how many inputs are private.
+struct SignalCounts {
+  std::uint32_t outputs = 0;         // nPubOut
+  std::uint32_t public_inputs = 0;   // nPubIn
+  std::uint32_t private_inputs = 0;  // nPrvIn
+};
+
 // Throws GeneratorError unless `info` fits a circuit of `curve` with
 // `num_vars` signals and `num_public` public signals (outputs + public
-// inputs: at least the outputs, at most outputs + inputs).
-void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public);
+// inputs: at least the outputs, at most outputs + inputs). With `counts`
+// (from the circuit's .r1cs) the check is exact: the generator's outputs
+// and input signals must be the circuit's, one for one.
+void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public,
+                     const SignalCounts* counts = nullptr);
 
 struct RunLimits {
   std::chrono::milliseconds timeout{60000};  // wall clock

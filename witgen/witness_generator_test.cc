@@ -157,5 +157,36 @@ TEST(CheckGenerator, NamesTheMismatch) {
   EXPECT_THROW(check_generator(info, CurveId::kBn254, 6, 0), GeneratorError);
 }
 
+TEST(CheckGenerator, WithTheR1csCountsIsExact) {
+  GeneratorInfo info;
+  info.name = "mul";
+  info.curve = CurveId::kBn254;
+  info.witness_size = 6;
+  info.input_start = 2;  // one output
+  info.input_count = 3;
+  const SignalCounts right{1, 1, 2};
+  EXPECT_NO_THROW(check_generator(info, CurveId::kBn254, 6, 2, &right));
+  // The bounds alone accept 2 public signals; the .r1cs says which they are.
+  const SignalCounts more_outputs{2, 0, 3};
+  try {
+    check_generator(info, CurveId::kBn254, 6, 2, &more_outputs);
+    ADD_FAILURE() << "two declared outputs accepted";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 1 outputs but the circuit's .r1cs declares 2"), std::string::npos)
+        << e.what();
+  }
+  const SignalCounts more_inputs{1, 1, 3};
+  try {
+    check_generator(info, CurveId::kBn254, 6, 2, &more_inputs);
+    ADD_FAILURE() << "four declared inputs accepted";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("reads 3 input signals but the circuit's .r1cs declares 1 public and 3 private"),
+              std::string::npos)
+        << e.what();
+  }
+  const SignalCounts public_mismatch{1, 0, 3};
+  EXPECT_THROW(check_generator(info, CurveId::kBn254, 6, 2, &public_mismatch), GeneratorError);
+}
+
 }  // namespace
 }  // namespace zkfarm::witgen

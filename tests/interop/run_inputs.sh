@@ -235,7 +235,9 @@ for CURVE in "${curves[@]}"; do
     got_prime=$?
     ((got_prime == 2)) && grep -q "scalar field but the circuit's key is for" "$CASE/add_prime.log" || wrong_prime_ok=0
   fi
-  circuit=$("$ZKFARM" circuit add "$CASE/circuit.zkey" --witness-generator "$C/${NAME}_cpp" 2>"$CASE/add.log")
+  # With --r1cs the generator's outputs and inputs are checked one for one.
+  circuit=$("$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$C/${NAME}_cpp" \
+    2>"$CASE/add.log")
   got_add=$?
   if ((got_bad == 2)) && grep -q "missing calcwit.cpp" "$CASE/add_bad.log" && ((wrong_prime_ok)) && ((got_add == 0)) &&
     [[ -x $ZKFARM_ARTIFACTS/$circuit/witgen/witness-generator ]]; then
