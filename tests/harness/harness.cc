@@ -9,9 +9,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -277,6 +279,71 @@ std::string read_file(const std::string& path) {
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << bytes;
+}
+
+HttpResult http_request(int port, const std::string& method, const std::string& path, const std::string& body,
+                        const std::string& extra_headers) {
+  HttpResult result;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (fd >= 0) close(fd);
+    return result;
+  }
+  std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                        "\r\nConnection: close\r\n" + extra_headers;
+  if (!body.empty() || method == "POST")
+    request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  request += "\r\n" + body;
+  for (std::size_t sent = 0; sent < request.size();) {
+    const ssize_t n = write(fd, request.data() + sent, request.size() - sent);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  // Read until the body is complete (Content-Length, last chunk) or EOF;
+  // chromedriver may keep the connection open. 120 s at most per read.
+  timeval timeout{120, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string response;
+  char buffer[65536];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) {
+    response.append(buffer, static_cast<std::size_t>(n));
+    const std::size_t end = response.find("\r\n\r\n");
+    if (end == std::string::npos) continue;
+    std::string head = response.substr(0, end);
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::size_t length = head.find("content-length:");
+    if (length != std::string::npos &&
+        response.size() >= end + 4 + std::stoul(head.substr(length + 15)))
+      break;
+    if (head.find("transfer-encoding: chunked") != std::string::npos &&
+        response.size() >= 5 && response.compare(response.size() - 5, 5, "0\r\n\r\n") == 0)
+      break;
+  }
+  close(fd);
+  const std::size_t split = response.find("\r\n\r\n");
+  if (response.size() < 12 || split == std::string::npos) return result;
+  result.status = std::atoi(response.c_str() + 9);
+  result.headers = response.substr(0, split);
+  result.body = response.substr(split + 4);
+  std::string lower = result.headers;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("transfer-encoding: chunked") != std::string::npos) {
+    std::string chunked = std::move(result.body), body;
+    for (std::size_t at = 0;;) {
+      const std::size_t line_end = chunked.find("\r\n", at);
+      if (line_end == std::string::npos) break;
+      const std::size_t size = std::stoul(chunked.substr(at, line_end - at), nullptr, 16);
+      if (size == 0) break;
+      body += chunked.substr(line_end + 2, size);
+      at = line_end + 2 + size + 2;
+    }
+    result.body = std::move(body);
+  }
+  return result;
 }
 
 }  // namespace zkfarm::testing

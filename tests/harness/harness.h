@@ -38,6 +38,19 @@ int free_port();
 // 127.0.0.1:port; true when it does.
 bool wait_for_listener(int port, std::chrono::milliseconds timeout);
 
+// The result of http_request: status 0 when no connection was made.
+struct HttpResult {
+  int status = 0;
+  std::string headers, body;  // headers without the blank line; body de-chunked
+};
+
+// One HTTP/1.1 request to 127.0.0.1:port with "Connection: close";
+// `extra_headers` are full lines ("Name: value\r\n"). A body (or any POST)
+// is sent as application/json. Reads until the body is complete
+// (Content-Length or the last chunk) or EOF, at most 120 s per read.
+HttpResult http_request(int port, const std::string& method, const std::string& path, const std::string& body = "",
+                        const std::string& extra_headers = "");
+
 // Path of a file in the test's runfiles ("coordinator/zkfarm-coordinator").
 std::string runfile(const std::string& workspace_relative);
 

@@ -19,11 +19,7 @@
 //     expression is accepted by /api/v1/query.
 // Needs /usr/bin/prometheus and /usr/bin/promtool (tools/install_deps.sh);
 // ZKFARM_PROMETHEUS / ZKFARM_PROMTOOL override the paths.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -36,6 +32,7 @@
 #include "base/digest.h"
 #include "cluster/artifacts.h"
 #include "tests/cluster/farm_fixture.h"
+#include "tests/harness/harness.h"
 
 namespace zkfarm::testing {
 namespace {
@@ -48,32 +45,11 @@ std::string tool_path(const char* variable, const char* fallback) {
   return path && *path ? path : fallback;
 }
 
-// An HTTP/1.0 GET of http://127.0.0.1:port<target>. Returns {status, body};
-// status 0 when the connection failed.
+// GET http://127.0.0.1:port<target>: {status, body}, status 0 when the
+// connection failed.
 std::pair<int, std::string> http_get(int port, const std::string& target) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return {0, ""};
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return {0, ""};
-  }
-  const std::string request = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (::write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    ::close(fd);
-    return {0, ""};
-  }
-  std::string response;
-  char buffer[8192];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
-  ::close(fd);
-  const std::size_t space = response.find(' ');
-  const std::size_t body = response.find("\r\n\r\n");
-  if (space == std::string::npos || body == std::string::npos) return {0, response};
-  return {std::atoi(response.c_str() + space + 1), response.substr(body + 4)};
+  HttpResult r = http_request(port, "GET", target);
+  return {r.status, std::move(r.body)};
 }
 
 std::string url_encode(const std::string& text) {

@@ -3,7 +3,7 @@
 // A live farm (private redis-server, two coordinators sharing it, two CPU
 // workers behind the first) proves jobs, one of which fails on purpose with
 // HTML in its error message. Headless Chromium, driven through chromedriver's
-// WebDriver HTTP API (plain sockets, no client library), opens the first
+// WebDriver HTTP API (plain sockets through the harness's http_request, no client library), opens the first
 // coordinator's page and the test reads the rendered tables back: the jobs
 // with their partition counts and latencies, the failed job's code and
 // message (as text: the markup in it must not become elements or run), the
@@ -19,13 +19,7 @@
 // Without chromium and chromedriver (ZKFARM_CHROMIUM, ZKFARM_CHROMEDRIVER
 // override /usr/bin/chromium and /usr/bin/chromedriver) the browser part is
 // SKIPPED, never passed; tools/install_deps.sh installs both.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -42,85 +36,13 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-struct HttpResult {
-  int status = 0;  // 0: no connection
-  std::string headers, body;
-};
-
-// One HTTP/1.1 request to 127.0.0.1:port with "Connection: close" (so the
-// body is whatever follows the headers, or its chunks).
-HttpResult http(int port, const std::string& method, const std::string& path, const std::string& body = "",
-                const std::string& extra_headers = "") {
-  HttpResult result;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    if (fd >= 0) close(fd);
-    return result;
-  }
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                        "\r\nConnection: close\r\n" + extra_headers;
-  if (!body.empty() || method == "POST")
-    request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  request += "\r\n" + body;
-  for (std::size_t sent = 0; sent < request.size();) {
-    const ssize_t n = write(fd, request.data() + sent, request.size() - sent);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  // Read until the body is complete (Content-Length, last chunk) or EOF;
-  // chromedriver may keep the connection open. 120 s at most per read.
-  timeval timeout{120, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string response;
-  char buffer[65536];
-  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) {
-    response.append(buffer, static_cast<std::size_t>(n));
-    const std::size_t end = response.find("\r\n\r\n");
-    if (end == std::string::npos) continue;
-    std::string head = response.substr(0, end);
-    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const std::size_t length = head.find("content-length:");
-    if (length != std::string::npos &&
-        response.size() >= end + 4 + std::stoul(head.substr(length + 15)))
-      break;
-    if (head.find("transfer-encoding: chunked") != std::string::npos &&
-        response.size() >= 5 && response.compare(response.size() - 5, 5, "0\r\n\r\n") == 0)
-      break;
-  }
-  close(fd);
-  const std::size_t split = response.find("\r\n\r\n");
-  if (response.size() < 12 || split == std::string::npos) return result;
-  result.status = std::atoi(response.c_str() + 9);
-  result.headers = response.substr(0, split);
-  result.body = response.substr(split + 4);
-  std::string lower = result.headers;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower.find("transfer-encoding: chunked") != std::string::npos) {
-    std::string chunked = std::move(result.body), body;
-    for (std::size_t at = 0;;) {
-      const std::size_t line_end = chunked.find("\r\n", at);
-      if (line_end == std::string::npos) break;
-      const std::size_t size = std::stoul(chunked.substr(at, line_end - at), nullptr, 16);
-      if (size == 0) break;
-      body += chunked.substr(line_end + 2, size);
-      at = line_end + 2 + size + 2;
-    }
-    result.body = std::move(body);
-  }
-  return result;
-}
-
 // A WebDriver session on a chromedriver process.
 class Browser {
  public:
   Browser(const std::string& chromedriver, const std::string& chromium, const TempDir& dir) : port_(free_port()) {
     driver_ = std::make_unique<Process>(
         std::vector<std::string>{chromedriver, "--port=" + std::to_string(port_)}, dir.file("chromedriver.log"));
-    if (!eventually([&] { return http(port_, "GET", "/status").status == 200; }, 30s))
+    if (!eventually([&] { return http_request(port_, "GET", "/status").status == 200; }, 30s))
       throw std::runtime_error("chromedriver did not answer: " + driver_->log());
     std::filesystem::create_directories(dir.file("chromium-profile"));
     json capabilities = {
@@ -136,7 +58,7 @@ class Browser {
     session_ = reply["value"]["sessionId"];
   }
   ~Browser() {
-    if (!session_.empty()) http(port_, "DELETE", "/session/" + session_);
+    if (!session_.empty()) http_request(port_, "DELETE", "/session/" + session_);
   }
 
   void open(const std::string& url) { call("POST", path("/url"), {{"url", url}}); }
@@ -152,7 +74,7 @@ class Browser {
  private:
   std::string path(const std::string& tail) const { return "/session/" + session_ + tail; }
   json call(const std::string& method, const std::string& p, const json& body = nullptr) {
-    HttpResult r = http(port_, method, p, body.is_null() ? "" : body.dump());
+    HttpResult r = http_request(port_, method, p, body.is_null() ? "" : body.dump());
     if (r.status != 200) throw std::runtime_error(method + " " + p + ": HTTP " + std::to_string(r.status) + " " + r.body);
     return json::parse(r.body);
   }
@@ -170,7 +92,7 @@ std::string env_or(const char* name, const char* fallback) {
 class StatusPageTest : public FarmTest {
  protected:
   json api(int port, const std::string& path, const std::string& headers = "") {
-    HttpResult r = http(port, "GET", path, "", headers);
+    HttpResult r = http_request(port, "GET", path, "", headers);
     EXPECT_EQ(r.status, 200) << path << ": " << r.body;
     return r.status == 200 ? json::parse(r.body) : json::object();
   }
@@ -201,7 +123,7 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(page_port)});
   start_worker("cpu-a");
   start_worker("cpu-b");
-  ASSERT_TRUE(eventually([&] { return http(page_port, "GET", "/api/v1/workers").status == 200; }, 30s)) << logs();
+  ASSERT_TRUE(eventually([&] { return http_request(page_port, "GET", "/api/v1/workers").status == 200; }, 30s)) << logs();
 
   // Three jobs that succeed (5 partitions in all) and one that fails at
   // intake with markup in its error message (job ids are restricted to a
@@ -229,7 +151,7 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
                   "--metrics-listen", "127.0.0.1:" + std::to_string(second_port), "--http-token-file",
                   dir_->file("token"), "--max-active-jobs", "1"},
                  dir_->file("coordinator-c2.log"));
-  ASSERT_TRUE(eventually([&] { return http(second_port, "GET", "/metrics").status == 200; }, 30s)) << logs();
+  ASSERT_TRUE(eventually([&] { return http_request(second_port, "GET", "/metrics").status == 200; }, 30s)) << logs();
 
   // The API on both coordinators: the same farm.
   json jobs = api(page_port, "/api/v1/jobs");
@@ -242,7 +164,7 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   EXPECT_EQ(jobs["failed"][0]["error_code"], "invalidJob") << jobs.dump(2);
   const std::string error = jobs["failed"][0]["error"];
   EXPECT_NE(error.find("<script>"), std::string::npos) << error;
-  const std::string raw_jobs = http(page_port, "GET", "/api/v1/jobs").body;
+  const std::string raw_jobs = http_request(page_port, "GET", "/api/v1/jobs").body;
   EXPECT_EQ(raw_jobs.find("hidden"), std::string::npos) << raw_jobs;
   EXPECT_EQ(raw_jobs.find("bn128_mul.wtns"), std::string::npos) << "witness reference on the page: " << raw_jobs;
   // Both workers joined (one may have joined after the jobs above were done
@@ -274,22 +196,22 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
       << circuits.dump(2);
 
   // Safe by default: the token on the second coordinator, read-only, /metrics as before.
-  EXPECT_EQ(http(second_port, "GET", "/").status, 401);
-  EXPECT_EQ(http(second_port, "GET", "/api/v1/jobs").status, 401);
-  EXPECT_EQ(http(second_port, "GET", "/api/v1/jobs", "", "Authorization: Bearer wrong-token-0123456789\r\n").status, 401);
-  EXPECT_EQ(http(second_port, "GET", "/api/v1/jobs", "",
+  EXPECT_EQ(http_request(second_port, "GET", "/").status, 401);
+  EXPECT_EQ(http_request(second_port, "GET", "/api/v1/jobs").status, 401);
+  EXPECT_EQ(http_request(second_port, "GET", "/api/v1/jobs", "", "Authorization: Bearer wrong-token-0123456789\r\n").status, 401);
+  EXPECT_EQ(http_request(second_port, "GET", "/api/v1/jobs", "",
                  "Authorization: Basic " + base64_encode(std::vector<std::uint8_t>(
                                                {'o', 'p', ':', 's', '3', 'c', 'r', 'e', 't', '-', 't', 'o', 'k', 'e', 'n', '-',
                                                 '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'})) + "\r\n")
                 .status,
             200);
-  EXPECT_EQ(http(second_port, "GET", "/metrics").status, 200);
-  EXPECT_EQ(http(page_port, "POST", "/api/v1/jobs", "{}").status, 405);
-  HttpResult page = http(page_port, "GET", "/");
+  EXPECT_EQ(http_request(second_port, "GET", "/metrics").status, 200);
+  EXPECT_EQ(http_request(page_port, "POST", "/api/v1/jobs", "{}").status, 405);
+  HttpResult page = http_request(page_port, "GET", "/");
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'; script-src 'self'"), std::string::npos)
       << page.headers;
-  EXPECT_NE(http(page_port, "GET", "/metrics").body.find("zkfarm_jobs_completed_total"), std::string::npos);
+  EXPECT_NE(http_request(page_port, "GET", "/metrics").body.find("zkfarm_jobs_completed_total"), std::string::npos);
 
   // The browser.
   const std::string chromium = env_or("ZKFARM_CHROMIUM", "/usr/bin/chromium");
