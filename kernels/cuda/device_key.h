@@ -115,6 +115,13 @@ struct DeviceProvingKey {
   // Free the device copy of the witness during the SpMV-to-h stages and
   // upload it again for the MSMs (MemoryPlan::release_witness).
   bool release_witness = false;
+  // Run the witness MSMs (A, B1, B2, C) on their own streams beside the
+  // SpMV, the NTTs and the H MSM (MemoryPlan::overlap; true for a key made
+  // without a plan, which has the device to itself).
+  bool overlap_msms = true;
+  // Streamed witness queries move only the bases of non-zero scalars
+  // (msm_stream.h's NonzeroGather); false copies every streamed base.
+  bool gather_nonzero = true;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
@@ -170,6 +177,7 @@ struct DeviceProvingKey {
     k.h_host = HostPin::pin(key.h_points.subspan(rh), k.host_storage, &k.host_copied_bytes);
     k.msm_chunk = plan ? plan->msm_chunk : 0;
     k.release_witness = plan && plan->release_witness;
+    k.overlap_msms = !plan || plan->overlap;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

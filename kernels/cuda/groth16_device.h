@@ -12,40 +12,51 @@
 //      k+1 (all cores) overlaps the DMA of chunk k;
 //   3. a = A.w, b = B.w, c = a o b on the device (groth16_kernels.h), and,
 //      when the PCE has C and options.check_constraints, the first row with
-//      (A.w)(B.w) != C.w (ProveError naming it, as the CPU prover);
+//      (A.w)(B.w) != C.w (ProveError naming it, as the CPU prover; read back
+//      without a host wait and raised once the device work is done);
 //   4. a, b, c to the odd coset (GpuNtt::evaluations_to_odd_coset: snarkjs's
 //      convention, as ntt.h), h = a*b - c;
 //   5. the five MSMs with the resident points (msm.h: zeros skipped, ones
 //      summed, the rest by Pippenger): A, B1, B2 (G2), C over the private
-//      witness, H over h; under a memory budget each in chunks of
-//      key.msm_chunk points, the key's streamed points copied from pinned
-//      host memory while the previous chunk runs (msm_stream.h);
+//      witness, H over h. The four witness MSMs need only the witness: with
+//      the key's overlap_msms (MemoryPlan::overlap; always without a plan)
+//      they run in a second host thread on the prover's own two streams,
+//      from the witness upload on, beside the SpMV, the NTTs and H. Under a
+//      memory budget each MSM runs in chunks of key.msm_chunk points, the
+//      key's streamed points copied from pinned host memory while the
+//      previous chunk runs (msm_stream.h), and for the witness MSMs only the
+//      points of non-zero scalars (gathered by the GPU from mapped host
+//      memory; the indices listed on the host while the device works);
 //   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
 // Field and curve arithmetic is exact, so any correct order of operations
 // gives the CPU's bits; tests/gpu/groth16_device_test compares them.
 //
 // Memory per proof (device): the witness (32 bytes per signal) + three
 // domain-size Fr vectors (96 bytes per domain point; b and c are freed
-// before the MSMs) + the MSM working set (msm.h). DeviceProveTimings reports
-// the proof's own buffers.
+// before the MSMs) + the MSM working set (msm.h), twice when the witness
+// MSMs overlap the rest. DeviceProveTimings reports the proof's own buffers.
 //
-// Threading: a DeviceProver runs one proof at a time on ctx.stream(0) (its
-// staging buffers are per object); callers serialize. Errors: ProveError for
+// Threading: a DeviceProver runs one proof at a time on ctx.stream(0) and
+// ctx.stream(1) plus two streams of its own for the overlapped witness MSMs
+// (its staging buffers are per object); callers serialize. Errors: ProveError for
 // a bad witness and UnsatisfiedConstraint (as the CPU prover), std::invalid_argument when key and PCE
 // disagree, DeviceOutOfMemory when the proof's buffers do not fit, CudaError
 // for any runtime failure.
 #ifndef ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
 #define ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/pce.h"
@@ -180,6 +191,14 @@ struct DeviceProveTimings {
   // key is resident), and msm_device() calls (5 when nothing is split).
   std::size_t streamed_bytes = 0;
   std::size_t msm_calls = 0;
+  // Streamed key bytes not moved because their scalars were zero.
+  std::size_t skipped_bytes = 0;
+  // The H MSM and the four witness MSMs (A, B1, B2, C) on their own; with
+  // overlapped, the witness MSMs ran on a second stream beside the SpMV,
+  // the NTTs and H, and msm_ms runs from h to whichever ended last.
+  double h_msm_ms = 0;
+  double witness_msm_ms = 0;
+  bool overlapped = false;
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -237,37 +256,130 @@ class DeviceProver {
 
     ctx_.activate();
     const cudaStream_t stream = ctx_.stream(0);
-    Event start, uploaded, multiplied, transformed, done;
+    Event start, uploaded, multiplied, transformed, h_start, done;
     start.record(stream);
 
     // 2. Witness. Every buffer is allocated before the copy is queued, so
     // an out-of-memory error never leaves a DMA reading the caller's memory.
+    // Released witness (tight budgets): c comes after the witness is freed.
+    const bool release = key.release_witness;
     DeviceBuffer<Fr> device_witness(witness.size(), stream);
-    DeviceBuffer<Fr> a(n, stream), b(n, stream), c(n, stream);
+    DeviceBuffer<Fr> a(n, stream), b(n, stream), c;
+    if (!release) c = DeviceBuffer<Fr>(n, stream);
     DeviceBuffer<std::uint32_t> first_unsatisfied(1, stream);
-    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + c.bytes();
+    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + n * sizeof(Fr);
     upload_witness(witness, device_witness, stream);
     uploaded.record(stream);
 
-    // 3. a = A.w, b = B.w, c = a o b (+ the constraint check).
+    // 3. a = A.w, b = B.w, c = a o b (+ the constraint check, read back
+    // without a wait: it is checked once the proof's work is done).
     const bool check = options.check_constraints && pce.has_c();
     ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
     const DeviceCsrView<Fr> c_view = pce.c().view();
     launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
                             static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
-                            device_witness.data(), a.data(), b.data(), c.data(), first_unsatisfied.data(), stream);
-    multiplied.record(stream);
+                            device_witness.data(), a.data(), b.data(), release ? nullptr : c.data(),
+                            first_unsatisfied.data(), stream);
     if (check) {
-      std::uint32_t row = 0;
-      first_unsatisfied.download(&row, 1, stream);
-      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-      if (row != 0xffffffffu)
-        throw UnsatisfiedConstraint(row);
+      if (unsatisfied_row_.size() == 0) unsatisfied_row_ = PinnedBuffer<std::uint32_t>(1);
+      first_unsatisfied.download(unsatisfied_row_.data(), 1, stream);
     }
+    if (release) {  // the witness off the device during the NTTs (stream-ordered free)
+      device_witness = DeviceBuffer<Fr>();
+      c = DeviceBuffer<Fr>(n, stream);
+      launch_hadamard<Fr>(a.data(), b.data(), c.data(), static_cast<std::uint32_t>(n), stream);
+    }
+    multiplied.record(stream);
 
-    // Under a tight budget the witness leaves the device while the NTT
-    // vectors are there (stream-ordered: after the SpMV that reads it).
-    if (key.release_witness) device_witness = DeviceBuffer<Fr>();
+    const Fr r = options.r ? *options.r : random_field_element<Fr>();
+    const Fr s = options.s ? *options.s : random_field_element<Fr>();
+    const std::size_t num_private = key.num_vars - key.num_public - 1;
+    // Each query's resident points from device memory, the rest streamed
+    // from pinned host memory on a copy stream (msm_stream.h).
+    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    auto placed = [&](auto device_span, auto host_span, const Fr* scalars, std::size_t count, cudaStream_t work,
+                      cudaStream_t copy, MsmStreamStats* stats, const NonzeroGather<Fr>* gather) {
+      using Affine = typename decltype(host_span)::value_type;
+      using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
+      const std::size_t resident = std::min(device_span.size(), count);
+      return msm_placed<Curve, Group>(ctx_, device_span.first(resident), host_span.first(count - resident), scalars,
+                                      key.msm_chunk, work, copy, stats, gather);
+    };
+    auto dev = [](const auto& buffer) {
+      return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size());
+    };
+
+    // The four MSMs over the witness (A, B1, B2, C): they need only the
+    // witness, so with overlap they run on the prover's own two streams in a
+    // second host thread beside the SpMV, the NTTs and the H MSM; otherwise
+    // after H on the proof's streams.
+    struct WitnessMsms {
+      G1 a, b1, c;
+      G2 b2;
+      MsmStreamStats stats;
+    };
+    // Streamed witness queries move only the non-zero scalars' bases: their
+    // indices are listed on the host while the device works (in the side
+    // thread with overlap, else after the NTTs are queued).
+    const bool gather = key.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
+                                               !key.b2_host.empty() || !key.c_host.empty());
+    Event side_start, side_done;
+    auto witness_msms = [&](const Fr* w, cudaStream_t work, cudaStream_t copy) {
+      ctx_.activate();
+      WitnessMsms out;
+      const std::uint32_t* mapped_index =
+          gather && nonzero_.size() ? static_cast<const std::uint32_t*>(msm_stream_detail::mapped(nonzero_.data()))
+                                    : nullptr;
+      // The gather of a query whose scalars are the witness from
+      // scalar_offset on, streamed after its resident prefix.
+      auto gather_for = [&](std::size_t scalar_offset, std::size_t resident, std::size_t count,
+                            NonzeroGather<Fr>& g) -> const NonzeroGather<Fr>* {
+        if (!mapped_index || resident >= count) return nullptr;
+        const std::uint32_t* begin = nonzero_.data();
+        const std::uint32_t* end = begin + nonzero_count_;
+        const std::uint32_t* lo = std::lower_bound(begin, end, std::uint64_t(scalar_offset + resident));
+        const std::uint32_t* hi = std::lower_bound(lo, end, std::uint64_t(scalar_offset + count));
+        g.index = mapped_index + (lo - begin);
+        g.count = std::size_t(hi - lo);
+        g.index_offset = scalar_offset + resident;
+        g.witness = w;
+        return &g;
+      };
+      side_start.record(work);
+      NonzeroGather<Fr> ga, gb1, gb2, gc;
+      out.a = placed(dev(key.a_points), key.a_host, w, key.num_vars, work, copy, &out.stats,
+                     gather_for(0, key.a_points.size(), key.num_vars, ga));
+      out.b1 = placed(dev(key.b1_points), key.b1_host, w, key.num_vars, work, copy, &out.stats,
+                      gather_for(0, key.b1_points.size(), key.num_vars, gb1));
+      out.b2 = placed(dev(key.b2_points), key.b2_host, w, key.num_vars, work, copy, &out.stats,
+                      gather_for(0, key.b2_points.size(), key.num_vars, gb2));
+      out.c = placed(dev(key.c_points), key.c_host, w + key.num_public + 1, num_private, work, copy, &out.stats,
+                     gather_for(key.num_public + 1, key.c_points.size(), num_private, gc));
+      side_done.record(work);
+      return out;
+    };
+    const bool overlap = key.overlap_msms && !release;
+    std::future<WitnessMsms> side;
+    if (overlap) {
+      if (!side_streams_) {
+        ctx_.activate();
+        side_streams_ = std::make_unique<SideStreams>();
+      }
+      const cudaStream_t side_work = side_streams_->work.get(), side_copy = side_streams_->copy.get();
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_work, uploaded.get(), 0));
+      side = std::async(std::launch::async, [&, w = device_witness.data(), side_work, side_copy] {
+        if (gather) nonzero_indices(witness);
+        return witness_msms(w, side_work, side_copy);
+      });
+    }
+    // Waits for the witness MSMs (if running) before anything they read is
+    // freed, also when this thread throws.
+    struct JoinSide {
+      std::future<WitnessMsms>& f;
+      ~JoinSide() {
+        if (f.valid()) f.wait();
+      }
+    } join_side{side};
 
     // 4. h = a*b - c on the odd coset.
     ntt_.evaluations_to_odd_coset(a.data(), n, stream);
@@ -277,47 +389,39 @@ class DeviceProver {
     b = DeviceBuffer<Fr>();  // stream-ordered frees: the MSMs get the memory
     c = DeviceBuffer<Fr>();
     const DeviceBuffer<Fr>& h = a;
-    if (key.release_witness) {  // back for the MSMs, in b's and c's memory
+    if (release) {  // back for the MSMs, in b's and c's memory
       device_witness = DeviceBuffer<Fr>(witness.size(), stream);
       upload_witness(witness, device_witness, stream);
     }
     transformed.record(stream);
+    if (gather && !overlap) nonzero_indices(witness);
 
-    // 5. The five MSMs (each synchronizes the stream).
-    const Fr r = options.r ? *options.r : random_field_element<Fr>();
-    const Fr s = options.s ? *options.s : random_field_element<Fr>();
-    const Fr* w = device_witness.data();
-    const std::size_t num_private = key.num_vars - key.num_public - 1;
-    // Each query's resident points from device memory, the rest streamed
-    // from pinned host memory on the context's second stream (msm_stream.h).
-    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    // 5. The H MSM (each msm_device call synchronizes its stream), then the
+    // witness MSMs' results.
     MsmStreamStats streamed;
-    auto placed = [&](auto device_span, auto host_span, const Fr* scalars, std::size_t count) {
-      using Affine = typename decltype(host_span)::value_type;
-      using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
-      const std::size_t resident = std::min(device_span.size(), count);
-      return msm_placed<Curve, Group>(ctx_, device_span.first(resident), host_span.first(count - resident), scalars,
-                                      key.msm_chunk, stream, copy_stream, &streamed);
-    };
-    auto dev = [](const auto& buffer) { return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size()); };
-    G1 msm_a = placed(dev(key.a_points), key.a_host, w, key.num_vars);
-    G1 msm_b1 = placed(dev(key.b1_points), key.b1_host, w, key.num_vars);
-    G2 msm_b2 = placed(dev(key.b2_points), key.b2_host, w, key.num_vars);
-    G1 msm_c = placed(dev(key.c_points), key.c_host, w + key.num_public + 1, num_private);
-    G1 msm_h = placed(dev(key.h_points), key.h_host, h.data(), n);
+    h_start.record(stream);
+    G1 msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
     done.record(stream);
+    WitnessMsms wm = overlap ? side.get() : witness_msms(device_witness.data(), stream, copy_stream);
+    if (!overlap) done.record(stream);
     done.synchronize();
+    if (check && unsatisfied_row_[0] != 0xffffffffu) throw UnsatisfiedConstraint(unsatisfied_row_[0]);
 
     // 6. Assembly: the CPU prover's own code (groth16_assemble).
-    Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c, msm_h, r, s);
+    Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, wm.a, wm.b1, wm.b2, wm.c, msm_h, r, s);
 
     if (timings) {
       local.upload_ms = Event::elapsed_ms(start, uploaded);
       local.spmv_ms = Event::elapsed_ms(uploaded, multiplied);
       local.ntt_ms = Event::elapsed_ms(multiplied, transformed);
-      local.msm_ms = Event::elapsed_ms(transformed, done);
-      local.streamed_bytes = streamed.streamed_bytes;
-      local.msm_calls = streamed.chunks;
+      // From h to the last MSM's end, whichever stream ran it.
+      local.msm_ms = std::max(Event::elapsed_ms(transformed, done), Event::elapsed_ms(transformed, side_done));
+      local.h_msm_ms = Event::elapsed_ms(h_start, overlap ? done : side_start);
+      local.witness_msm_ms = Event::elapsed_ms(side_start, side_done);
+      local.overlapped = overlap;
+      local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
+      local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
+      local.msm_calls = streamed.chunks + wm.stats.chunks;
       local.total_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
       *timings = local;
@@ -360,11 +464,51 @@ class DeviceProver {
     }
   }
 
+  // The sorted indices of witness's non-zero entries into nonzero_ (page-
+  // locked, read by the gather kernels over PCIe), on all cores: blocks
+  // counted, then written at their offsets.
+  void nonzero_indices(std::span<const Fr> witness) {
+    if (nonzero_.size() < witness.size()) nonzero_ = PinnedBuffer<std::uint32_t>(witness.size());
+    const std::size_t blocks = std::max<std::size_t>(1, std::min<std::size_t>(witness.size() / 4096 + 1, 1024));
+    std::vector<std::size_t> offsets(blocks + 1, 0);
+    auto range = [&](std::size_t k) {
+      return std::pair<std::size_t, std::size_t>(witness.size() * k / blocks, witness.size() * (k + 1) / blocks);
+    };
+    parallel_for(blocks, [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k < last; ++k) {
+        const auto [lo, hi] = range(k);
+        std::size_t count = 0;
+        for (std::size_t i = lo; i < hi; ++i) count += !witness[i].is_zero();
+        offsets[k + 1] = count;
+      }
+    });
+    for (std::size_t k = 0; k < blocks; ++k) offsets[k + 1] += offsets[k];
+    std::uint32_t* out = nonzero_.data();
+    parallel_for(blocks, [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k < last; ++k) {
+        const auto [lo, hi] = range(k);
+        std::size_t at = offsets[k];
+        for (std::size_t i = lo; i < hi; ++i)
+          if (!witness[i].is_zero()) out[at++] = static_cast<std::uint32_t>(i);
+      }
+    });
+    nonzero_count_ = offsets[blocks];
+  }
+
+  // The witness MSMs' work and copy streams (overlap), made on first use.
+  struct SideStreams {
+    Stream work, copy;
+  };
+
   const DeviceContext& ctx_;
   GpuNtt<Fr> ntt_;
   std::size_t staging_chunk_;
   PinnedBuffer<Fr> staging_[2];
   Event staged_[2];
+  std::unique_ptr<SideStreams> side_streams_;
+  PinnedBuffer<std::uint32_t> nonzero_;
+  std::size_t nonzero_count_ = 0;
+  PinnedBuffer<std::uint32_t> unsatisfied_row_;
 };
 
 // One proof with a fresh DeviceProver (builds the NTT tables, ~1 MB upload):

@@ -11,6 +11,10 @@
 // are identical whatever the thread layout.
 #pragma once
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fp.cuh"
 #include "kernels/cuda/groth16_kernels.h"
@@ -51,7 +55,7 @@ __global__ void __launch_bounds__(kThreads)
   if (row >= rows) {
     out_a[row] = F::zero();
     out_b[row] = F::zero();
-    out_ab[row] = F::zero();
+    if (out_ab) out_ab[row] = F::zero();
     return;
   }
   const F x = row_dot(a, row, witness);
@@ -59,7 +63,7 @@ __global__ void __launch_bounds__(kThreads)
   const F xy = x * y;
   out_a[row] = x;
   out_b[row] = y;
-  out_ab[row] = xy;
+  if (out_ab) out_ab[row] = xy;
   if (check && row_dot(c, row, witness) != xy) atomicMin(first_unsatisfied, row);
 }
 
@@ -68,6 +72,37 @@ __global__ void __launch_bounds__(kThreads) h_kernel(F* a, const F* __restrict__
                                                      std::uint32_t n) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) a[i] = a[i] * b[i] - c[i];
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) hadamard_kernel(const F* __restrict__ a, const F* __restrict__ b,
+                                                            F* out, std::uint32_t n) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] * b[i];
+}
+
+// One 16-byte word per thread and step: consecutive threads read
+// consecutive words of a point, so a warp's reads of host memory are a few
+// whole points (PCIe requests of full cache lines). (A template only so
+// that each field's .cu file has its own instance.)
+template <class F>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const std::uint32_t* __restrict__ index, std::uint64_t count, std::uint64_t index_offset,
+                  const uint4* __restrict__ bases, unsigned base_words, const uint4* __restrict__ witness,
+                  uint4* __restrict__ out_bases, uint4* __restrict__ out_scalars, unsigned scalar_words) {
+  const std::uint64_t words = count * (base_words + scalar_words);
+  const std::uint64_t base_total = count * base_words;
+  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < words;
+       t += std::uint64_t(gridDim.x) * blockDim.x) {
+    if (t < base_total) {
+      const std::uint64_t j = t / base_words, w = t - j * base_words;
+      out_bases[t] = bases[(std::uint64_t(index[j]) - index_offset) * base_words + w];
+    } else {
+      const std::uint64_t u = t - base_total;
+      const std::uint64_t j = u / scalar_words, w = u - j * scalar_words;
+      out_scalars[u] = witness[std::uint64_t(index[j]) * scalar_words + w];
+    }
+  }
 }
 
 template <class F, class Fr>
@@ -93,6 +128,38 @@ void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b,
 }
 
 template <class Fr>
+void launch_hadamard(const Fr* a, const Fr* b, Fr* out, std::uint32_t n, cudaStream_t stream) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace gk = groth16_kernels;
+  if (n == 0) return;
+  const unsigned blocks = (n + gk::kThreads - 1) / gk::kThreads;
+  ZKFARM_CUDA_LAUNCH(gk::hadamard_kernel<F><<<blocks, gk::kThreads, 0, stream>>>(
+      reinterpret_cast<const F*>(a), reinterpret_cast<const F*>(b), reinterpret_cast<F*>(out), n));
+}
+
+template <class Fr>
+void launch_gather_nonzero(const std::uint32_t* index, std::uint64_t count, std::uint64_t index_offset,
+                           const void* bases, std::size_t base_bytes, const Fr* witness, void* out_bases,
+                           Fr* out_scalars, cudaStream_t stream) {
+  namespace gk = groth16_kernels;
+  static_assert(sizeof(Fr) % 16 == 0, "scalars are whole 16-byte words");
+  if (count == 0) return;
+  if (base_bytes == 0 || base_bytes % 16 != 0)
+    throw std::invalid_argument("gather: point size " + std::to_string(base_bytes) + " is not a multiple of 16");
+  int device = 0, sms = 0;
+  ZKFARM_CUDA_CHECK(cudaGetDevice(&device));
+  ZKFARM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Enough reads in flight to cover PCIe's latency (~2 blocks of 256
+  // threads per SM), few enough to leave the SMs to the MSM beside it.
+  const std::uint64_t words = count * (base_bytes / 16 + sizeof(Fr) / 16);
+  const unsigned blocks = unsigned(std::min<std::uint64_t>(std::uint64_t(sms) * 2, (words + gk::kThreads - 1) / gk::kThreads));
+  ZKFARM_CUDA_LAUNCH(gk::gather_kernel<typename DeviceFieldOf<Fr>::type><<<blocks, gk::kThreads, 0, stream>>>(
+      index, count, index_offset, static_cast<const uint4*>(bases), unsigned(base_bytes / 16),
+      reinterpret_cast<const uint4*>(witness), static_cast<uint4*>(out_bases), reinterpret_cast<uint4*>(out_scalars),
+      unsigned(sizeof(Fr) / 16)));
+}
+
+template <class Fr>
 void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaStream_t stream) {
   using F = typename DeviceFieldOf<Fr>::type;
   namespace gk = groth16_kernels;
@@ -111,4 +178,8 @@ void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaS
       const zkfarm::cuda::DeviceCsrView<FR>&, const zkfarm::cuda::DeviceCsrView<FR>&,                        \
       const zkfarm::cuda::DeviceCsrView<FR>*, std::uint32_t, std::uint32_t, const FR*, FR*, FR*, FR*,        \
       std::uint32_t*, cudaStream_t);                                                                          \
-  template void zkfarm::cuda::launch_h_from_coset<FR>(FR*, const FR*, const FR*, std::uint32_t, cudaStream_t);
+  template void zkfarm::cuda::launch_h_from_coset<FR>(FR*, const FR*, const FR*, std::uint32_t, cudaStream_t); \
+  template void zkfarm::cuda::launch_hadamard<FR>(const FR*, const FR*, FR*, std::uint32_t, cudaStream_t);     \
+  template void zkfarm::cuda::launch_gather_nonzero<FR>(const std::uint32_t*, std::uint64_t, std::uint64_t,    \
+                                                        const void*, std::size_t, const FR*, void*, FR*,       \
+                                                        cudaStream_t);

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace zkfarm::cuda {
@@ -34,11 +35,29 @@ struct DeviceCsrView {
 // padded to n). Coefficient-1 entries are added without a multiplication.
 // When c is non-null, also computes (C.w)[r] and lowers *first_unsatisfied
 // (atomicMin; the caller initializes it to 0xffffffff) to the smallest row
-// with (A.w)(B.w) != C.w. One thread per row.
+// with (A.w)(B.w) != C.w. One thread per row. out_ab may be null (the
+// product is then left to launch_hadamard, once the witness is freed).
 template <class Fr>
 void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b, const DeviceCsrView<Fr>* c,
                          std::uint32_t rows, std::uint32_t n, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
                          std::uint32_t* first_unsatisfied, cudaStream_t stream);
+
+// out[i] = a[i] * b[i] for i < n.
+template <class Fr>
+void launch_hadamard(const Fr* a, const Fr* b, Fr* out, std::uint32_t n, cudaStream_t stream);
+
+// The bases and scalars of the non-zero witness entries of one streamed
+// range, gathered into device buffers for an MSM: for j < count,
+// out_scalars[j] = witness[index[j]] and out_bases[j] = bases[index[j] -
+// index_offset], bases being `base_bytes` bytes each (a multiple of 16).
+// bases and index may be page-locked host memory mapped for the device (the
+// kernel then reads only the needed points over PCIe, the zeros' never);
+// witness is device memory. Grid-stride, a few blocks per SM, so that it
+// leaves room to the MSM kernels running beside it.
+template <class Fr>
+void launch_gather_nonzero(const std::uint32_t* index, std::uint64_t count, std::uint64_t index_offset,
+                           const void* bases, std::size_t base_bytes, const Fr* witness, void* out_bases,
+                           Fr* out_scalars, cudaStream_t stream);
 
 // a[i] = a[i] * b[i] - c[i] for i < n (h on the odd coset, in a's storage).
 template <class Fr>

@@ -12,18 +12,29 @@
 // Device memory of one proof, by stage (Fr = 32 bytes, n = domain size,
 // V = signals):
 //   always            PCE (A, B; C when kept) + resident key points
-//   SpMV and NTT      witness V Fr + a, b, c: 3 n Fr
+//   SpMV and NTT      witness V Fr + a, b, c: 3 n Fr (with the witness
+//                     released: witness + a + b for the SpMV, then the
+//                     witness freed before c = a o b, so max(V + 2n, 3n))
 //   MSMs              witness V Fr + h: n Fr + one MSM's working set for
 //                     `chunk` points (kMsmBytesPerPoint each, plus its
 //                     buckets, at most a third more) + two transfer buffers
-//                     of `chunk` bases when anything is streamed.
+//                     of `chunk` bases and their scalars when anything is
+//                     streamed.
+//   overlap           the witness MSMs (A, B1, B2, C) run on their own
+//                     streams beside the SpMV, the NTTs and the H MSM: one
+//                     more MSM working set (and transfer buffers) on top
+//                     of the larger stage.
 // The plan: if the whole key fits beside the larger stage with MSMs
-// unsplit, everything is resident (no chunking: the fastest case).
-// Otherwise MSMs run in chunks of the largest power of two up to
-// kMaxChunk that fits, and what is left of the budget holds resident
-// prefixes of the queries in the order A, B1, C, B2, H: the witness MSMs
-// skip zeros and sum ones, so their time is mostly the transfer, while H
-// (dense scalars) is compute-bound and hides its transfer best.
+// unsplit, everything is resident (no chunking: the fastest case), with
+// the witness MSMs overlapped when their working set fits too (always
+// without a budget). Otherwise MSMs run in chunks of the largest power of
+// two up to kMaxChunk that fits, and what is left of the budget holds
+// resident prefixes of the queries in the order A, B1, C, B2, H: the
+// witness MSMs skip zeros and sum ones, so their time is mostly the
+// transfer, while H (dense scalars) is compute-bound and hides its
+// transfer best. Streaming plans overlap too when the budget holds a
+// second MSM stage of at least kMinOverlapChunk points: the witness MSMs'
+// transfers then keep PCIe busy during the SpMV and the NTTs.
 #ifndef ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 #define ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 
@@ -63,6 +74,7 @@ struct MemoryPlan {
   std::uint64_t msm_chunk = 0;             // points per streamed MSM call; 0 = nothing streamed
   bool pce_on_host = false;                // the PCE read by the SpMV from pinned host memory
   bool release_witness = false;            // the witness off the device during the NTTs
+  bool overlap = false;                    // witness MSMs beside the NTTs and H (own streams)
   std::size_t pce_bytes = 0;
   std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
 
@@ -104,6 +116,8 @@ struct MemoryPlan {
       at += std::snprintf(line + at, sizeof line - at, ", PCE (%.2f GiB) read from host memory", gib(pce_bytes));
     if (release_witness && at < int(sizeof line))
       at += std::snprintf(line + at, sizeof line - at, ", witness off the device during the NTTs");
+    if (overlap && at < int(sizeof line))
+      at += std::snprintf(line + at, sizeof line - at, ", witness MSMs beside the NTTs");
     if (at < int(sizeof line)) {
       if (msm_chunk) {
         int log = 0;
@@ -150,6 +164,9 @@ constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
 // points; 2^16: below it the per-call overhead dominates).
 constexpr std::uint64_t kMaxChunk = std::uint64_t(1) << 24;
 constexpr std::uint64_t kMinChunk = std::uint64_t(1) << 16;
+// Smallest chunk a streaming plan overlaps with (below it the second
+// stage's room is better spent on resident points).
+constexpr std::uint64_t kMinOverlapChunk = std::uint64_t(1) << 22;
 
 // The plan for shape under budget bytes (0 = no budget: everything
 // resident, unsplit). max_chunk: the largest MSM chunk (tests force small
@@ -170,12 +187,27 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   const std::size_t fr = shape.fr_bytes;
   const std::size_t ntt_stage = fr * (v + 3 * n) + kPlanSlackBytes;
   const std::size_t msm_stage_base = fr * (v + n) + kPlanSlackBytes;
+  const std::size_t widest = std::max(shape.g1_bytes, shape.g2_bytes);
+  // Two transfer buffers of `chunk` bases of `point` bytes and their scalars.
+  auto transfer = [&](std::uint64_t chunk, std::size_t point) { return 2 * chunk * (point + fr); };
   auto msm_stage = [&](std::uint64_t chunk, bool streaming) {
-    const std::size_t buffers = streaming ? 2 * chunk * std::max(shape.g1_bytes, shape.g2_bytes) : 0;
-    return msm_stage_base + buffers + msm_working_bytes(chunk);
+    return msm_stage_base + (streaming ? transfer(chunk, widest) : 0) + msm_working_bytes(chunk);
   };
-  const std::size_t all_resident = shape.pce_bytes + key_bytes + std::max(ntt_stage, msm_stage(largest, false));
-  if (budget == 0 || all_resident <= budget) {
+  // The witness MSMs beside the rest: one MSM's working set over at most
+  // `points` points (+ its transfer buffers when streaming).
+  auto side = [&](std::uint64_t points, bool streaming) {
+    return msm_working_bytes(points) + (streaming ? transfer(points, widest) : 0);
+  };
+  const std::size_t resident_base = shape.pce_bytes + key_bytes + std::max(ntt_stage, msm_stage(largest, false));
+  const std::size_t resident_overlap = resident_base + side(v, false);
+  if (budget == 0 || resident_overlap <= budget) {
+    plan.resident = plan.points;
+    plan.overlap = true;
+    plan.peak_bytes = resident_overlap;
+    return plan;
+  }
+  const std::size_t all_resident = resident_base;
+  if (all_resident <= budget) {
     plan.resident = plan.points;
     plan.peak_bytes = all_resident;
     return plan;
@@ -184,22 +216,28 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   std::uint64_t largest_pow2 = 1;
   while (largest_pow2 < largest) largest_pow2 *= 2;
   const std::uint64_t min_chunk = std::max<std::uint64_t>(1, std::min({kMinChunk, largest_pow2, max_chunk}));
+  const std::uint64_t min_overlap_chunk = std::max(min_chunk, std::min({kMinOverlapChunk, largest_pow2, max_chunk}));
   // The modes, fastest first: the PCE resident or read from pinned host
   // memory by the SpMV kernels (each proof then moves it over PCIe), the
-  // witness kept on the device through the NTTs or released and uploaded
-  // again for the MSMs (one more witness upload per proof).
-  const std::size_t ntt_released = fr * (3 * n) + kPlanSlackBytes;
+  // witness MSMs overlapped or not, the witness kept on the device through
+  // the NTTs or released and uploaded again for the MSMs (one more witness
+  // upload per proof; never overlapped).
+  const std::size_t ntt_released = fr * std::max(v + 2 * n, 3 * n) + kPlanSlackBytes;
   struct Mode {
-    bool pce_on_host, release_witness;
+    bool pce_on_host, release_witness, overlap;
   };
-  const Mode modes[4] = {{false, false}, {false, true}, {true, false}, {true, true}};
+  const Mode modes[6] = {{false, false, true}, {false, false, false}, {false, true, false},
+                         {true, false, true},  {true, false, false},  {true, true, false}};
+  auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point) {
+    const std::size_t msm = msm_stage_base + transfer(chunk, point) + msm_working_bytes(chunk);
+    return std::max(m.release_witness ? ntt_released : ntt_stage, msm) + (m.overlap ? side(chunk, true) : 0);
+  };
   auto fixed_need = [&](const Mode& m, std::uint64_t chunk) {
-    return (m.pce_on_host ? 0 : shape.pce_bytes) +
-           std::max(m.release_witness ? ntt_released : ntt_stage, msm_stage(chunk, true));
+    return (m.pce_on_host ? 0 : shape.pce_bytes) + stage_of(m, chunk, widest);
   };
   const Mode* mode = nullptr;
   for (const Mode& m : modes)
-    if (fixed_need(m, min_chunk) <= budget) {
+    if (fixed_need(m, m.overlap ? min_overlap_chunk : min_chunk) <= budget) {
       mode = &m;
       break;
     }
@@ -209,7 +247,7 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     return std::string(s);
   };
   if (!mode) {
-    const std::size_t needed = fixed_need(modes[3], min_chunk);
+    const std::size_t needed = fixed_need(modes[5], min_chunk);
     throw BudgetTooSmall("the circuit needs at least " + gib(needed) + " (" + std::to_string(needed) +
                              " bytes) of device memory even with its whole proving key and PCE in host memory "
                              "(NTT vectors " + gib(ntt_released) + "); the device memory budget is " + gib(budget) +
@@ -219,24 +257,20 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   }
   plan.pce_on_host = mode->pce_on_host;
   plan.release_witness = mode->release_witness;
+  plan.overlap = mode->overlap;
   const std::size_t device_pce = mode->pce_on_host ? 0 : shape.pce_bytes;
-  const std::size_t ntt = mode->release_witness ? ntt_released : ntt_stage;
+  const std::uint64_t first_chunk = mode->overlap ? min_overlap_chunk : min_chunk;
   // The transfer buffers hold G1 points unless B2 (G2) is streamed too:
   // plan with G1 buffers first, again with G2 ones if B2 did not fit.
   std::size_t stage = 0;
   for (int pass = 0; pass < 2; ++pass) {
-    const bool g2_buffers = pass == 1;
-    auto msm_stage_streaming = [&](std::uint64_t chunk) {
-      return msm_stage_base + 2 * chunk * (g2_buffers ? std::max(shape.g1_bytes, shape.g2_bytes) : shape.g1_bytes) +
-             msm_working_bytes(chunk);
-    };
-    std::uint64_t chunk = min_chunk;
-    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
-           device_pce + std::max(ntt, msm_stage_streaming(chunk * 2)) <= budget)
+    const std::size_t point = pass == 1 ? widest : shape.g1_bytes;
+    std::uint64_t chunk = first_chunk;
+    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 && device_pce + stage_of(*mode, chunk * 2, point) <= budget)
       chunk *= 2;
     plan.msm_chunk = chunk;
-    stage = std::max(ntt, msm_stage_streaming(chunk));
-    // (fits: min_chunk with G2 buffers fits, as the mode was chosen so)
+    stage = stage_of(*mode, chunk, point);
+    // (fits: first_chunk with G2 buffers fits, as the mode was chosen so)
     std::size_t room = budget - device_pce - stage;
     plan.resident = {0, 0, 0, 0, 0};
     for (int q = 0; q < 5; ++q) {  // prefixes in order: stop at the first query that does not fit whole

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace zkfarm::cuda {
@@ -72,6 +73,16 @@ TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
   const MemoryPlan tight = plan_memory(porep(), 16 * kGiB);
   EXPECT_TRUE(tight.pce_on_host);
   EXPECT_TRUE(tight.release_witness);
+  EXPECT_FALSE(tight.overlap);  // the witness is not on the device beside the NTTs
+  // Released witness: the SpMV holds witness + a + b, then a, b, c; the
+  // larger of the two with the MSM stage and the resident key fits.
+  const std::size_t fr = 32, v = porep().num_vars, n = porep().domain_size;
+  EXPECT_LE(tight.key_resident_bytes() + fr * std::max(v + 2 * n, 3 * n), 16 * kGiB);
+  // Without a budget the witness MSMs overlap the NTTs; at 24 GiB too (the
+  // PCE read from host memory leaves room for a second MSM stage).
+  EXPECT_TRUE(plan_memory(porep(), 0).overlap);
+  EXPECT_TRUE(plan_memory(porep(), 24 * kGiB).overlap);
+  EXPECT_NE(plan_memory(porep(), 24 * kGiB).summary().find("beside the NTTs"), std::string::npos);
   EXPECT_NE(tight.summary().find("read from host memory"), std::string::npos) << tight.summary();
 }
 

@@ -14,6 +14,15 @@
 // streamed MSM costs max(transfer, compute) per chunk rather than the sum.
 // Scalars are always in device memory (the witness and h of the proof).
 //
+// Zero scalars (NonzeroGather): an MSM over the witness needs no base whose
+// scalar is zero (about half of a typical witness). Given the sorted
+// witness indices of the streamed range's non-zero scalars (page-locked
+// host memory), each chunk is gathered on the copy stream by a kernel that
+// reads only those bases from the mapped host memory over PCIe, with their
+// scalars from the device witness, into the transfer buffers: the zeros'
+// bases never cross the bus, and the bucket work of chunk k still overlaps
+// the gather of chunk k+1.
+//
 // Results are exact group elements, so any split gives the same point and
 // the proof's bytes do not depend on the placement (tests/gpu checks this
 // against the CPU prover under budgets that stream every query).
@@ -26,6 +35,7 @@
 #include <span>
 
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/groth16_kernels.h"
 #include "kernels/cuda/msm.h"
 
 namespace zkfarm::cuda {
@@ -34,7 +44,33 @@ namespace zkfarm::cuda {
 struct MsmStreamStats {
   std::uint64_t chunks = 0;          // msm_device() calls
   std::uint64_t streamed_bytes = 0;  // bases copied host -> device
+  std::uint64_t skipped_bytes = 0;   // streamed bases left on the host (zero scalars)
 };
+
+// The non-zero scalars of a streamed range over the witness: index[0..count)
+// are sorted witness indices (page-locked host memory, mapped), each in
+// [index_offset, index_offset + host_bases.size()); host_bases[i] belongs
+// to witness index index_offset + i; witness is the device witness.
+template <class Fr>
+struct NonzeroGather {
+  const std::uint32_t* index = nullptr;
+  std::size_t count = 0;
+  std::uint64_t index_offset = 0;
+  const Fr* witness = nullptr;
+};
+
+namespace msm_stream_detail {
+// The device address of page-locked host memory, or null when it is not
+// mapped (pageable memory): the caller then copies instead.
+inline const void* mapped(const void* host) {
+  void* device = nullptr;
+  if (cudaHostGetDevicePointer(&device, const_cast<void*>(host), 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return device;
+}
+}  // namespace msm_stream_detail
 
 // sum_i scalars[i] * base_i for i in [0, device_bases.size() +
 // host_bases.size()), where base_i = device_bases[i] for the resident prefix
@@ -42,13 +78,19 @@ struct MsmStreamStats {
 // msm_device() call (0: 2^22). host_bases must be page-locked (pinned
 // or registered) for the copies to overlap; pageable memory works, slower.
 // Runs on `stream`, copies on `copy_stream` (a different stream of ctx).
+// gather (optional): the streamed range's non-zero scalars, see
+// NonzeroGather; then device_scalars is still the range's scalars (for the
+// resident prefix) and only the listed bases are moved. Without a mapping
+// of host_bases or the index, every base is copied as without gather.
 // Throws what msm_device() throws; DeviceOutOfMemory when the two transfer
 // buffers do not fit.
 template <class Curve, class G>
 G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> device_bases,
              std::span<const typename G::Affine> host_bases, const typename Curve::Fr* device_scalars,
-             std::size_t chunk, cudaStream_t stream, cudaStream_t copy_stream, MsmStreamStats* stats = nullptr) {
+             std::size_t chunk, cudaStream_t stream, cudaStream_t copy_stream, MsmStreamStats* stats = nullptr,
+             const NonzeroGather<typename Curve::Fr>* gather = nullptr) {
   using Affine = typename G::Affine;
+  using Fr = typename Curve::Fr;
   G result = G::identity();
   const std::size_t resident = device_bases.size();
   // The resident prefix in one call when its working set fits (the witness
@@ -71,6 +113,46 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
   if (host_bases.empty()) return result;
 
   ctx.activate();
+  const void* mapped_bases = gather ? msm_stream_detail::mapped(host_bases.data()) : nullptr;
+  const void* mapped_index = gather && gather->count ? msm_stream_detail::mapped(gather->index) : nullptr;
+  if (gather && mapped_bases && (mapped_index || gather->count == 0)) {
+    if (stats) stats->skipped_bytes += (host_bases.size() - gather->count) * sizeof(Affine);
+    if (gather->count == 0) return result;
+    const auto* index = static_cast<const std::uint32_t*>(mapped_index);
+    const std::size_t total = gather->count;
+    const std::size_t streamed_chunk = std::min(chunk ? chunk : (std::size_t(1) << 22), total);
+    const std::size_t chunks = (total + streamed_chunk - 1) / streamed_chunk;
+    DeviceBuffer<Affine> buffers[2];
+    DeviceBuffer<Fr> scalars[2];
+    for (int b = 0; b < (chunks > 1 ? 2 : 1); ++b) {
+      buffers[b] = DeviceBuffer<Affine>(streamed_chunk, stream);
+      scalars[b] = DeviceBuffer<Fr>(streamed_chunk, stream);
+    }
+    Event copied[2], free_again[2], allocated;
+    allocated.record(stream);
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, allocated.get(), 0));
+    auto queue_gather = [&](std::size_t k) {
+      const int b = int(k % 2);
+      const std::size_t offset = k * streamed_chunk;
+      const std::size_t count = std::min(streamed_chunk, total - offset);
+      if (k >= 2) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, free_again[b].get(), 0));
+      launch_gather_nonzero<Fr>(index + offset, count, gather->index_offset, mapped_bases, sizeof(Affine),
+                                gather->witness, buffers[b].data(), scalars[b].data(), copy_stream);
+      copied[b].record(copy_stream);
+      if (stats) stats->streamed_bytes += count * sizeof(Affine);
+    };
+    queue_gather(0);
+    for (std::size_t k = 0; k < chunks; ++k) {
+      if (k + 1 < chunks) queue_gather(k + 1);
+      const int b = int(k % 2);
+      const std::size_t count = std::min(streamed_chunk, total - k * streamed_chunk);
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[b].get(), 0));
+      result += msm_device<Curve, G>(ctx, buffers[b].data(), scalars[b].data(), count, stream);
+      free_again[b].record(stream);
+      if (stats) ++stats->chunks;
+    }
+    return result;
+  }
   const std::size_t streamed_chunk = std::min(chunk ? chunk : (std::size_t(1) << 22), host_bases.size());
   const std::size_t chunks = (host_bases.size() + streamed_chunk - 1) / streamed_chunk;
   DeviceBuffer<Affine> buffers[2];

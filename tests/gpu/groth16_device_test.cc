@@ -339,8 +339,10 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     auto& f = Fixture<TypeParam>::get(size);
     const auto options = Fixture<TypeParam>::fixed(31 + size);
     const auto cpu = groth16_prove<TypeParam>(f.key.proving_key(), f.pce_r1cs, std::span<const Fr>(f.witness), options);
-    auto prove_placed = [&](const MemoryPlan& plan, const char* label, DeviceProveTimings* timings = nullptr) {
-      const auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
+    auto prove_placed = [&](const MemoryPlan& plan, const char* label, DeviceProveTimings* timings = nullptr,
+                            bool gather = true) {
+      auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
+      key.gather_nonzero = gather;
       EXPECT_EQ(key.device_bytes(), plan.key_resident_bytes()) << label;
       EXPECT_EQ(key.host_bytes(), plan.streamed_bytes()) << label;
       // With C: the constraint check runs on the PCE wherever it is.
@@ -353,9 +355,18 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
       DeviceProveTimings t;
       const auto gpu = f.prover->prove(key, plan.pce_on_host ? host_pce : f.device_pce_r1cs,
                                        std::span<const Fr>(f.witness), options, &t);
-      std::printf("  %-10s n=%-7u %-22s streamed %8.2f MiB in %zu MSM calls, msm %.2f ms\n", TypeParam::kName,
-                  f.key.domain_size, label, double(t.streamed_bytes) / double(1 << 20), t.msm_calls, t.msm_ms);
-      EXPECT_EQ(t.streamed_bytes, plan.streamed_bytes()) << label;
+      std::printf("  %-10s n=%-7u %-30s streamed %8.2f MiB (+%.2f MiB of zeros' bases skipped) in %zu MSM calls, "
+                  "msm %.2f ms%s\n",
+                  TypeParam::kName, f.key.domain_size, label, double(t.streamed_bytes) / double(1 << 20),
+                  double(t.skipped_bytes) / double(1 << 20), t.msm_calls, t.msm_ms,
+                  t.overlapped ? " (witness MSMs overlapped)" : "");
+      // Every streamed base is either moved or skipped for its zero scalar;
+      // only witness queries skip, and only with the gather.
+      EXPECT_EQ(t.streamed_bytes + t.skipped_bytes, plan.streamed_bytes()) << label;
+      if (!gather) {
+        EXPECT_EQ(t.skipped_bytes, 0u) << label;
+      }
+      EXPECT_EQ(t.overlapped, plan.overlap && !plan.release_witness) << label;
       EXPECT_TRUE(gpu == cpu) << label << " at " << size << " constraints: device proof differs from the CPU proof";
       if (timings) *timings = t;
     };
@@ -368,6 +379,10 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     if (f.key.domain_size > 4096) {
       EXPECT_GT(t.msm_calls, 5u);  // H split at least
     }
+    EXPECT_GT(t.skipped_bytes, 0u) << "the fixture's witness has zeros: their bases should stay on the host";
+    MemoryPlan serial_copied = all_streamed;  // every base copied, witness MSMs after H
+    serial_copied.overlap = false;
+    prove_placed(serial_copied, "all streamed, copied, serial", nullptr, false);
     MemoryPlan half = plan_memory(shape, 0);
     for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
     prove_placed(half, "half resident");

@@ -4,7 +4,8 @@
 //
 //   partition_benchmark [--device=N] [--curve=bls12381|bn254]
 //                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
-//                       [--msm-breakdown] [--budgets-gib=G,G,...]
+//                       [--msm-breakdown] [--compare-serial]
+//                       [--budgets-gib=G,G,...] [--ablate-gib=G,...]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -29,6 +30,10 @@
 // allocator): resident prefixes uploaded, the rest streamed per proof; each
 // proof checked against the resident one (same r, s). A budget too small
 // for the circuit prints the planner's error (what it needs).
+// --ablate-gib=24: at those budgets, the same placement also proved without
+// the zero-skipping gather and without the witness MSMs' overlap.
+// --compare-serial: the resident proofs also with the witness MSMs after H
+// (no overlap), same r and s: what the overlap gives.
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -76,6 +81,8 @@ struct Options {
   std::uint64_t cpu_constraints = 0;
   bool msm_breakdown = false;
   std::vector<double> budgets_gib;
+  std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
+  bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
 };
 
 int g_failures = 0;
@@ -231,9 +238,10 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
     Stopwatch clock;
     proof = prover.prove(p.key.proving_key, device_pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
     const double seconds = clock.lap();
-    std::printf("    device_prove run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f total %.1f ms (host wall %.1f ms)\n",
-                r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms, t.total_ms,
-                seconds * 1e3);
+    std::printf("    device_prove run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness MSMs %.1f%s) "
+                "total %.1f ms (host wall %.1f ms)\n",
+                r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms, t.h_msm_ms,
+                t.witness_msm_ms, t.overlapped ? " beside the NTTs" : " after H", t.total_ms, seconds * 1e3);
     if (r > 0) {
       runs.push_back(t);
       wall.push_back(seconds * 1e3);
@@ -243,9 +251,10 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
             [](const DeviceProveTimings& a, const DeviceProveTimings& b) { return a.total_ms < b.total_ms; });
   std::sort(wall.begin(), wall.end());
   const DeviceProveTimings& m = runs[runs.size() / 2];
-  std::printf("  device_prove median of %d: upload %.1f, spmv %.1f, ntt %.1f, msm %.1f, total %.1f ms "
-              "(host wall %.1f ms)\n",
-              repeats, m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms, m.total_ms, wall[wall.size() / 2]);
+  std::printf("  device_prove median of %d (witness MSMs %s): upload %.1f, spmv %.1f, ntt %.1f, msm %.1f (H %.1f, "
+              "witness MSMs %.1f), total %.1f ms (host wall %.1f ms)\n",
+              repeats, m.overlapped ? "overlapped" : "serial", m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms, m.h_msm_ms,
+              m.witness_msm_ms, m.total_ms, wall[wall.size() / 2]);
   *median_total_ms = m.total_ms;
   return proof;
 }
@@ -367,38 +376,57 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
     set_device_memory_budget(budget + device_memory_in_use() - (plan.pce_on_host ? 0 : shape.pce_bytes));
     try {
       Stopwatch load;
-      const DeviceProvingKey<Curve> key = DeviceProvingKey<Curve>::upload(host_key, stream, &plan);
+      DeviceProvingKey<Curve> key = DeviceProvingKey<Curve>::upload(host_key, stream, &plan);
       // The PCE stays resident from above (outside the budget's count) unless
       // the plan reads it from host memory.
       const DevicePce<Fr> host_pce =
           plan.pce_on_host ? DevicePce<Fr>::upload(p.pce, stream, false, true) : DevicePce<Fr>();
       const DevicePce<Fr>& pce = plan.pce_on_host ? host_pce : device_pce;
       const double load_s = load.lap();
-      std::vector<DeviceProveTimings> runs;
-      Groth16Proof<Curve> proof;
-      for (int r = 0; r <= o.repeats; ++r) {
-        DeviceProveTimings t;
-        proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
-        std::printf("    budget %.0f GiB run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f total %.1f ms, streamed %.2f "
-                    "GiB in %zu MSM calls\n",
-                    gib, r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms, t.total_ms,
-                    double(t.streamed_bytes) / double(1 << 30), t.msm_calls);
-        if (r > 0) runs.push_back(t);
+      // The plan as made, then (--ablate-gib) the same placement without
+      // the zero-skipping gather and without the overlap.
+      struct Variant {
+        const char* name;
+        bool gather, overlap;
+      };
+      std::vector<Variant> variants = {{"planned", true, plan.overlap}};
+      if (std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end()) {
+        variants.push_back({"no gather", false, plan.overlap});
+        if (plan.overlap) variants.push_back({"no overlap", true, false});
       }
-      std::sort(runs.begin(), runs.end(),
-                [](const DeviceProveTimings& x, const DeviceProveTimings& y) { return x.total_ms < y.total_ms; });
-      const DeviceProveTimings& m = runs[runs.size() / 2];
-      const bool same = proof == resident_proof;
-      const bool ok = groth16_verify<Curve>(vk, public_inputs(p.witness, 328), proof);
-      check(same, "budget proof equals the resident proof");
-      check(ok, "budget proof verifies");
-      std::printf("RESULT budget %.0f GiB: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f msm "
-                  "%.1f), resident %.2f GiB, streamed %.2f GiB per proof, host pinned %.2f GiB (+%.2f copied; PCE "
-                  "%.2f GiB), load %.2f s, proof %s\n",
-                  gib, m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms,
-                  double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
-                  double(key.host_bytes()) / double(1 << 30), double(key.host_copied_bytes) / double(1 << 30),
-                  double(pce.host_bytes()) / double(1 << 30), load_s, same && ok ? "identical, valid" : "WRONG");
+      for (const Variant& variant : variants) {
+        key.gather_nonzero = variant.gather;
+        key.overlap_msms = variant.overlap;
+        std::vector<DeviceProveTimings> runs;
+        Groth16Proof<Curve> proof;
+        for (int r = 0; r <= o.repeats; ++r) {
+          DeviceProveTimings t;
+          proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
+          std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
+                      "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls\n",
+                      gib, variant.name, r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms,
+                      t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
+                      double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
+                      t.msm_calls);
+          if (r > 0) runs.push_back(t);
+        }
+        std::sort(runs.begin(), runs.end(),
+                  [](const DeviceProveTimings& x, const DeviceProveTimings& y) { return x.total_ms < y.total_ms; });
+        const DeviceProveTimings& m = runs[runs.size() / 2];
+        const bool same = proof == resident_proof;
+        const bool ok = groth16_verify<Curve>(vk, public_inputs(p.witness, 328), proof);
+        check(same, "budget proof equals the resident proof");
+        check(ok, "budget proof verifies");
+        std::printf("RESULT budget %.0f GiB %s: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f "
+                    "msm %.1f, H %.1f, witness MSMs %.1f%s), resident %.2f GiB, streamed %.2f GiB per proof (+%.2f "
+                    "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB), load %.2f s, proof %s\n",
+                    gib, variant.name, m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms,
+                    m.ntt_ms, m.msm_ms, m.h_msm_ms, m.witness_msm_ms, m.overlapped ? " beside" : " after H",
+                    double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
+                    double(m.skipped_bytes) / double(1 << 30), double(key.host_bytes()) / double(1 << 30),
+                    double(key.host_copied_bytes) / double(1 << 30), double(pce.host_bytes()) / double(1 << 30),
+                    load_s, same && ok ? "identical, valid" : "WRONG");
+      }
     } catch (const std::exception& e) {
       check(false, std::string("budget run: ") + e.what());
     }
@@ -419,11 +447,22 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   stage("pce upload", clock.lap(), ctx);
   ProveOptions<Fr> options;
   options.check_constraints = false;
-  if (!o.budgets_gib.empty()) {  // fixed r, s: every budget's proof must equal the resident one
+  if (!o.budgets_gib.empty() || o.compare_serial) {  // fixed r, s: every variant's proof must equal the resident one
     options.r = Fr::from_u64(0x5151);
     options.s = Fr::from_u64(0x7272);
   }
   double total_ms = 0;
+  if (o.compare_serial) {  // the same proofs with the witness MSMs after H (no overlap)
+    p.key.proving_key.overlap_msms = false;
+    double serial_ms = 0;
+    const Groth16Proof<Curve> serial = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &serial_ms);
+    p.key.proving_key.overlap_msms = true;
+    double overlapped_ms = 0;
+    const Groth16Proof<Curve> overlapped = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &overlapped_ms);
+    if (options.r) check(serial == overlapped, "serial and overlapped proofs are identical (same r, s)");
+    std::printf("RESULT overlap: witness MSMs after H %.1f ms, beside the NTTs %.1f ms (%.2fx)\n", serial_ms,
+                overlapped_ms, serial_ms / overlapped_ms);
+  }
   const Groth16Proof<Curve> proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms);
   stage("proofs", clock.lap(), ctx);
   const bool ok = groth16_verify<Curve>(p.key.verifying_key(), public_inputs(p.witness, 328), proof);
@@ -504,24 +543,27 @@ int main(int argc, char** argv) {
     else if (a.rfind("--cpu-constraints=", 0) == 0) o.cpu_constraints = value("--cpu-constraints=");
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
-    else if (a.rfind("--budgets-gib=", 0) == 0) {
-      std::string list = a.substr(std::strlen("--budgets-gib="));
+    else if (a == "--compare-serial") o.compare_serial = true;
+    else if (a.rfind("--budgets-gib=", 0) == 0 || a.rfind("--ablate-gib=", 0) == 0) {
+      const bool ablate = a.rfind("--ablate-gib=", 0) == 0;
+      std::string list = a.substr(a.find('=') + 1);
       for (std::size_t at = 0; at <= list.size();) {
         const std::size_t comma = std::min(list.find(',', at), list.size());
         const double gib = std::strtod(list.substr(at, comma - at).c_str(), nullptr);
         if (gib <= 0) {
-          std::fprintf(stderr, "%s: --budgets-gib: '%s' is not a positive number of GiB\n", argv[0],
-                       list.substr(at, comma - at).c_str());
+          std::fprintf(stderr, "%s: %s: '%s' is not a positive number of GiB\n", argv[0],
+                       ablate ? "--ablate-gib" : "--budgets-gib", list.substr(at, comma - at).c_str());
           return 2;
         }
-        o.budgets_gib.push_back(gib);
+        (ablate ? o.ablate_gib : o.budgets_gib).push_back(gib);
         at = comma + 1;
       }
     }
     else {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
-                   "[--cpu-constraints=N] [--msm-breakdown] [--budgets-gib=141,80,40,24,16]\n",
+                   "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--budgets-gib=141,80,40,24,16] "
+                   "[--ablate-gib=24]\n",
                    argv[0]);
       return 2;
     }
