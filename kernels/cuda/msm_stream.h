@@ -64,11 +64,13 @@ namespace msm_stream_detail {
 // mapped (pageable memory): the caller then copies instead.
 inline const void* mapped(const void* host) {
   void* device = nullptr;
-  if (cudaHostGetDevicePointer(&device, const_cast<void*>(host), 0) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return device;
+  if (cudaHostGetDevicePointer(&device, const_cast<void*>(host), 0) == cudaSuccess) return device;
+  (void)cudaGetLastError();
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, host) == cudaSuccess && attributes.type == cudaMemoryTypeHost)
+    return attributes.devicePointer;
+  (void)cudaGetLastError();
+  return nullptr;
 }
 }  // namespace msm_stream_detail
 
