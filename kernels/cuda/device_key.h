@@ -119,9 +119,13 @@ struct DeviceProvingKey {
   // SpMV, the NTTs and the H MSM (MemoryPlan::overlap; true for a key made
   // without a plan, which has the device to itself).
   bool overlap_msms = true;
-  // Streamed witness queries move only the bases of non-zero scalars
-  // (msm_stream.h's NonzeroGather); false copies every streamed base.
-  bool gather_nonzero = true;
+  // Streamed witness queries move only the bases of non-zero scalars,
+  // gathered by the GPU from mapped host memory (msm_stream.h's
+  // NonzeroGather), instead of copying every streamed base by DMA. Off by
+  // default: on the H200 the gather reads host memory at ~24 GB/s against
+  // the copy engines' ~55 GB/s, more than the ~45% of zeros saves
+  // (BENCHMARKS.md, "Device memory budgets").
+  bool gather_nonzero = false;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +

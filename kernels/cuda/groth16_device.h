@@ -24,9 +24,10 @@
 //      from the witness upload on, beside the SpMV, the NTTs and H. Under a
 //      memory budget each MSM runs in chunks of key.msm_chunk points, the
 //      key's streamed points copied from pinned host memory while the
-//      previous chunk runs (msm_stream.h), and for the witness MSMs only the
-//      points of non-zero scalars (gathered by the GPU from mapped host
-//      memory; the indices listed on the host while the device works);
+//      previous chunk runs (msm_stream.h); with the key's gather_nonzero,
+//      the witness MSMs move only the points of non-zero scalars (gathered
+//      by the GPU from mapped host memory, the indices listed on the host
+//      while the device works);
 //   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
 // Field and curve arithmetic is exact, so any correct order of operations
 // gives the CPU's bits; tests/gpu/groth16_device_test compares them.

@@ -22,8 +22,7 @@
 //                     streamed.
 //   overlap           the witness MSMs (A, B1, B2, C) run on their own
 //                     streams beside the SpMV, the NTTs and the H MSM: one
-//                     more MSM working set (and transfer buffers) on top
-//                     of the larger stage.
+//                     more MSM working set on top of the larger stage.
 // The plan: if the whole key fits beside the larger stage with MSMs
 // unsplit, everything is resident (no chunking: the fastest case), with
 // the witness MSMs overlapped when their working set fits too (always
@@ -32,9 +31,10 @@
 // resident prefixes of the queries in the order A, B1, C, B2, H: the
 // witness MSMs skip zeros and sum ones, so their time is mostly the
 // transfer, while H (dense scalars) is compute-bound and hides its
-// transfer best. Streaming plans overlap too when the budget holds a
-// second MSM stage of at least kMinOverlapChunk points: the witness MSMs'
-// transfers then keep PCIe busy during the SpMV and the NTTs.
+// transfer best. Streaming plans do not overlap: measured on the H200
+// (BENCHMARKS.md, "Device memory budgets"), the room a second MSM stage
+// takes from resident points costs more PCIe time than running the
+// witness MSMs' transfers beside the NTTs saves.
 #ifndef ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 #define ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 
@@ -164,9 +164,6 @@ constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
 // points; 2^16: below it the per-call overhead dominates).
 constexpr std::uint64_t kMaxChunk = std::uint64_t(1) << 24;
 constexpr std::uint64_t kMinChunk = std::uint64_t(1) << 16;
-// Smallest chunk a streaming plan overlaps with (below it the second
-// stage's room is better spent on resident points).
-constexpr std::uint64_t kMinOverlapChunk = std::uint64_t(1) << 22;
 
 // The plan for shape under budget bytes (0 = no budget: everything
 // resident, unsplit). max_chunk: the largest MSM chunk (tests force small
@@ -216,18 +213,16 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   std::uint64_t largest_pow2 = 1;
   while (largest_pow2 < largest) largest_pow2 *= 2;
   const std::uint64_t min_chunk = std::max<std::uint64_t>(1, std::min({kMinChunk, largest_pow2, max_chunk}));
-  const std::uint64_t min_overlap_chunk = std::max(min_chunk, std::min({kMinOverlapChunk, largest_pow2, max_chunk}));
   // The modes, fastest first: the PCE resident or read from pinned host
   // memory by the SpMV kernels (each proof then moves it over PCIe), the
-  // witness MSMs overlapped or not, the witness kept on the device through
-  // the NTTs or released and uploaded again for the MSMs (one more witness
-  // upload per proof; never overlapped).
+  // witness kept on the device through the NTTs or released and uploaded
+  // again for the MSMs (one more witness upload per proof). (Mode::overlap
+  // is there for measurements: no mode listed uses it, see above.)
   const std::size_t ntt_released = fr * std::max(v + 2 * n, 3 * n) + kPlanSlackBytes;
   struct Mode {
     bool pce_on_host, release_witness, overlap;
   };
-  const Mode modes[6] = {{false, false, true}, {false, false, false}, {false, true, false},
-                         {true, false, true},  {true, false, false},  {true, true, false}};
+  const Mode modes[4] = {{false, false, false}, {false, true, false}, {true, false, false}, {true, true, false}};
   auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point) {
     const std::size_t msm = msm_stage_base + transfer(chunk, point) + msm_working_bytes(chunk);
     return std::max(m.release_witness ? ntt_released : ntt_stage, msm) + (m.overlap ? side(chunk, true) : 0);
@@ -237,7 +232,7 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   };
   const Mode* mode = nullptr;
   for (const Mode& m : modes)
-    if (fixed_need(m, m.overlap ? min_overlap_chunk : min_chunk) <= budget) {
+    if (fixed_need(m, min_chunk) <= budget) {
       mode = &m;
       break;
     }
@@ -247,7 +242,7 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     return std::string(s);
   };
   if (!mode) {
-    const std::size_t needed = fixed_need(modes[5], min_chunk);
+    const std::size_t needed = fixed_need(modes[3], min_chunk);
     throw BudgetTooSmall("the circuit needs at least " + gib(needed) + " (" + std::to_string(needed) +
                              " bytes) of device memory even with its whole proving key and PCE in host memory "
                              "(NTT vectors " + gib(ntt_released) + "); the device memory budget is " + gib(budget) +
@@ -259,7 +254,7 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   plan.release_witness = mode->release_witness;
   plan.overlap = mode->overlap;
   const std::size_t device_pce = mode->pce_on_host ? 0 : shape.pce_bytes;
-  const std::uint64_t first_chunk = mode->overlap ? min_overlap_chunk : min_chunk;
+  const std::uint64_t first_chunk = min_chunk;
   // The transfer buffers hold G1 points unless B2 (G2) is streamed too:
   // plan with G1 buffers first, again with G2 ones if B2 did not fit.
   std::size_t stage = 0;

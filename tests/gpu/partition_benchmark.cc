@@ -30,8 +30,8 @@
 // allocator): resident prefixes uploaded, the rest streamed per proof; each
 // proof checked against the resident one (same r, s). A budget too small
 // for the circuit prints the planner's error (what it needs).
-// --ablate-gib=24: at those budgets, the same placement also proved without
-// the zero-skipping gather and without the witness MSMs' overlap.
+// --ablate-gib=24: at those budgets, the same placement also proved with the
+// zero-skipping gather toggled and with the witness MSMs' overlap toggled.
 // --compare-serial: the resident proofs also with the witness MSMs after H
 // (no overlap), same r and s: what the overlap gives.
 // Memory: host peak RSS and device use are printed after each stage.
@@ -383,16 +383,19 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           plan.pce_on_host ? DevicePce<Fr>::upload(p.pce, stream, false, true) : DevicePce<Fr>();
       const DevicePce<Fr>& pce = plan.pce_on_host ? host_pce : device_pce;
       const double load_s = load.lap();
-      // The plan as made, then (--ablate-gib) the same placement without
-      // the zero-skipping gather and without the overlap.
+      // The plan as made, then (--ablate-gib) the same placement with the
+      // zero-skipping gather toggled and with the witness MSMs' overlap
+      // toggled.
       struct Variant {
         const char* name;
         bool gather, overlap;
       };
-      std::vector<Variant> variants = {{"planned", true, plan.overlap}};
+      const bool gather = key.gather_nonzero;
+      std::vector<Variant> variants = {{"planned", gather, plan.overlap}};
       if (std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end()) {
-        variants.push_back({"no gather", false, plan.overlap});
-        if (plan.overlap) variants.push_back({"no overlap", true, false});
+        variants.push_back({gather ? "no gather" : "gather", !gather, plan.overlap});
+        if (!plan.release_witness)
+          variants.push_back({plan.overlap ? "no overlap" : "overlap", gather, !plan.overlap});
       }
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
