@@ -39,18 +39,20 @@ GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx) : ctx_(ctx) {
   ctx_.activate();
   const cudaStream_t stream = ctx_.stream(0);
   const ntt_kernels::HostTables<Fr> host;
-  const std::size_t table = host.lo.size(), local = host.local_fwd.size();
+  const std::size_t table = host.lo.size(), local = host.local_fwd.size(), mid = host.mid.size();
   lo_ = DeviceBuffer<Fr>(table, stream);
   hi_ = DeviceBuffer<Fr>(table, stream);
   local_fwd_ = DeviceBuffer<Fr>(local, stream);
   local_inv_ = DeviceBuffer<Fr>(local, stream);
+  mid_ = DeviceBuffer<Fr>(mid, stream);
   lo_.upload(host.lo.data(), table, stream);
   hi_.upload(host.hi.data(), table, stream);
   local_fwd_.upload(host.local_fwd.data(), local, stream);
   local_inv_.upload(host.local_inv.data(), local, stream);
+  mid_.upload(host.mid.data(), mid, stream);
   // Tiles of 2^11 elements need 64 KB of shared memory (opt-in above 48 KB).
-  ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_kernels::ntt_pass_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(sizeof(F) << ntt_kernels::kTileLog)));
+  ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_kernels::ntt_group_pass_kernel<3, F>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(F) << ntt_kernels::kTileLog)));
   ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -67,29 +69,42 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
   tables.hi = reinterpret_cast<const F*>(hi_.data());
   tables.local_fwd = reinterpret_cast<const F*>(local_fwd_.data());
   tables.local_inv = reinterpret_cast<const F*>(local_inv_.data());
+  tables.mid = reinterpret_cast<const F*>(mid_.data());
   const nk::Plan plan = nk::make_plan(log_n);
 
-  auto passes = [&](bool inverse) {
-    for (unsigned p = 0; p < plan.count; ++p) {
+  // dit: the transposed passes, last pass first (bit-reversed input, natural
+  // output); coset: the coset scaling folded into the last DIF pass.
+  auto passes = [&](bool inverse, bool dit = false, const F* coset = nullptr) {
+    for (unsigned step = 0; step < plan.count; ++step) {
+      const unsigned p = dit ? plan.count - 1 - step : step;
       nk::PassArgs<F> args;
       args.data = data;
       args.log_n = log_n;
       args.pass = plan.passes[p];
       args.inverse = inverse;
       args.tables = tables;
+      args.tables.coset_hi = coset;
+      args.dit = dit;
       const std::uint32_t tile_size = args.tile_size();
-      const unsigned threads = std::min<unsigned>(nk::kThreads, std::max<unsigned>(32, tile_size / 2));
-      ZKFARM_CUDA_LAUNCH(nk::ntt_pass_kernel<F><<<unsigned(args.tiles()), threads, tile_size * sizeof(F), stream>>>(args));
+      const unsigned tile_log = args.pass.s + args.pass.column_log;
+      const unsigned blocks = unsigned(args.tiles());
+      const std::size_t smem = tile_size * sizeof(F);
+      // Eight elements a thread; tiles of 2 and 4 elements (n = 2, 4) one thread.
+      if (tile_log >= 3) {
+        ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<3, F><<<blocks, tile_size >> 3, smem, stream>>>(args));
+      } else if (tile_log == 2) {
+        ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<2, F><<<blocks, 1, smem, stream>>>(args));
+      } else {
+        ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<1, F><<<blocks, 1, smem, stream>>>(args));
+      }
     }
   };
-  auto bit_reverse = [&](nk::Scale scale, const F& constant, const F* coset_hi) {
+  auto bit_reverse = [&](nk::Scale scale, const F& constant) {
     nk::BitReverseArgs<F> args;
     args.data = data;
     args.log_n = log_n;
     args.scale = scale;
     args.constant = constant;
-    args.tables = tables;
-    args.tables.coset_hi = coset_hi;
     const unsigned blocks = unsigned((n + nk::kThreads - 1) / nk::kThreads);
     ZKFARM_CUDA_LAUNCH(nk::bit_reverse_kernel<F><<<blocks, nk::kThreads, 0, stream>>>(args));
   };
@@ -99,11 +114,11 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
   switch (op) {
     case Op::kForward:
       passes(false);
-      bit_reverse(nk::Scale::kNone, F::one(), nullptr);
+      bit_reverse(nk::Scale::kNone, F::one());
       break;
     case Op::kInverse:
       passes(true);
-      bit_reverse(nk::Scale::kConstant, n_inv_dev, nullptr);
+      bit_reverse(nk::Scale::kConstant, n_inv_dev);
       break;
     case Op::kCoset: {
       // iNTT, coefficient i times g^i / n (g = w_{2n}), NTT.
@@ -112,10 +127,11 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
       F* coset_hi_dev = reinterpret_cast<F*>(coset_hi.data());
       ZKFARM_CUDA_LAUNCH(ntt_detail::scale_table_kernel<F><<<table / 256, 256, 0, stream>>>(tables.hi, coset_hi_dev,
                                                                                            n_inv_dev, table));
-      passes(true);
-      bit_reverse(nk::Scale::kCoset, F::one(), coset_hi_dev);
-      passes(false);
-      bit_reverse(nk::Scale::kNone, F::one(), nullptr);
+      // No bit reversal: DIF inverse (natural -> bit-reversed) with the
+      // coset scaling in its last pass, then the transposed (DIT) forward
+      // passes (bit-reversed -> natural).
+      passes(true, false, coset_hi_dev);
+      passes(false, true);
       break;  // coset_hi is freed stream-ordered, after the kernels that read it
     }
   }

@@ -3,8 +3,8 @@
 // roots, snarkjs's odd coset).
 //
 // GpuNtt<Fr> (Fr = Bn254Fr or Bls12381Fr; instantiated in ntt_bn254.cu and
-// ntt_bls12_381.cu) holds the twiddle tables (1 MB + 64 KB on the device,
-// built once) for one DeviceContext. Transforms run in place on device
+// ntt_bls12_381.cu) holds the twiddle tables (17 MB on the device: lo / hi
+// 1 MB, local 64 KB, mid 16 MB; built once) for one DeviceContext. Transforms run in place on device
 // memory, queued on the given stream (asynchronous: the caller synchronizes),
 // or on host spans (upload, transform, download, synchronous).
 // Algorithm and costs: ntt_kernels.cuh. Sizes: n = 2^k, 1 <= k <= 27
@@ -50,7 +50,7 @@ class GpuNtt {
   void run_host(Op op, std::span<Fr> values) const;
 
   const DeviceContext& ctx_;
-  DeviceBuffer<Fr> lo_, hi_, local_fwd_, local_inv_;
+  DeviceBuffer<Fr> lo_, hi_, local_fwd_, local_inv_, mid_;
 };
 
 }  // namespace zkfarm::cuda

@@ -29,6 +29,31 @@ const F* as_device(const std::vector<Fr>& v) {
   return reinterpret_cast<const F*>(v.data());
 }
 
+// ntt_group_pass_kernel<R> for one pass, phase by phase: every thread's
+// registers persist across the barriers as the kernel's do.
+template <unsigned R, class F>
+void group_pass_emulated(const nk::PassArgs<F>& args) {
+  const std::uint32_t tile_size = args.tile_size();
+  const std::uint32_t threads = tile_size >> R;
+  std::vector<std::uint32_t> smem(tile_size * F::kLimbs);
+  std::vector<F> regs(std::size_t(threads) << R);
+  const unsigned groups = nk::group_count(args.pass, R);
+  for (std::uint64_t tile = 0; tile < args.tiles(); ++tile) {
+    for (std::uint32_t t = 0; t < threads; ++t) nk::group_load<R>(args, tile, t, &regs[t << R]);
+    for (unsigned step = 0; step < groups; ++step) {
+      const unsigned i = args.dit ? groups - 1 - step : step;
+      if (step > 0) {
+        std::fill(smem.begin(), smem.end(), 0xdeadbeefu);  // every slot read must have been written
+        for (std::uint32_t t = 0; t < threads; ++t)
+          nk::group_put<R>(args, args.dit ? i + 1 : i - 1, t, &regs[t << R], smem.data());
+        for (std::uint32_t t = 0; t < threads; ++t) nk::group_get<R>(args, i, t, &regs[t << R], smem.data());
+      }
+      for (std::uint32_t t = 0; t < threads; ++t) nk::group_stages<R>(args, i, t, &regs[t << R]);
+    }
+    for (std::uint32_t t = 0; t < threads; ++t) nk::group_store<R>(args, tile, t, &regs[t << R]);
+  }
+}
+
 template <class Fr>
 void run_emulated(Op op, std::vector<Fr>& values) {
   using F = typename DeviceFieldOf<Fr>::type;
@@ -42,6 +67,7 @@ void run_emulated(Op op, std::vector<Fr>& values) {
   tables.hi = as_device<F>(host.hi);
   tables.local_fwd = as_device<F>(host.local_fwd);
   tables.local_inv = as_device<F>(host.local_inv);
+  tables.mid = as_device<F>(host.mid);
   const nk::Plan plan = nk::make_plan(log_n);
   // Every pass must cover its stages exactly once, in order.
   unsigned next_stage = 0;
@@ -52,22 +78,23 @@ void run_emulated(Op op, std::vector<Fr>& values) {
   }
   EXPECT_EQ(next_stage, log_n);
 
-  auto passes = [&](bool inverse) {
-    for (unsigned p = 0; p < plan.count; ++p) {
+  // dit: the transposed passes, last pass first (bit-reversed input,
+  // natural output); coset: the scaling folded into the last DIF pass.
+  auto passes = [&](bool inverse, bool dit = false, const F* coset = nullptr) {
+    for (unsigned step = 0; step < plan.count; ++step) {
+      const unsigned p = dit ? plan.count - 1 - step : step;
       nk::PassArgs<F> args;
       args.data = data;
       args.log_n = log_n;
       args.pass = plan.passes[p];
       args.inverse = inverse;
       args.tables = tables;
-      const std::uint32_t tile_size = args.tile_size();
-      std::vector<std::uint32_t> smem(tile_size * F::kLimbs);
-      for (std::uint64_t tile = 0; tile < args.tiles(); ++tile) {
-        for (std::uint32_t e = 0; e < tile_size; ++e) nk::pass_load(args, tile, e, smem.data());
-        for (unsigned q = 0; q < args.pass.s; ++q)
-          for (std::uint32_t b = 0; b < tile_size / 2; ++b) nk::pass_butterfly(args, q, b, smem.data());
-        for (std::uint32_t e = 0; e < tile_size; ++e) nk::pass_store(args, tile, e, smem.data());
-      }
+      args.tables.coset_hi = coset;
+      args.dit = dit;
+      const unsigned tile_log = args.pass.s + args.pass.column_log;
+      if (tile_log >= 3) group_pass_emulated<3>(args);
+      else if (tile_log == 2) group_pass_emulated<2>(args);
+      else group_pass_emulated<1>(args);
     }
   };
   std::vector<Fr> coset_hi(host.hi.size());
@@ -77,8 +104,6 @@ void run_emulated(Op op, std::vector<Fr>& values) {
     args.log_n = log_n;
     args.scale = scale;
     args.constant = constant;
-    args.tables = tables;
-    args.tables.coset_hi = as_device<F>(coset_hi);
     for (std::uint64_t i = 0; i < n; ++i) nk::bit_reverse(args, i);
   };
   const Fr n_inv = Fr::from_u64(n).inverse();
@@ -93,10 +118,10 @@ void run_emulated(Op op, std::vector<Fr>& values) {
       break;
     case Op::kCoset:
       for (std::size_t i = 0; i < coset_hi.size(); ++i) coset_hi[i] = host.hi[i] * n_inv;
-      passes(true);
-      bit_reverse(nk::Scale::kCoset, F::one());
-      passes(false);
-      bit_reverse(nk::Scale::kNone, F::one());
+      // No bit reversal: DIF inverse (natural -> bit-reversed) with the
+      // coset scaling in its last pass, then DIT forward (-> natural).
+      passes(true, false, as_device<F>(coset_hi));
+      passes(false, true);
       break;
   }
 }
@@ -144,7 +169,9 @@ TEST(NttEmulation, PlanFor27) {
 TEST(NttEmulation, Bn254AllSizes) { check_sizes<Bn254Fr>(15); }
 TEST(NttEmulation, Bls12381AllSizes) { check_sizes<Bls12381Fr>(13); }
 
-// 2^21: two early passes (5 + 5 stages, 64 columns per tile) before the last.
+// 2^21: two early passes (5 + 5 stages, 64 columns per tile) before the last;
+// the first pass's twists come from lo * hi (M = 2^21), the second's from
+// the mid table.
 TEST(NttEmulation, Bn254TwoEarlyPasses) {
   std::mt19937_64 rng(7);
   const auto input = random_values<Bn254Fr>(std::size_t(1) << 21, rng);
@@ -152,6 +179,48 @@ TEST(NttEmulation, Bn254TwoEarlyPasses) {
   ntt<Bn254Fr>(expected);
   run_emulated(Op::kForward, got);
   ASSERT_TRUE(got == expected);
+}
+
+// 2^20 odd coset: one early pass of 9 stages with M = 2^20 > 2^19, so the
+// transposed pass applies lo * hi twists on load.
+TEST(NttEmulation, Bn254OddCosetOneEarlyPass) {
+  std::mt19937_64 rng(9);
+  const auto input = random_values<Bn254Fr>(std::size_t(1) << 20, rng);
+  std::vector<Bn254Fr> expected = input, got = input;
+  evaluations_to_odd_coset<Bn254Fr>(expected);
+  run_emulated(Op::kCoset, got);
+  ASSERT_TRUE(got == expected);
+}
+
+// Every register-group layout of the passes up to 2^27: for each element j
+// of a thread, the 32 lanes of a warp use 32 different shared-memory banks
+// (slot mod 32 after swizzle()), and the swizzle is a bijection on the tile.
+TEST(NttEmulation, SharedMemoryLayoutsAreConflictFree) {
+  for (unsigned log_n = 5; log_n <= nk::kMaxLogN; ++log_n) {
+    const nk::Plan plan = nk::make_plan(log_n);
+    for (unsigned p = 0; p < plan.count; ++p) {
+      const nk::Pass& pass = plan.passes[p];
+      const std::uint32_t tile_size = 1u << (pass.s + pass.column_log);
+      std::vector<bool> seen(tile_size, false);
+      for (std::uint32_t e = 0; e < tile_size; ++e) {
+        const std::uint32_t slot = nk::swizzle(e);
+        ASSERT_LT(slot, tile_size);
+        ASSERT_FALSE(seen[slot]);
+        seen[slot] = true;
+      }
+      if (tile_size < 256) continue;  // fewer than 32 threads
+      for (unsigned i = 0; i < nk::group_count(pass, 3); ++i) {
+        const nk::Group gr = nk::make_group(pass, 3, i);
+        for (std::uint32_t warp = 0; warp < (tile_size >> 3) / 32; ++warp)
+          for (std::uint32_t j = 0; j < 8; ++j) {
+            std::uint32_t banks = 0;
+            for (std::uint32_t lane = 0; lane < 32; ++lane)
+              banks |= 1u << (nk::swizzle(nk::group_element(warp * 32 + lane, gr.p, 3, j)) % 32);
+            EXPECT_EQ(banks, 0xffffffffu) << "2^" << log_n << " pass " << p << " group " << i;
+          }
+      }
+    }
+  }
 }
 
 TEST(NttEmulation, PlanShapes) {

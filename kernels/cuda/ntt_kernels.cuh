@@ -3,26 +3,37 @@
 //
 // Algorithm: natural-order input, Gentleman-Sande (decimation in frequency)
 // radix-2 stages grouped into passes, then one in-place bit-reversal pass
-// that also applies any scaling (1/n for the inverse, g^i/n for the coset
-// shift). A pass covering stages [j0, j0 + s) of an n = 2^k transform works
-// on blocks of M = n / 2^j0 elements viewed as 2^s rows x S columns
-// (S = M / 2^s); by the four-step identity, after s DIF stages row t holds
+// that also applies any scaling (1/n for the inverse). A pass covering
+// stages [j0, j0 + s) of an n = 2^k transform works on blocks of
+// M = n / 2^j0 elements viewed as 2^s rows x S columns (S = M / 2^s); by
+// the four-step identity, after s DIF stages row t holds
 //   y[t][col] = w_M^(col * rev_s(t)) * DFT_{2^s}(column col)[rev_s(t)],
 // so a pass is: load a tile of C adjacent columns (C * 32 bytes contiguous
-// per row: coalesced) into shared memory, run a 2^s-point DIF on each column
-// with the local roots w_{2^s}^m only, multiply by the twist
-// w_M^(col * rev_s(t)) (skipped in the last pass, where S = 1), store back in
-// place. Each element is read and written once per pass: 2^27 takes two
-// passes of 8 stages (C = 8) and one of 11 (C = 1) plus the bit reversal.
+// per row: coalesced), run a 2^s-point DIF on each column with the local
+// roots w_{2^s}^m only, multiply by the twist w_M^(col * rev_s(t)) (skipped
+// in the last pass, where S = 1), store back in place. Each element is read
+// and written once per pass: 2^27 takes two passes of 8 stages (C = 8) and
+// one of 11 (C = 1) plus the bit reversal. Inside a pass each thread holds
+// eight elements in registers and runs up to three stages between two
+// shared-memory exchanges (see "Register groups" below).
+//
+// The odd coset (evaluations -> coefficients -> coset evaluations) needs no
+// bit reversal: the inverse DIF passes leave coefficient rev(i) at position
+// i; the last of them multiplies it by g^rev(i) / n as it stores; then the
+// transposed passes (decimation in time: each pass's transpose is its twist
+// followed by its stages reversed, with (x, y) -> (x + w y, x - w y)), last
+// pass first, take bit-reversed input to natural output.
 //
 // Twiddles: every root is a power of w = w_{2^28} (ffjavascript's Fr.w[28],
 // so w_n = w^(2^(28 - k)) is exactly ntt.h's root_of_unity(k)). w^E for any
 // 28-bit E is lo[E mod 2^14] * hi[E >> 14] (two 16384-entry tables, 1 MB,
-// L2-resident); the inverse uses w^(2^28 - E). The 2^s-point DIFs read a
-// 1024-entry table of w_{2^11}^m (32 KB, L1-resident) for either direction.
+// L2-resident); the inverse uses w^(2^28 - E). Twists of passes with
+// M <= 2^19 are one load from the mid table (w_{2^19}^i, 16 MB): one
+// multiplication instead of two. The 2^s-point DIFs read a 1024-entry table
+// of w_{2^11}^m (32 KB, L1-resident) for either direction.
 //
-// Shared memory is struct-of-arrays (limb j of element i at [j * T + i]) so
-// that a warp touching 32 consecutive elements hits 32 different banks.
+// Shared memory is struct-of-arrays (limb j of element i at [j * T + i],
+// i swizzled: see swizzle()) so that a warp's 32 lanes hit 32 banks.
 //
 // Every function here is __host__ __device__ and takes the thread's index
 // explicitly: the kernels call them between __syncthreads(), and
@@ -45,6 +56,7 @@ constexpr unsigned kLocalLog = 11;    // local table: w_{2^11}^m, m < 2^10
 constexpr unsigned kTileLog = 11;     // elements per shared-memory tile (64 KB at 32 B each)
 constexpr unsigned kMaxPassStages = 9;  // early passes: <= 9 stages so C >= 4 columns (128 B rows)
 constexpr unsigned kThreads = 256;    // threads per block
+constexpr unsigned kMidLog = 19;      // mid table: w_{2^19}^i, i < 2^19 (16 MB)
 
 struct Pass {
   unsigned j0 = 0;          // first stage
@@ -89,13 +101,14 @@ struct Tables {
   const F* local_fwd = nullptr;  // w_{2^11}^m, m < 2^10
   const F* local_inv = nullptr;  // w_{2^11}^-m
   const F* coset_hi = nullptr;   // c * w^(i * 2^14): hi table with a constant folded in (coset scaling)
+  const F* mid = nullptr;        // w_{2^19}^i, i < 2^19: twists of passes with M <= 2^19 in one load
 };
 
 // Host side: the table contents for field Fr (host types, same bytes as the
 // device field): lo, hi, local_fwd, local_inv as described in Tables.
 template <class Fr>
 struct HostTables {
-  std::vector<Fr> lo, hi, local_fwd, local_inv;
+  std::vector<Fr> lo, hi, local_fwd, local_inv, mid;
 
   HostTables() {
     static_assert(two_adicity<Fr>() >= kRootLog, "tables need a 2^28-th root of unity");
@@ -112,6 +125,10 @@ struct HostTables {
       lo[i] = lo[i - 1] * w;
       hi[i] = hi[i - 1] * w_step;
     }
+    mid.resize(std::size_t(1) << kMidLog);
+    const Fr w_mid = root_of_unity<Fr>(kMidLog);
+    mid[0] = Fr::one();
+    for (std::size_t i = 1; i < mid.size(); ++i) mid[i] = mid[i - 1] * w_mid;
     const Fr w_local = root_of_unity<Fr>(kLocalLog);
     const Fr w_local_inv = w_local.inverse();
     local_fwd[0] = local_inv[0] = Fr::one();
@@ -169,6 +186,13 @@ struct PassArgs {
   Pass pass;
   bool inverse = false;
   Tables<F> tables;
+  // Register passes only (ntt_group_pass_kernel): the transposed pass
+  // (decimation in time: twist on load, stages in reverse order with
+  // (x, y) -> (x + w y, x - w y), no twist on store), and for the last DIF
+  // pass the coset scaling of the bit-reversed result (element at position
+  // i times coset_hi-folded constant * g^rev(i), g = w_{2n}) when coset_hi
+  // is set.
+  bool dit = false;
 
   ZKFARM_HD unsigned column_total_log() const { return log_n - pass.j0 - pass.s; }  // log2 S
   ZKFARM_HD std::uint32_t tile_size() const { return 1u << (pass.s + pass.column_log); }
@@ -187,58 +211,179 @@ struct PassArgs {
   }
 };
 
-// Phase 1: element e of the tile from global memory into shared memory.
-template <class F>
-ZKFARM_HD void pass_load(const PassArgs<F>& a, std::uint64_t tile, std::uint32_t e, std::uint32_t* smem) {
-  std::uint64_t column;
-  const std::uint64_t g = a.global_index(tile, e, &column);
-  tile_put(smem, a.tile_size(), e, load(a.data + g));
+// ---------------------------------------------------------------------------
+// Register groups. A pass runs with 2^R elements per thread (R = kRadixLog, fewer for tiles under 2^R elements). The pass's s
+// stages run in groups of <= R consecutive stages; a thread holds the 2^R
+// elements of the tile whose indices differ only in R consecutive "free" bits
+// [p, p + R) that contain the group's row bits (element bit = row bit +
+// column_log), so every butterfly of the group is between two of its own
+// registers. Between groups the tile goes through shared memory once (write,
+// barrier, read, barrier) instead of once per stage. The first group reads
+// global memory straight into registers, the last writes back (with the
+// twist) straight from them.
+
+constexpr unsigned kRadixLog = 3;
+
+struct Group {
+  unsigned q0 = 0;  // first stage (within the pass)
+  unsigned g = 0;   // stages in the group, 1..R
+  unsigned p = 0;   // free bits [p, p + R) of the tile index
+};
+
+// log2 of the elements per thread for a tile of 2^tile_log elements.
+ZKFARM_HD unsigned radix_log(unsigned tile_log) { return tile_log < kRadixLog ? tile_log : kRadixLog; }
+
+ZKFARM_HD unsigned group_count(const Pass& pass, unsigned r) { return (pass.s + r - 1) / r; }
+
+ZKFARM_HD Group make_group(const Pass& pass, unsigned r, unsigned i) {
+  Group gr;
+  gr.q0 = i * r;
+  gr.g = pass.s - gr.q0 < r ? pass.s - gr.q0 : r;
+  const unsigned tile_log = pass.s + pass.column_log;
+  const unsigned lo = pass.s - gr.q0 - gr.g + pass.column_log;  // lowest element bit of the group
+  gr.p = lo < tile_log - r ? lo : tile_log - r;
+  return gr;
 }
 
-// Phase 2, stage q of the pass: butterfly b of the T/2 in the tile. Rows
-// t and t + h (h = 2^(s-q-1)) of one column: (x, y) -> (x + y, (x - y) w^m)
-// with w = w_{2^(s-q)} and m = t mod h.
+// Tile index of the thread's element j (j < 2^r): j's bits inserted at p.
+ZKFARM_HD std::uint32_t group_element(std::uint32_t t, unsigned p, unsigned r, std::uint32_t j) {
+  return ((t >> p) << (p + r)) | (j << p) | (t & ((1u << p) - 1));
+}
+
+// Shared-memory slot of tile element e: bits 0..4 XOR bits 3..7 (a
+// bijection: bit i is changed only by the higher bit i + 3). With the
+// struct-of-arrays tile, the bank of an access is its slot mod 32; for every
+// group layout of the passes at 2^27 (free bits at 0, 2, 3, 5 or 8) the 32
+// lanes of a warp then hit 32 different banks, where the plain index gives
+// 4- to 8-way conflicts for the free bits at 0..3 (counted off-line over the
+// layouts of make_group).
+ZKFARM_HD std::uint32_t swizzle(std::uint32_t e) { return e ^ ((e >> 3) & 31u); }
+
+// The twist of tile element e (in column `column` of its block):
+// w_M^(column * rev_s(row)), or its inverse. False when it is 1. One load
+// from the mid table when M <= 2^19, else lo * hi.
 template <class F>
-ZKFARM_HD void pass_butterfly(const PassArgs<F>& a, unsigned q, std::uint32_t b, std::uint32_t* smem) {
-  const unsigned column_log = a.pass.column_log;
+ZKFARM_HD bool twist_factor(const PassArgs<F>& a, std::uint32_t e, std::uint64_t column, F* out) {
+  if (a.column_total_log() == 0 || column == 0) return false;
+  const unsigned m_log = a.log_n - a.pass.j0;  // M = 2^m_log
+  std::uint64_t exponent = column * reverse_bits(e >> a.pass.column_log, a.pass.s);  // < M
+  if (exponent == 0) return false;
+  if (a.inverse) exponent = (std::uint64_t(1) << m_log) - exponent;
+  if (m_log <= kMidLog) {
+    *out = load(a.tables.mid + (exponent << (kMidLog - m_log)));
+  } else {
+    *out = root_power(a.tables.lo, a.tables.hi, std::uint32_t(exponent << (kRootLog - m_log)));
+  }
+  return true;
+}
+
+// Phase "load": the thread's elements of its first group (group 0, or the
+// last group for a transposed pass) from global memory, times the twist for
+// a transposed pass.
+template <unsigned R, class F>
+ZKFARM_HD void group_load(const PassArgs<F>& a, std::uint64_t tile, std::uint32_t t, F* r) {
+  const Group gr = make_group(a.pass, R, a.dit ? group_count(a.pass, R) - 1 : 0);
+  ZKFARM_DEVICE_UNROLL
+  for (std::uint32_t j = 0; j < (1u << R); ++j) {
+    const std::uint32_t e = group_element(t, gr.p, R, j);
+    std::uint64_t column;
+    r[j] = load(a.data + a.global_index(tile, e, &column));
+    F w;
+    if (a.dit && twist_factor(a, e, column, &w)) r[j] = r[j] * w;
+  }
+}
+
+// Butterflies of stage q between registers j and j + 2^K (bit K of j clear).
+template <unsigned R, unsigned K, class F>
+ZKFARM_HD void group_stage_bit(const PassArgs<F>& a, unsigned q, std::uint32_t t, unsigned p, F* r) {
   const unsigned h_log = a.pass.s - q - 1;
-  const std::uint32_t c = b & ((1u << column_log) - 1);
-  const std::uint32_t pair = b >> column_log;
-  const std::uint32_t m = pair & ((1u << h_log) - 1);
-  const std::uint32_t row = ((pair >> h_log) << (h_log + 1)) + m;
-  const std::uint32_t i0 = (row << column_log) + c;
-  const std::uint32_t i1 = i0 + (1u << (h_log + column_log));
-  const std::uint32_t tile_size = a.tile_size();
-  const F x = tile_get<F>(smem, tile_size, i0);
-  const F y = tile_get<F>(smem, tile_size, i1);
-  tile_put(smem, tile_size, i0, x + y);
-  F d = x - y;
-  if (m != 0) {
-    const F* local = a.inverse ? a.tables.local_inv : a.tables.local_fwd;
-    d = d * load(local + (m << (kLocalLog - a.pass.s + q)));
+  const F* local = a.inverse ? a.tables.local_inv : a.tables.local_fwd;
+  ZKFARM_DEVICE_UNROLL
+  for (std::uint32_t j = 0; j < (1u << R); ++j) {
+    if (j & (1u << K)) continue;
+    const std::uint32_t row = group_element(t, p, R, j) >> a.pass.column_log;
+    const std::uint32_t m = row & ((1u << h_log) - 1);
+    const F x = r[j];
+    F y = r[j | (1u << K)];
+    if (a.dit) {
+      if (m != 0) y = y * load(local + (m << (kLocalLog - a.pass.s + q)));
+      r[j] = x + y;
+      r[j | (1u << K)] = x - y;
+    } else {
+      r[j] = x + y;
+      F d = x - y;
+      if (m != 0) d = d * load(local + (m << (kLocalLog - a.pass.s + q)));
+      r[j | (1u << K)] = d;
+    }
   }
-  tile_put(smem, tile_size, i1, d);
 }
 
-// Phase 3: element e back to global memory, times the twist
-// w_M^(column * rev_s(row)) unless this is the last pass (S = 1).
-template <class F>
-ZKFARM_HD void pass_store(const PassArgs<F>& a, std::uint64_t tile, std::uint32_t e, const std::uint32_t* smem) {
-  std::uint64_t column;
-  const std::uint64_t g = a.global_index(tile, e, &column);
-  F v = tile_get<F>(smem, a.tile_size(), e);
-  if (a.column_total_log() > 0 && column != 0) {
-    const std::uint32_t row = e >> a.pass.column_log;
-    // w_M = w_{2^28}^(2^(28 - log_n + j0)); column * rev < 2^(log_n - j0).
-    std::uint32_t exponent =
-        std::uint32_t((column * reverse_bits(row, a.pass.s)) << (kRootLog - a.log_n + a.pass.j0));
-    if (a.inverse) exponent = ((1u << kRootLog) - exponent) & ((1u << kRootLog) - 1);
-    if (exponent != 0) v = v * root_power(a.tables.lo, a.tables.hi, exponent);
+template <unsigned R, class F>
+ZKFARM_HD void group_stage(const PassArgs<F>& a, const Group& gr, unsigned q, std::uint32_t t, F* r) {
+  const unsigned k = a.pass.s - q - 1 + a.pass.column_log - gr.p;  // the stage's bit among the free bits
+  if (k == 0) group_stage_bit<R, 0>(a, q, t, gr.p, r);
+  if constexpr (R > 1) {
+    if (k == 1) group_stage_bit<R, (R > 1 ? 1 : 0)>(a, q, t, gr.p, r);
   }
-  a.data[g] = v;
+  if constexpr (R > 2) {
+    if (k == 2) group_stage_bit<R, (R > 2 ? 2 : 0)>(a, q, t, gr.p, r);
+  }
 }
 
-enum class Scale : int { kNone = 0, kConstant = 1, kCoset = 2 };
+// Phase "compute": the stages of group i, in registers (in reverse order
+// for a transposed pass).
+template <unsigned R, class F>
+ZKFARM_HD void group_stages(const PassArgs<F>& a, unsigned i, std::uint32_t t, F* r) {
+  const Group gr = make_group(a.pass, R, i);
+  if (a.dit) {
+    for (unsigned q = gr.q0 + gr.g; q-- > gr.q0;) group_stage<R>(a, gr, q, t, r);
+  } else {
+    for (unsigned q = gr.q0; q < gr.q0 + gr.g; ++q) group_stage<R>(a, gr, q, t, r);
+  }
+}
+
+// Phase "exchange", first half: group i's elements into shared memory.
+template <unsigned R, class F>
+ZKFARM_HD void group_put(const PassArgs<F>& a, unsigned i, std::uint32_t t, const F* r, std::uint32_t* smem) {
+  const Group gr = make_group(a.pass, R, i);
+  ZKFARM_DEVICE_UNROLL
+  for (std::uint32_t j = 0; j < (1u << R); ++j)
+    tile_put(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j)), r[j]);
+}
+
+// Second half (after a barrier): group i's elements from shared memory.
+template <unsigned R, class F>
+ZKFARM_HD void group_get(const PassArgs<F>& a, unsigned i, std::uint32_t t, F* r, const std::uint32_t* smem) {
+  const Group gr = make_group(a.pass, R, i);
+  ZKFARM_DEVICE_UNROLL
+  for (std::uint32_t j = 0; j < (1u << R); ++j)
+    r[j] = tile_get<F>(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j)));
+}
+
+// Phase "store": the thread's elements of its last group (the last group,
+// or group 0 for a transposed pass) back to global memory, times the twist
+// (DIF) or the coset scaling (last DIF pass with coset_hi set).
+template <unsigned R, class F>
+ZKFARM_HD void group_store(const PassArgs<F>& a, std::uint64_t tile, std::uint32_t t, const F* r) {
+  const Group gr = make_group(a.pass, R, a.dit ? 0 : group_count(a.pass, R) - 1);
+  ZKFARM_DEVICE_UNROLL
+  for (std::uint32_t j = 0; j < (1u << R); ++j) {
+    const std::uint32_t e = group_element(t, gr.p, R, j);
+    std::uint64_t column;
+    const std::uint64_t g = a.global_index(tile, e, &column);
+    F v = r[j];
+    F w;
+    if (!a.dit && twist_factor(a, e, column, &w)) v = v * w;
+    if (!a.dit && a.tables.coset_hi != nullptr && a.column_total_log() == 0) {
+      // g^i = w_{2^28}^(i << (27 - log_n)), i = rev(g).
+      const std::uint32_t i = reverse_bits(std::uint32_t(g), a.log_n);
+      v = v * root_power(a.tables.lo, a.tables.coset_hi, i << (kRootLog - 1 - a.log_n));
+    }
+    a.data[g] = v;
+  }
+}
+
+enum class Scale : int { kNone = 0, kConstant = 1 };
 
 template <class F>
 struct BitReverseArgs {
@@ -246,15 +391,7 @@ struct BitReverseArgs {
   unsigned log_n = 0;
   Scale scale = Scale::kNone;
   F constant;      // kConstant: every element times this
-  Tables<F> tables;  // kCoset: element i times coset_hi-folded constant * g^i, g = w_{2n}
 };
-
-template <class F>
-ZKFARM_HD F scale_factor(const BitReverseArgs<F>& a, std::uint64_t i) {
-  // g = w_{2n} = w_{2^28}^(2^(27 - log_n)), so g^i = w^(i << (27 - log_n)).
-  if (a.scale == Scale::kConstant) return a.constant;
-  return root_power(a.tables.lo, a.tables.coset_hi, std::uint32_t(i << (kRootLog - 1 - a.log_n)));
-}
 
 // Element pair (i, rev(i)) for i <= rev(i): swap, applying the scale of the
 // destination index.
@@ -264,7 +401,7 @@ ZKFARM_HD void bit_reverse(const BitReverseArgs<F>& a, std::uint64_t i) {
   if (i > j) return;
   const F x = load(a.data + i);
   if (i == j) {
-    a.data[i] = a.scale == Scale::kNone ? x : x * scale_factor(a, i);
+    a.data[i] = a.scale == Scale::kNone ? x : x * a.constant;
     return;
   }
   const F y = load(a.data + j);
@@ -272,25 +409,34 @@ ZKFARM_HD void bit_reverse(const BitReverseArgs<F>& a, std::uint64_t i) {
     a.data[i] = y;
     a.data[j] = x;
   } else {
-    a.data[i] = y * scale_factor(a, i);
-    a.data[j] = x * scale_factor(a, j);
+    a.data[i] = y * a.constant;
+    a.data[j] = x * a.constant;
   }
 }
 
 #if defined(__CUDACC__)
 
-template <class F>
-__global__ void __launch_bounds__(kThreads) ntt_pass_kernel(PassArgs<F> args) {
+// One tile per block, 2^(tile_log - R) threads (<= 256); two blocks per SM
+// (126 registers for R = 3, no spills; 64 KB of shared memory each).
+template <unsigned R, class F>
+__global__ void __launch_bounds__(kThreads, 2) ntt_group_pass_kernel(PassArgs<F> args) {
   extern __shared__ std::uint32_t ntt_tile[];
   const std::uint64_t tile = blockIdx.x;
-  const std::uint32_t tile_size = args.tile_size();
-  for (std::uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) pass_load(args, tile, e, ntt_tile);
-  __syncthreads();
-  for (unsigned q = 0; q < args.pass.s; ++q) {
-    for (std::uint32_t b = threadIdx.x; b < tile_size / 2; b += blockDim.x) pass_butterfly(args, q, b, ntt_tile);
-    __syncthreads();
+  const std::uint32_t t = threadIdx.x;
+  F r[1u << R];
+  group_load<R>(args, tile, t, r);
+  const unsigned groups = group_count(args.pass, R);
+  for (unsigned step = 0; step < groups; ++step) {
+    const unsigned i = args.dit ? groups - 1 - step : step;
+    if (step > 0) {
+      group_put<R>(args, args.dit ? i + 1 : i - 1, t, r, ntt_tile);
+      __syncthreads();
+      group_get<R>(args, i, t, r, ntt_tile);
+      __syncthreads();
+    }
+    group_stages<R>(args, i, t, r);
   }
-  for (std::uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) pass_store(args, tile, e, ntt_tile);
+  group_store<R>(args, tile, t, r);
 }
 
 template <class F>

@@ -1,8 +1,9 @@
 // gpu_benchmark -- timings of the CUDA kernels on one device, every result
 // checked.
 //
-//   gpu_benchmark [--device=N] [--ntt-max-log=27] [--msm-max-log=26]
-//                 [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2]
+//   gpu_benchmark [--device=N] [--ntt-min-log=20] [--ntt-max-log=27]
+//                 [--msm-min-log=20] [--msm-max-log=26] [--repeats=5]
+//                 [--g2-max-log=24] [--quick] [--no-g2]
 //
 // Method (as BENCHMARKS.md's GPU section states it): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
@@ -40,7 +41,9 @@ namespace {
 
 struct Options {
   int device = 0;
+  unsigned ntt_min_log = 20;
   unsigned ntt_max_log = 27;
+  unsigned msm_min_log = 20;
   unsigned msm_max_log = 26;
   int repeats = 5;
   bool quick = false;
@@ -105,7 +108,7 @@ template <class Fr>
 void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
   const GpuNtt<Fr> gpu(ctx);
   const cudaStream_t s = ctx.stream(0);
-  const unsigned lo = o.quick ? 16 : 20;
+  const unsigned lo = o.quick ? 16 : o.ntt_min_log;
   for (unsigned log_n = lo; log_n <= o.ntt_max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::vector<Fr> input = testing::random_elements<Fr>(n, 1000 + log_n);
@@ -190,6 +193,13 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
           base + " witness 45%0 45%1");
     }
+    if (extras && log_n == 26) {
+      for (unsigned c : {20u, 21u, 22u, 23u}) {
+        GpuMsmConfig config;
+        config.window_bits = c;
+        run(config, device_scalars, expected, base + " c=" + std::to_string(c));
+      }
+    }
     if (extras && log_n == 24) {
       // Window sizes around the model's choice, and the accumulation kernel
       // with capped registers (more resident warps).
@@ -231,7 +241,7 @@ int run(const Options& o) {
   bench_field<Bn254FrParams>(ctx, "BN254 Fr");
   bench_ntt<Bn254Fr>(ctx, o, "BN254");
   bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
-  const unsigned msm_lo = o.quick ? 16 : 20;
+  const unsigned msm_lo = o.quick ? 16 : o.msm_min_log;
   bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
   bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
   if (o.g2) {
@@ -256,6 +266,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto value = [&](const char* prefix) { return std::strtol(a.c_str() + std::strlen(prefix), nullptr, 10); };
     if (a.rfind("--device=", 0) == 0) o.device = int(value("--device="));
+    else if (a.rfind("--ntt-min-log=", 0) == 0) o.ntt_min_log = unsigned(value("--ntt-min-log="));
+    else if (a.rfind("--msm-min-log=", 0) == 0) o.msm_min_log = unsigned(value("--msm-min-log="));
     else if (a.rfind("--ntt-max-log=", 0) == 0) o.ntt_max_log = unsigned(value("--ntt-max-log="));
     else if (a.rfind("--msm-max-log=", 0) == 0) o.msm_max_log = unsigned(value("--msm-max-log="));
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = int(value("--repeats="));
@@ -263,7 +275,7 @@ int main(int argc, char** argv) {
     else if (a == "--quick") o.quick = true;
     else if (a == "--no-g2") o.g2 = false;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-max-log=27] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2]\n",
                    argv[0]);
       return 2;
     }
