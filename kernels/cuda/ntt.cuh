@@ -34,7 +34,8 @@ inline unsigned checked_log(std::size_t n, const char* what) {
 }  // namespace ntt_detail
 
 template <class Fr>
-GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx) : ctx_(ctx) {
+GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config)
+    : ctx_(ctx), tile_log_((config.validate(), config.tile_log ? config.tile_log : kDefaultTileLog)) {
   using F = typename DeviceFieldOf<Fr>::type;
   ctx_.activate();
   const cudaStream_t stream = ctx_.stream(0);
@@ -70,7 +71,7 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
   tables.local_fwd = reinterpret_cast<const F*>(local_fwd_.data());
   tables.local_inv = reinterpret_cast<const F*>(local_inv_.data());
   tables.mid = reinterpret_cast<const F*>(mid_.data());
-  const nk::Plan plan = nk::make_plan(log_n);
+  const nk::Plan plan = nk::make_plan(log_n, tile_log_);
 
   // dit: the transposed passes, last pass first (bit-reversed input, natural
   // output); coset: the coset scaling folded into the last DIF pass.

@@ -18,18 +18,36 @@
 
 #include <cstddef>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/device_context.h"
 
 namespace zkfarm::cuda {
 
+struct GpuNttConfig {
+  // log2 of the elements in a shared-memory tile (one block of
+  // 2^(tile_log - 3) threads, 32 << tile_log bytes of shared memory), in
+  // [8, 11]. Smaller tiles fit more blocks on an SM; larger ones need fewer
+  // early-pass columns. 0 = the measured default.
+  unsigned tile_log = 0;
+
+  // Throws std::invalid_argument for out-of-range values.
+  void validate() const {
+    if (tile_log != 0 && (tile_log < 8 || tile_log > 11))
+      throw std::invalid_argument("GpuNttConfig::tile_log must be 0 or in [8, 11], got " + std::to_string(tile_log));
+  }
+};
+
 template <class Fr>
 class GpuNtt {
  public:
   static constexpr unsigned kMaxLogN = 27;
+  static constexpr unsigned kDefaultTileLog = 11;
 
-  // Builds the tables on ctx.stream(0) and waits for them.
-  explicit GpuNtt(const DeviceContext& ctx);
+  // Builds the tables on ctx.stream(0) and waits for them. Throws
+  // std::invalid_argument for a bad config.
+  explicit GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config = {});
 
   // Coefficients -> evaluations on <w_n>, in place (ntt.h's ntt()).
   void forward(Fr* device_values, std::size_t n, cudaStream_t stream) const;
@@ -50,6 +68,7 @@ class GpuNtt {
   void run_host(Op op, std::span<Fr> values) const;
 
   const DeviceContext& ctx_;
+  unsigned tile_log_;
   DeviceBuffer<Fr> lo_, hi_, local_fwd_, local_inv_, mid_;
 };
 

@@ -55,7 +55,7 @@ void group_pass_emulated(const nk::PassArgs<F>& args) {
 }
 
 template <class Fr>
-void run_emulated(Op op, std::vector<Fr>& values) {
+void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileLog) {
   using F = typename DeviceFieldOf<Fr>::type;
   static const nk::HostTables<Fr> host;
   const std::size_t n = values.size();
@@ -68,12 +68,12 @@ void run_emulated(Op op, std::vector<Fr>& values) {
   tables.local_fwd = as_device<F>(host.local_fwd);
   tables.local_inv = as_device<F>(host.local_inv);
   tables.mid = as_device<F>(host.mid);
-  const nk::Plan plan = nk::make_plan(log_n);
+  const nk::Plan plan = nk::make_plan(log_n, tile_log);
   // Every pass must cover its stages exactly once, in order.
   unsigned next_stage = 0;
   for (unsigned p = 0; p < plan.count; ++p) {
     EXPECT_EQ(plan.passes[p].j0, next_stage);
-    EXPECT_LE(plan.passes[p].s + plan.passes[p].column_log, nk::kTileLog);
+    EXPECT_LE(plan.passes[p].s + plan.passes[p].column_log, tile_log);
     next_stage += plan.passes[p].s;
   }
   EXPECT_EQ(next_stage, log_n);
@@ -139,7 +139,7 @@ std::vector<Fr> random_values(std::size_t n, std::mt19937_64& rng) {
 }
 
 template <class Fr>
-void check_sizes(unsigned max_log) {
+void check_sizes(unsigned max_log, unsigned tile_log = nk::kTileLog) {
   std::mt19937_64 rng(42);
   for (unsigned log_n = 0; log_n <= max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
@@ -149,10 +149,20 @@ void check_sizes(unsigned max_log) {
       if (op == Op::kForward) ntt<Fr>(expected);
       if (op == Op::kInverse) intt<Fr>(expected);
       if (op == Op::kCoset) evaluations_to_odd_coset<Fr>(expected);
-      run_emulated(op, got);
-      ASSERT_TRUE(got == expected) << Fr::kName << " 2^" << log_n << " op " << int(op);
+      run_emulated(op, got, tile_log);
+      ASSERT_TRUE(got == expected) << Fr::kName << " 2^" << log_n << " op " << int(op) << " tile 2^" << tile_log;
     }
   }
+}
+
+TEST(NttEmulation, PlanFor27Tile10) {
+  const nk::Plan plan = nk::make_plan(27, 10);
+  ASSERT_EQ(plan.count, 3u);
+  EXPECT_EQ(plan.passes[0].s, 9u);
+  EXPECT_EQ(plan.passes[0].column_log, 1u);
+  EXPECT_EQ(plan.passes[1].s, 8u);
+  EXPECT_EQ(plan.passes[1].column_log, 2u);
+  EXPECT_EQ(plan.passes[2].s, 10u);
 }
 
 TEST(NttEmulation, PlanFor27) {
@@ -168,6 +178,12 @@ TEST(NttEmulation, PlanFor27) {
 // per tile; 2^15 a four-stage one.
 TEST(NttEmulation, Bn254AllSizes) { check_sizes<Bn254Fr>(15); }
 TEST(NttEmulation, Bls12381AllSizes) { check_sizes<Bls12381Fr>(13); }
+// Tiles of 2^10 and 2^8 (GpuNttConfig::tile_log): at 2^14 a four-stage
+// early pass with 64 columns (2^10) or a six-stage one with 4 (2^8).
+TEST(NttEmulation, Bn254SmallerTiles) {
+  check_sizes<Bn254Fr>(14, 10);
+  check_sizes<Bn254Fr>(14, 8);
+}
 
 // 2^21: two early passes (5 + 5 stages, 64 columns per tile) before the last;
 // the first pass's twists come from lo * hi (M = 2^21), the second's from
@@ -196,8 +212,9 @@ TEST(NttEmulation, Bn254OddCosetOneEarlyPass) {
 // of a thread, the 32 lanes of a warp use 32 different shared-memory banks
 // (slot mod 32 after swizzle()), and the swizzle is a bijection on the tile.
 TEST(NttEmulation, SharedMemoryLayoutsAreConflictFree) {
+  for (unsigned tile_log = nk::kMinTileLog; tile_log <= nk::kTileLog; ++tile_log)
   for (unsigned log_n = 5; log_n <= nk::kMaxLogN; ++log_n) {
-    const nk::Plan plan = nk::make_plan(log_n);
+    const nk::Plan plan = nk::make_plan(log_n, tile_log);
     for (unsigned p = 0; p < plan.count; ++p) {
       const nk::Pass& pass = plan.passes[p];
       const std::uint32_t tile_size = 1u << (pass.s + pass.column_log);
@@ -224,12 +241,15 @@ TEST(NttEmulation, SharedMemoryLayoutsAreConflictFree) {
 }
 
 TEST(NttEmulation, PlanShapes) {
+  for (unsigned tile_log = nk::kMinTileLog; tile_log <= nk::kTileLog; ++tile_log)
   for (unsigned log_n = 1; log_n <= nk::kMaxLogN; ++log_n) {
-    const nk::Plan plan = nk::make_plan(log_n);
+    const nk::Plan plan = nk::make_plan(log_n, tile_log);
+    ASSERT_LE(plan.count, 4u);
     unsigned stages = 0;
     for (unsigned p = 0; p < plan.count; ++p) {
       const auto& pass = plan.passes[p];
-      EXPECT_LE(pass.s, p + 1 == plan.count ? nk::kTileLog : nk::kMaxPassStages);
+      EXPECT_LE(pass.s + pass.column_log, tile_log);
+      EXPECT_LE(pass.s, p + 1 == plan.count ? tile_log : nk::kMaxPassStages);
       // Early passes need at least C columns per block.
       EXPECT_LE(pass.column_log, log_n - pass.j0 - pass.s) << log_n;
       stages += pass.s;

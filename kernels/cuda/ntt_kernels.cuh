@@ -53,7 +53,8 @@ constexpr unsigned kRootLog = 28;     // tables hold powers of w_{2^28}
 constexpr unsigned kTableLog = 14;    // lo / hi tables: 2^14 entries each
 constexpr unsigned kMaxLogN = 27;     // largest transform (issue: 2^10..2^27)
 constexpr unsigned kLocalLog = 11;    // local table: w_{2^11}^m, m < 2^10
-constexpr unsigned kTileLog = 11;     // elements per shared-memory tile (64 KB at 32 B each)
+constexpr unsigned kTileLog = 11;     // elements per shared-memory tile (64 KB at 32 B each), at most
+constexpr unsigned kMinTileLog = 8;   // smallest tile option (32 threads of eight elements)
 constexpr unsigned kMaxPassStages = 9;  // early passes: <= 9 stages so C >= 4 columns (128 B rows)
 constexpr unsigned kThreads = 256;    // threads per block
 constexpr unsigned kMidLog = 19;      // mid table: w_{2^19}^i, i < 2^19 (16 MB)
@@ -70,27 +71,29 @@ struct Plan {
   Pass passes[4];
 };
 
-// Passes for n = 2^log_n (1 <= log_n <= kMaxLogN): everything in one tile
-// up to 2^11; otherwise a last pass of 11 stages (contiguous tiles) after
-// ceil((log_n - 11) / 9) balanced passes of <= 9 stages with
-// C = 2^(11 - s) columns.
-inline Plan make_plan(unsigned log_n) {
+// Passes for n = 2^log_n (1 <= log_n <= kMaxLogN) with tiles of up to
+// 2^tile_log elements (kMinTileLog <= tile_log <= kTileLog): everything in
+// one tile up to 2^tile_log; otherwise a last pass of tile_log stages
+// (contiguous tiles) after ceil((log_n - tile_log) / m) balanced passes of
+// <= m = min(9, tile_log - 1) stages with C = 2^(tile_log - s) columns.
+inline Plan make_plan(unsigned log_n, unsigned tile_log = kTileLog) {
   Plan plan;
   plan.log_n = log_n;
-  if (log_n <= kTileLog) {
+  if (log_n <= tile_log) {
     plan.count = 1;
     plan.passes[0] = Pass{0, log_n, 0};
     return plan;
   }
-  const unsigned rest = log_n - kTileLog;
-  const unsigned early = (rest + kMaxPassStages - 1) / kMaxPassStages;
+  const unsigned rest = log_n - tile_log;
+  const unsigned most = tile_log - 1 < kMaxPassStages ? tile_log - 1 : kMaxPassStages;  // >= 2 columns
+  const unsigned early = (rest + most - 1) / most;
   unsigned j0 = 0;
   for (unsigned p = 0; p < early; ++p) {
     const unsigned s = rest / early + (p < rest % early ? 1 : 0);
-    plan.passes[plan.count++] = Pass{j0, s, kTileLog - s};
+    plan.passes[plan.count++] = Pass{j0, s, tile_log - s};
     j0 += s;
   }
-  plan.passes[plan.count++] = Pass{j0, kTileLog, 0};
+  plan.passes[plan.count++] = Pass{j0, tile_log, 0};
   return plan;
 }
 

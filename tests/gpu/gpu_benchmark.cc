@@ -105,11 +105,12 @@ void bench_field(const DeviceContext& ctx, const char* name) {
 }
 
 template <class Fr>
-void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
-  const GpuNtt<Fr> gpu(ctx);
+void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name, const GpuNttConfig& config,
+               unsigned min_log) {
+  const GpuNtt<Fr> gpu(ctx, config);
   const cudaStream_t s = ctx.stream(0);
-  const unsigned lo = o.quick ? 16 : o.ntt_min_log;
-  for (unsigned log_n = lo; log_n <= o.ntt_max_log; ++log_n) {
+  const std::string label = config.tile_log ? " tile 2^" + std::to_string(config.tile_log) : "";
+  for (unsigned log_n = min_log; log_n <= o.ntt_max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::vector<Fr> input = testing::random_elements<Fr>(n, 1000 + log_n);
     DeviceBuffer<Fr> d(n, s);
@@ -121,15 +122,22 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
     d.download(back.data(), n, s);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
     const bool ok = back == input;
-    check(ok, std::string("ntt round trip ") + name + " 2^" + std::to_string(log_n));
+    check(ok, std::string("ntt round trip ") + name + " 2^" + std::to_string(log_n) + label);
     const double fwd = time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.forward(d.data(), n, st); });
     const double inv = time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.inverse(d.data(), n, st); });
     const double coset =
         time_ms(ctx, o.repeats, [&](cudaStream_t st) { gpu.evaluations_to_odd_coset(d.data(), n, st); });
     char note[128];
     std::snprintf(note, sizeof note, "inverse %.3f ms, odd coset %.3f ms, %s", inv, coset, ok ? "verified" : "WRONG");
-    report(std::string("ntt ") + name + " 2^" + std::to_string(log_n), fwd, note);
+    report(std::string("ntt ") + name + " 2^" + std::to_string(log_n) + label, fwd, note);
   }
+}
+
+template <class Fr>
+void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
+  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, o.quick ? 16 : o.ntt_min_log);
+  // The other tile size at the large sizes (GpuNttConfig::tile_log).
+  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{10}, std::max(o.quick ? 16u : o.ntt_min_log, 24u));
 }
 
 template <class Curve, class G>

@@ -203,8 +203,8 @@ TEST(GpuField, Bls12381Fr) {
 // --- NTT --------------------------------------------------------------------
 
 template <class Fr>
-void check_ntt(unsigned max_log) {
-  const GpuNtt<Fr> gpu(*context());
+void check_ntt(unsigned max_log, const GpuNttConfig& config = {}) {
+  const GpuNtt<Fr> gpu(*context(), config);
   for (unsigned log_n = 0; log_n <= max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::vector<Fr> input = random_elements<Fr>(n, 100 + log_n);
@@ -247,6 +247,14 @@ TEST(GpuNtt, Bn254AllSizesTo2e20) {
 TEST(GpuNtt, Bls12381AllSizesTo2e20) {
   REQUIRE_GPU();
   check_ntt<Bls12381Fr>(20);
+}
+// The other tile sizes of GpuNttConfig (more, shorter early passes).
+TEST(GpuNtt, SmallerTiles) {
+  REQUIRE_GPU();
+  check_ntt<Bn254Fr>(20, GpuNttConfig{10});
+  check_ntt<Bls12381Fr>(18, GpuNttConfig{8});
+  EXPECT_THROW(GpuNtt<Bn254Fr>(*context(), GpuNttConfig{12}), std::invalid_argument);
+  EXPECT_THROW(GpuNtt<Bn254Fr>(*context(), GpuNttConfig{7}), std::invalid_argument);
 }
 
 // Large sizes: round trips on the device (the CPU reference is too slow for
