@@ -66,6 +66,8 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       info.witgen_sha256 = value;
     } else if (field == "witgen_dat_sha256") {
       info.witgen_dat_sha256 = value;
+    } else if (field == "witgen_public_map") {
+      info.witgen_public_map = value;
     } else if (field == "files") {
       const auto bad = [&](const std::string& why) {
         return std::runtime_error("circuit record " + keys.circuit(id) + ": bad files list: " + why);
@@ -124,7 +126,7 @@ std::string files_json(const CircuitInfo& info) {
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info) {
   std::vector<std::vector<std::string>> commands = {
       // A circuit added again without a generator keeps none.
-      {"HDEL", keys.circuit(info.id), "witgen", "witgen_sha256", "witgen_dat_sha256"},
+      {"HDEL", keys.circuit(info.id), "witgen", "witgen_sha256", "witgen_dat_sha256", "witgen_public_map"},
       {"HSET", keys.circuit(info.id), "curve", curve_name(info.curve), "num_vars",
        std::to_string(info.num_vars), "num_public", std::to_string(info.num_public), "domain_size",
        std::to_string(info.domain_size), "zkey_bytes", std::to_string(info.zkey_bytes), "pce_has_c",
@@ -135,6 +137,8 @@ void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const Circuit
   if (info.has_witness_generator())
     commands.push_back({"HSET", keys.circuit(info.id), "witgen", info.witgen_path, "witgen_sha256",
                         info.witgen_sha256, "witgen_dat_sha256", info.witgen_dat_sha256});
+  if (info.has_witness_generator() && !info.witgen_public_map.empty())
+    commands.push_back({"HSET", keys.circuit(info.id), "witgen_public_map", info.witgen_public_map});
   redis.transaction(commands);
 }
 

@@ -76,6 +76,10 @@ struct CircuitInfo {
   std::string witgen_path = "";
   std::string witgen_sha256 = "";
   std::string witgen_dat_sha256 = "";
+  // Where each public input's value is in an input.json (witgen::
+  // public_input_map_json): the coordinator takes input partitions' public
+  // inputs from it, not from the worker. "" for circuits registered without.
+  std::string witgen_public_map = "";
   bool has_witness_generator() const { return !witgen_path.empty(); }
   // Every file a worker needs, with its digest ("files" in the record; empty
   // for records written before it: see circuit_files()).

@@ -102,6 +102,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
       const witgen::GeneratorInfo generator = witgen::build_generator(*witness_generator_dir, staging);
       witgen::check_generator(generator, info.curve, info.num_vars, info.num_public,
                               r1cs_counts ? &*r1cs_counts : nullptr);
+      info.witgen_public_map = witgen::public_input_map_json(witgen::public_input_map(generator, info.num_public));
     } catch (...) {
       fs::remove_all(staging);
       throw;

@@ -3,12 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "cluster/log.h"
 #include "coordinator/intake.h"
 #include "coordinator/redis_retry.h"
 #include "coordinator/result_assembly.h"
+#include "witgen/witness_generator.h"
 
 namespace zkfarm {
 
@@ -219,9 +221,32 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
   request.item.proof.assign(reinterpret_cast<const char*>(proof.begin()), proof.size());
   if (accepted->prepared->spec.partitions[accepted->partition].kind == WitnessRef::Kind::kInput) {
     // The worker computed this witness: verify against the public signals it
-    // reports (a wrong length can only fail verification).
+    // reports (a wrong length can only fail verification), with the public
+    // inputs taken from the partition's input where the circuit's record maps
+    // them (intake put them in the job): a worker that proved some other
+    // input's statement then fails verification like any bad proof.
     auto reported = result.getPublicInputs();
     request.item.public_inputs.assign(reported.begin(), reported.end());
+    const CircuitInfo& circuit = accepted->prepared->circuit;
+    if (!circuit.witgen_public_map.empty() && circuit.num_public > 0 &&
+        request.item.public_inputs.size() == accepted->prepared->public_bytes) {
+      const std::vector<std::uint8_t> expected = accepted->prepared->partition_public_inputs(accepted->partition);
+      const std::size_t n8 = accepted->prepared->public_bytes / circuit.num_public;
+      const auto map = witgen::parse_public_input_map(circuit.witgen_public_map);
+      bool differs = false;
+      for (std::size_t k = 0; k < map.size() && k < circuit.num_public; ++k) {
+        if (!map[k]) continue;
+        const auto at = static_cast<std::ptrdiff_t>(k * n8);
+        differs |= !std::equal(expected.begin() + at, expected.begin() + at + static_cast<std::ptrdiff_t>(n8),
+                               request.item.public_inputs.begin() + at);
+        std::copy(expected.begin() + at, expected.begin() + at + static_cast<std::ptrdiff_t>(n8),
+                  request.item.public_inputs.begin() + at);
+      }
+      if (differs)
+        ZKLOG(kWarning) << "worker " << session.worker_id << " reported public inputs for job " << accepted->job_id
+                        << " partition " << accepted->partition
+                        << " that are not its input's; verifying against the input's";
+    }
   } else {
     request.item.public_inputs = accepted->prepared->partition_public_inputs(accepted->partition);
   }

@@ -254,6 +254,25 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   job.public_bytes = std::size_t(circuit->num_public) *
                      (circuit->curve == CurveId::kBn254 ? Bn254Fr::kBytes : Bls12381Fr::kBytes);
   job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
+  // Input partitions: the public inputs come from the input itself (the
+  // circuit's public input map), so that a worker's report can only supply
+  // the outputs, which the proof then binds to these inputs.
+  std::optional<std::vector<std::optional<witgen::PublicInputRef>>> public_map;
+  if (!circuit->witgen_public_map.empty()) {
+    try {
+      public_map = witgen::parse_public_input_map(circuit->witgen_public_map);
+    } catch (const std::invalid_argument& e) {
+      fail(spec.id, JobErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what());
+      return;
+    }
+    if (public_map->size() != circuit->num_public) {
+      fail(spec.id, JobErrorCode::kUnknownCircuit,
+           "circuit " + spec.circuit + ": record damaged: its public input map has " +
+               std::to_string(public_map->size()) + " entries for " + std::to_string(circuit->num_public) +
+               " public signals");
+      return;
+    }
+  }
   for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
     const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
     if (spec.partitions[i].kind == WitnessRef::Kind::kInput) {
@@ -271,7 +290,24 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
         fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
         return;
       }
-      job.public_inputs.resize(job.public_inputs.size() + job.public_bytes);
+      const std::size_t slot = job.public_inputs.size();
+      job.public_inputs.resize(slot + job.public_bytes);
+      if (public_map) {
+        try {
+          const std::vector<std::string> values =
+              witgen::public_input_values(spec.partitions[i].input_json, *public_map);
+          const std::size_t n8 = job.public_bytes / circuit->num_public;
+          for (std::size_t k = 0; k < values.size(); ++k) {
+            if ((*public_map)[k] == std::nullopt) continue;
+            std::uint8_t* out = job.public_inputs.data() + slot + k * n8;
+            if (circuit->curve == CurveId::kBn254) Bn254Fr::from_decimal(values[k]).to_le_bytes(out);
+            else Bls12381Fr::from_decimal(values[k]).to_le_bytes(out);
+          }
+        } catch (const std::invalid_argument& e) {
+          fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
+          return;
+        }
+      }
       continue;
     }
     WitnessSummary summary;

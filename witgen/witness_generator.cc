@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,15 +33,41 @@ constexpr const char* kRuntimeFiles[] = {"main.cpp", "calcwit.cpp", "calcwit.hpp
 constexpr const char* kProbeSource = R"(// zkfarm_probe.cpp -- written by zkfarm: reports the generator's field and sizes.
 #include <gmp.h>
 #include <cstdio>
+#include <vector>
 #include "circom.hpp"
 #include "fr.hpp"
-int main() {
+int main(int argc, char** argv) {
   mpz_t prime;
   mpz_init(prime);
   mpz_import(prime, Fr_N64, -1, 8, 0, 0, Fr_rawq);
   char* text = mpz_get_str(nullptr, 10, prime);
   std::printf("prime %s\nwitness %u\ninput_start %u\ninput_count %u\n", text, get_size_of_witness(),
               get_main_input_signal_start(), get_main_input_signal_no());
+  if (argc < 2) return 0;
+  // The .dat starts with the input hash map, then the witness-to-signal
+  // list (as circom's main.cpp loads it).
+  FILE* dat = std::fopen(argv[1], "rb");
+  if (!dat) { std::fprintf(stderr, "cannot open %s\n", argv[1]); return 1; }
+  const unsigned entries = get_size_of_input_hashmap();
+  std::vector<HashSignalInfo> inputs(entries);
+  if (entries && std::fread(inputs.data(), sizeof(HashSignalInfo), entries, dat) != entries) {
+    std::fprintf(stderr, "%s is shorter than its input hash map\n", argv[1]);
+    return 1;
+  }
+  unsigned lead = get_main_input_signal_start() + get_main_input_signal_no();
+  if (lead > get_size_of_witness()) lead = get_size_of_witness();
+  std::vector<u64> signals(lead);
+  if (lead && std::fread(signals.data(), sizeof(u64), lead, dat) != lead) {
+    std::fprintf(stderr, "%s is shorter than its witness-to-signal list\n", argv[1]);
+    return 1;
+  }
+  for (const HashSignalInfo& e : inputs)
+    if (e.hash || e.signalsize)
+      std::printf("input %llx %llu %llu\n", (unsigned long long)e.hash, (unsigned long long)e.signalid,
+                  (unsigned long long)e.signalsize);
+  std::printf("witness_signals %u", lead);
+  for (u64 s : signals) std::printf(" %llu", (unsigned long long)s);
+  std::printf("\n");
   return 0;
 }
 )";
@@ -324,24 +351,48 @@ GeneratorInfo build_generator(const std::string& source_dir, const std::string& 
   ChildSetup setup;
   setup.directory = dir;
   setup.limits = &probe_limits;
-  const ChildResult probe = run_child({(scratch / "zkfarm_probe").string()}, setup, probe_limits.timeout);
+  fs::copy_file(fs::path(source_dir) / (info.name + ".dat"), scratch / "dat.ready");
+  const ChildResult probe =
+      run_child({(scratch / "zkfarm_probe").string(), (scratch / "dat.ready").string()}, setup, probe_limits.timeout);
   if (!probe.exited || probe.exit_code != 0)
     throw GeneratorError(where + ": the probe linked against its code " + describe_status(probe) + ": " +
                          quote(probe.output));
   std::istringstream lines(probe.output);
-  std::string key, value, prime;
-  bool have_witness = false, have_start = false, have_count = false;
-  while (lines >> key >> value) {
+  std::string prime;
+  bool have_witness = false, have_start = false, have_count = false, have_signals = false;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string key, value;
+    if (!(fields >> key >> value)) continue;
     try {
-      if (key == "prime") prime = value;
-      else if (key == "witness") info.witness_size = static_cast<std::uint32_t>(std::stoul(value)), have_witness = true;
-      else if (key == "input_start") info.input_start = static_cast<std::uint32_t>(std::stoul(value)), have_start = true;
-      else if (key == "input_count") info.input_count = static_cast<std::uint32_t>(std::stoul(value)), have_count = true;
+      if (key == "prime") {
+        prime = value;
+      } else if (key == "witness") {
+        info.witness_size = static_cast<std::uint32_t>(std::stoul(value)), have_witness = true;
+      } else if (key == "input_start") {
+        info.input_start = static_cast<std::uint32_t>(std::stoul(value)), have_start = true;
+      } else if (key == "input_count") {
+        info.input_count = static_cast<std::uint32_t>(std::stoul(value)), have_count = true;
+      } else if (key == "input") {
+        InputSignal input;
+        std::string id, size;
+        if (!(fields >> id >> size)) throw std::invalid_argument("short line");
+        input.hash = std::stoull(value, nullptr, 16);
+        input.signal_id = std::stoull(id);
+        input.size = std::stoull(size);
+        info.inputs.push_back(input);
+      } else if (key == "witness_signals") {
+        const std::size_t count = std::stoul(value);
+        info.witness_signals.resize(count);
+        for (auto& signal : info.witness_signals)
+          if (!(fields >> signal)) throw std::invalid_argument("short list");
+        have_signals = true;
+      }
     } catch (const std::exception&) {
-      throw GeneratorError(where + ": the probe printed an unreadable " + key + " '" + value + "'");
+      throw GeneratorError(where + ": the probe printed an unreadable " + key + " line '" + quote(line, 200) + "'");
     }
   }
-  if (prime.empty() || !have_witness || !have_start || !have_count)
+  if (prime.empty() || !have_witness || !have_start || !have_count || !have_signals)
     throw GeneratorError(where + ": the probe's report is incomplete: " + quote(probe.output));
   if (prime == kBn254Prime) info.curve = CurveId::kBn254;
   else if (prime == kBls12381Prime) info.curve = CurveId::kBls12381;
@@ -351,7 +402,6 @@ GeneratorInfo build_generator(const std::string& source_dir, const std::string& 
   // Into place: temporary names, then rename (readers never see half a file).
   const fs::path out(out_dir);
   fs::copy_file(scratch / kBinaryName, scratch / "binary.ready");
-  fs::copy_file(fs::path(source_dir) / (info.name + ".dat"), scratch / "dat.ready");
   fs::permissions(scratch / "binary.ready", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                                 fs::perms::others_read | fs::perms::others_exec);
   fs::rename(scratch / "dat.ready", out / (std::string(kBinaryName) + ".dat"));
@@ -454,6 +504,115 @@ void check_input_values(std::string_view input_json, CurveId curve) {
   if (!doc.is_object())
     throw std::invalid_argument(std::string("expected an object of input signals, found ") + doc.type_name());
   for (const auto& [key, value] : doc.items()) check_value(value, key, curve);
+}
+
+
+std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char c : text) {
+    hash ^= static_cast<std::uint64_t>(static_cast<unsigned char>(c));
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::vector<std::optional<PublicInputRef>> public_input_map(const GeneratorInfo& info, std::uint32_t num_public) {
+  const std::string where = "witness generator " + info.name;
+  const std::uint32_t outputs = info.input_start > 0 ? info.input_start - 1 : 0;
+  std::vector<std::optional<PublicInputRef>> map(num_public);
+  for (std::uint32_t k = outputs; k < num_public; ++k) {
+    const std::uint32_t w = k + 1;  // witness index (0 is the constant 1)
+    if (w >= info.witness_signals.size())
+      throw GeneratorError(where + ": its .dat lists no signal for public signal " + std::to_string(w));
+    const std::uint64_t signal = info.witness_signals[w];
+    const InputSignal* found = nullptr;
+    for (const InputSignal& input : info.inputs)
+      if (signal >= input.signal_id && signal - input.signal_id < input.size) found = &input;
+    if (!found)
+      throw GeneratorError(where + ": public signal " + std::to_string(w) + " (circom signal " +
+                           std::to_string(signal) + ") is not one of its input signals: not the same circuit");
+    map[k] = PublicInputRef{found->hash, signal - found->signal_id};
+  }
+  return map;
+}
+
+std::string public_input_map_json(const std::vector<std::optional<PublicInputRef>>& map) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& entry : map) {
+    if (!entry) {
+      list.push_back(nullptr);
+      continue;
+    }
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(entry->hash));
+    list.push_back({std::string(hash), entry->index});
+  }
+  return list.dump();
+}
+
+std::vector<std::optional<PublicInputRef>> parse_public_input_map(std::string_view text) {
+  const nlohmann::json list = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) throw std::invalid_argument("public input map is not a JSON array");
+  std::vector<std::optional<PublicInputRef>> map;
+  map.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& entry = list[i];
+    if (entry.is_null()) {
+      map.emplace_back();
+      continue;
+    }
+    const auto bad = [&] {
+      return std::invalid_argument("public input map entry " + std::to_string(i) +
+                                   " is not null or [16 hex digits, index]");
+    };
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number_unsigned())
+      throw bad();
+    const std::string hash = entry[0].get<std::string>();
+    if (hash.size() != 16 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) throw bad();
+    map.push_back(PublicInputRef{std::stoull(hash, nullptr, 16), entry[1].get<std::uint64_t>()});
+  }
+  return map;
+}
+
+namespace {
+
+// A value as circom reads it: nested arrays in order, scalars appended.
+void flatten(const nlohmann::json& value, std::vector<const nlohmann::json*>& out) {
+  if (value.is_array()) {
+    for (const auto& item : value) flatten(item, out);
+  } else {
+    out.push_back(&value);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> public_input_values(std::string_view input_json,
+                                             const std::vector<std::optional<PublicInputRef>>& map) {
+  const nlohmann::json doc = nlohmann::json::parse(input_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) throw std::invalid_argument("is not a JSON object of input signals");
+  std::vector<std::string> values(map.size());
+  for (std::size_t k = 0; k < map.size(); ++k) {
+    if (!map[k]) continue;
+    const nlohmann::json* value = nullptr;
+    std::string name;
+    for (const auto& [key, item] : doc.items())
+      if (fnv1a64(key) == map[k]->hash) value = &item, name = key;
+    if (!value)
+      throw std::invalid_argument("has no value for public signal " + std::to_string(k + 1) +
+                                  " (one of the circuit's public inputs)");
+    std::vector<const nlohmann::json*> flat;
+    flatten(*value, flat);
+    if (map[k]->index >= flat.size())
+      throw std::invalid_argument(name + " has " + std::to_string(flat.size()) + " values; public signal " +
+                                  std::to_string(k + 1) + " is its element " + std::to_string(map[k]->index));
+    const nlohmann::json& element = *flat[map[k]->index];
+    if (element.is_number_unsigned()) values[k] = std::to_string(element.get<std::uint64_t>());
+    else if (element.is_string()) values[k] = element.get<std::string>();
+    else
+      throw std::invalid_argument(name + "[" + std::to_string(map[k]->index) + "] is not a decimal number");
+  }
+  return values;
 }
 
 }  // namespace zkfarm::witgen

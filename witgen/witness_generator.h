@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -66,13 +67,36 @@ inline constexpr std::size_t kMaxQuotedOutput = 2048;
 inline constexpr const char* kBinaryName = "witness-generator";
 
 // What the probe reports about a built generator.
+// One of the main component's input signals, as the generator's .dat lists
+// them: circom finds an input.json key by the FNV-1a hash of its name.
+struct InputSignal {
+  std::uint64_t hash = 0;       // fnv1a64(name)
+  std::uint64_t signal_id = 0;  // circom's signal number of its first element
+  std::uint64_t size = 0;       // elements (an array input, flattened)
+};
+
 struct GeneratorInfo {
   std::string name;                // <name> of <name>.cpp
   CurveId curve = CurveId::kBn254;
   std::uint32_t witness_size = 0;  // values in the .wtns it writes (= the zkey's signals)
   std::uint32_t input_start = 0;   // witness index of the first input signal (1 + outputs)
   std::uint32_t input_count = 0;   // input signals, public and private
+  std::vector<InputSignal> inputs;
+  // Signal number of each leading witness value (indices 0 up to
+  // input_start + input_count): where each public signal comes from.
+  std::vector<std::uint64_t> witness_signals;
 };
+
+// Where a public input's value is in a partition's input.json: the key whose
+// name hashes to `hash`, element `index` of its value flattened (nested
+// arrays in order, as circom reads them).
+struct PublicInputRef {
+  std::uint64_t hash = 0;
+  std::uint64_t index = 0;
+};
+
+// circom's hash of an input name (64-bit FNV-1a).
+std::uint64_t fnv1a64(std::string_view text);
 
 struct BuildOptions {
   std::string cxx = "g++";
@@ -103,6 +127,28 @@ struct SignalCounts {
 // and input signals must be the circuit's, one for one.
 void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num_vars, std::uint32_t num_public,
                      const SignalCounts* counts = nullptr);
+
+// The public inputs of a circuit of `num_public` public signals (the
+// outputs first, then the public inputs): for each public signal, nothing
+// for an output (the generator computes it) or where its value is in an
+// input.json. With this the coordinator knows a partition's public inputs
+// from its input alone and never takes a worker's word for them. Throws
+// GeneratorError when a public signal after the outputs is not one of the
+// generator's input signals.
+std::vector<std::optional<PublicInputRef>> public_input_map(const GeneratorInfo& info, std::uint32_t num_public);
+
+// The map as stored with the circuit (JSON: null for an output, [hash as
+// 16 hex digits, index] for a public input), and back; parsing throws
+// std::invalid_argument naming what is wrong.
+std::string public_input_map_json(const std::vector<std::optional<PublicInputRef>>& map);
+std::vector<std::optional<PublicInputRef>> parse_public_input_map(std::string_view text);
+
+// The value of each public input of `map` in `input_json` (decimal, as
+// written; check_input_values checks the range), and "" for each output.
+// Throws std::invalid_argument when the input has no key for a public input
+// or too few elements in it.
+std::vector<std::string> public_input_values(std::string_view input_json,
+                                             const std::vector<std::optional<PublicInputRef>>& map);
 
 struct RunLimits {
   std::chrono::milliseconds timeout{60000};  // wall clock

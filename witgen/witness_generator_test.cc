@@ -188,5 +188,77 @@ TEST(CheckGenerator, WithTheR1csCountsIsExact) {
   EXPECT_THROW(check_generator(info, CurveId::kBn254, 6, 2, &public_mismatch), GeneratorError);
 }
 
+TEST(PublicInputs, Fnv1aIsCircomsHash) {
+  // FNV-1a 64: the offset basis for "", and the published vector for "a".
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+}
+
+// A circuit with one output (signal 1), inputs a (signal 2, public), b[3]
+// (signals 3-5; b[0] public) and c (signal 6), and a witness whose public
+// part is in signal order.
+GeneratorInfo two_public_inputs() {
+  GeneratorInfo info;
+  info.name = "pub";
+  info.witness_size = 9;
+  info.input_start = 2;
+  info.input_count = 5;
+  info.inputs = {{fnv1a64("b"), 3, 3}, {fnv1a64("a"), 2, 1}, {fnv1a64("c"), 6, 1}};
+  info.witness_signals = {0, 1, 2, 3, 4, 5, 6};
+  return info;
+}
+
+TEST(PublicInputs, MapsEachPublicInputToItsKeyAndElement) {
+  const auto map = public_input_map(two_public_inputs(), 3);
+  ASSERT_EQ(map.size(), 3u);
+  EXPECT_FALSE(map[0]);  // the output
+  ASSERT_TRUE(map[1] && map[2]);
+  EXPECT_EQ(map[1]->hash, fnv1a64("a"));
+  EXPECT_EQ(map[1]->index, 0u);
+  EXPECT_EQ(map[2]->hash, fnv1a64("b"));
+  EXPECT_EQ(map[2]->index, 0u);
+  EXPECT_EQ(parse_public_input_map(public_input_map_json(map)).size(), 3u);
+  EXPECT_EQ(parse_public_input_map(public_input_map_json(map))[2]->hash, fnv1a64("b"));
+
+  const auto values = public_input_values(R"({"b": [["7", 8], [9]], "a": 5, "c": "6"})", map);
+  EXPECT_EQ(values, (std::vector<std::string>{"", "5", "7"}));
+}
+
+TEST(PublicInputs, ASignalThatIsNoInputIsRefused) {
+  GeneratorInfo info = two_public_inputs();
+  info.witness_signals[3] = 40;  // public signal 3 from an intermediate signal
+  try {
+    public_input_map(info, 3);
+    ADD_FAILURE() << "accepted";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("public signal 3 (circom signal 40) is not one of its input signals"),
+              std::string::npos)
+        << e.what();
+  }
+  info.witness_signals.resize(3);
+  EXPECT_THROW(public_input_map(info, 3), GeneratorError);
+}
+
+TEST(PublicInputs, MissingOrShortInputsAreNamed) {
+  const auto map = public_input_map(two_public_inputs(), 3);
+  try {
+    public_input_values(R"({"b": [1, 2, 3]})", map);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no value for public signal 2"), std::string::npos) << e.what();
+  }
+  auto shifted = map;
+  shifted[2]->index = 5;
+  try {
+    public_input_values(R"({"a": 1, "b": [1, 2, 3]})", shifted);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("b has 3 values"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_public_input_map("{}"), std::invalid_argument);
+  EXPECT_THROW(parse_public_input_map(R"([null, ["xyz", 0]])"), std::invalid_argument);
+  EXPECT_THROW(parse_public_input_map(R"([[1, 2]])"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace zkfarm::witgen

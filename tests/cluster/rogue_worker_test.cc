@@ -9,7 +9,9 @@
 //     more tasks than it said its device can take;
 //   * take over another worker's id (to get it quarantined): refused while
 //     the real one is live, and under CURVE refused for any other key;
-//   * flood the log with garbage: warnings per peer are rate limited.
+//   * flood the log with garbage: warnings per peer are rate limited;
+//   * prove some other input's statement for an input partition: the
+//     public inputs are the partition's input's, never the worker's report.
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "formats/snarkjs_json.h"
 #include "tests/cluster/farm_fixture.h"
 #include "tests/cluster/scripted_peer.h"
+#include "witgen/witness_generator.h"
 
 namespace zkfarm::testing {
 namespace {
@@ -212,6 +215,76 @@ TEST_F(RogueWorkerTest, GarbageFromOnePeerIsLoggedAtARateWithACount) {
   start_worker("w1");
   farm::submit(options_, job_json("after", bn254_.id, {"file://" + witness_file("bn128_mul.wtns")}));
   EXPECT_EQ(wait_job("after").state, "done") << logs();
+}
+
+// Issue 15 item 4: the public signals of an input partition. The fixture
+// circuit Mul (public signals: the output c, then the inputs b and k) is
+// recorded with a witness generator and its public input map; the scripted
+// worker answers every task with the fixture's proof of a = 3, b = 11,
+// k = p - 1 (c = 3822) and reports that statement's public signals. For an
+// input with b = 12 the proof must not be accepted; for b = 11 it must.
+TEST_F(RogueWorkerTest, AnInputPartitionsPublicInputsComeFromItsInputNotFromTheWorker) {
+  CircuitInfo circuit = bn254_;
+  circuit.witgen_path = circuit.id + "/witgen/witness-generator";
+  circuit.witgen_sha256 = std::string(64, 'a');
+  circuit.witgen_dat_sha256 = std::string(64, 'b');
+  circuit.witgen_public_map = witgen::public_input_map_json(
+      {std::nullopt, witgen::PublicInputRef{witgen::fnv1a64("b"), 0}, witgen::PublicInputRef{witgen::fnv1a64("k"), 0}});
+  {
+    RedisClient redis(options_.redis_url);
+    store_circuit_info(redis, KeyLayout(), circuit);
+  }
+  start_coordinator();
+  const std::string proof = encode_proof<Bn254>(
+      proof_from_json<Bn254>(read_file(runfile("formats/testdata/bn128_proof.json")), "fixture proof"));
+  const std::string minus_one = "21888242871839275222246405745257275088548364400416034343698204186575808495616";
+  std::string reported(3 * Bn254Fr::kBytes, '\0');
+  auto* bytes = reinterpret_cast<std::uint8_t*>(reported.data());
+  Bn254Fr::from_decimal("3822").to_le_bytes(bytes);
+  Bn254Fr::from_decimal("11").to_le_bytes(bytes + Bn254Fr::kBytes);
+  Bn254Fr::from_decimal(minus_one).to_le_bytes(bytes + 2 * Bn254Fr::kBytes);
+  const auto input_job = [&](const std::string& id, const std::string& b) {
+    return json{{"id", id},
+                {"circuit", circuit.id},
+                {"partitions", json::array({{{"input", {{"a", "3"}, {"b", b}, {"k", minus_one}}}}})}}
+        .dump();
+  };
+
+  ScriptedPeer rogue(coordinator_port_);
+  ASSERT_TRUE(rogue.hello("rogue", 1)) << logs();
+  farm::submit(options_, input_job("other-statement", "12"));
+  ASSERT_TRUE(rogue.pump(20s, [&] { return rogue.tasks().size() == 1; })) << logs();
+  rogue.result(rogue.tasks()[0].task_id, "other-statement", 0, proof, reported);
+  ASSERT_TRUE(rogue.pump(20s, [&] {
+    return log_contains(*coordinator_, "worker rogue reported public inputs for job other-statement partition 0");
+  })) << logs();
+  ASSERT_TRUE(rogue.pump(20s, [&] { return worker_faults(*this, options_, "rogue") >= 1; }))
+      << "a proof of another statement was not counted against its worker\n" << logs();
+  EXPECT_EQ(farm::status(options_, "other-statement")->proved, 0u);
+  EXPECT_NE(farm::status(options_, "other-statement")->state, "done");
+  farm::cancel(options_, "other-statement");
+
+  // The same proof and report for the input it does prove: accepted, and
+  // the result's public signals are that input's.
+  const std::size_t seen = rogue.tasks().size();
+  rogue.credit(1);  // its one credit went with the first task
+  farm::submit(options_, input_job("same-statement", "11"));
+  ASSERT_TRUE(rogue.pump(20s, [&] {
+    for (std::size_t i = seen; i < rogue.tasks().size(); ++i)
+      if (rogue.tasks()[i].job_id == "same-statement") return true;
+    return false;
+  })) << logs();
+  for (std::size_t i = seen; i < rogue.tasks().size(); ++i)
+    if (rogue.tasks()[i].job_id == "same-statement")
+      rogue.result(rogue.tasks()[i].task_id, "same-statement", 0, proof, reported);
+  farm::JobStatus s;
+  ASSERT_TRUE(rogue.pump(30s, [&] {
+    s = *farm::status(options_, "same-statement");
+    return is_terminal_state(s.state);
+  })) << logs();
+  EXPECT_EQ(s.state, "done") << s.error_code << ": " << s.error;
+  const json result = json::parse(*farm::result(options_, "same-statement"));
+  EXPECT_EQ(result["partitions"][0]["public"], json::array({"3822", "11", minus_one})) << result.dump();
 }
 
 }  // namespace

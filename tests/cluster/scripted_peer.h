@@ -119,7 +119,10 @@ class ScriptedPeer {
     return true;
   }
 
-  void result(std::uint64_t task_id, const std::string& job_id, std::uint32_t partition, const std::string& proof) {
+  // A proof; `public_inputs` (canonical LE, every public signal) is what a
+  // worker reports for a partition whose witness it computed from an input.
+  void result(std::uint64_t task_id, const std::string& job_id, std::uint32_t partition, const std::string& proof,
+              const std::string& public_inputs = "") {
     send([&](wire::Envelope::Body::Builder body) {
       auto r = body.initResult();
       r.setTaskId(task_id);
@@ -127,6 +130,9 @@ class ScriptedPeer {
       r.setPartitionIndex(partition);
       r.setProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(proof.data()), proof.size()));
       r.setDeviceUuid("scripted-uuid");
+      if (!public_inputs.empty())
+        r.setPublicInputs(
+            kj::arrayPtr(reinterpret_cast<const kj::byte*>(public_inputs.data()), public_inputs.size()));
     });
   }
 

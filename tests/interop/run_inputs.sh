@@ -10,6 +10,8 @@
 #   generator-checks  circuit add --witness-generator refuses a directory that
 #                     is not circom's output and a generator of the other prime,
 #                     then accepts the right one
+#   public-input-map  the circuit record says where its public input is in an
+#                     input.json (so the coordinator, not a worker, supplies it)
 #   identical         the generator built into the artifact store writes the
 #                     same bytes as circom's wasm calculator for the same input
 #   mixed-job         one job: two input partitions and one witness partition
@@ -17,7 +19,8 @@
 #                     groth16 verify; each input partition's public signals are
 #                     those of the wasm witness
 #   bad-*             unknown signal, wrong array size, a failing `===`,
-#                     non-numeric and out-of-field values, 2 MiB of JSON: each
+#                     non-numeric and out-of-field values, 2 MiB of JSON, no
+#                     value for the public input: each
 #                     fails with a message naming the problem (at submit when the
 #                     CLI can tell, else the job fails badInput, confirmed by the
 #                     second worker)
@@ -249,6 +252,15 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     continue
   fi
 
+  # public-input-map: circuit add recorded where the public input (a, after
+  # the output digest) is in an input.json: circom's FNV-1a hash of "a".
+  map=$(redis-cli -p "$REDIS_PORT" hget "zkfarm:circuit:$circuit" witgen_public_map)
+  if [[ $map == '[null,["af63dc4c8601ec8c",0]]' ]]; then
+    pass "$CURVE public-input-map"
+  else
+    fail "$CURVE public-input-map" "circuit record has witgen_public_map '$map'"
+  fi
+
   # identical: the stored generator, run as the workers run it, against wasm.
   generator=$ZKFARM_ARTIFACTS/$circuit/witgen/witness-generator
   identical=1
@@ -318,6 +330,20 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     pass "$CURVE bad-out-of-field-intake"
   else
     fail "$CURVE bad-out-of-field-intake" "$(cat "$CASE/raw-field.status")"
+  fi
+
+  # An input without its public input is refused at intake: the coordinator
+  # takes public inputs from the input itself, never from a worker.
+  job_json=$(node -e 'console.log(JSON.stringify({id: "raw-no-public", circuit: process.argv[1], partitions: [{input: {b: ["5", "7", "11"], expected: "1155"}}]}))' \
+    "$circuit")
+  redis-cli -p "$REDIS_PORT" lpush zkfarm:queue:normal "$job_json" >/dev/null
+  for _ in $(seq 300); do "$ZKFARM" status raw-no-public >/dev/null 2>&1 && break; sleep 0.1; done
+  "$ZKFARM" wait raw-no-public --timeout 120 --quiet >"$CASE/raw-no-public.status" 2>&1
+  if grep -q '"error_code":"badInput"' "$CASE/raw-no-public.status" &&
+    grep -qF "partition 0: input has no value for public signal 2" "$CASE/raw-no-public.status"; then
+    pass "$CURVE bad-missing-public-input"
+  else
+    fail "$CURVE bad-missing-public-input" "$(cat "$CASE/raw-no-public.status")"
   fi
 
   # still-serving
