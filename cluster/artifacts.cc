@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/digest.h"
+#include "formats/curve_id.h"
 #include "formats/wtns.h"
 
 namespace zkfarm {
@@ -276,18 +278,52 @@ std::shared_ptr<const FileBytes> fetch_witness_unchecked(const WitnessRef& ref, 
 
 }  // namespace
 
-std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
-                                               const WitnessPolicy& policy) {
-  auto bytes = fetch_witness_unchecked(ref, redis, policy);
-  if (ref.size > 0 && bytes->bytes().size() != ref.size)
-    throw WitnessChecksum("witness " + ref.describe() + ": " + std::to_string(bytes->bytes().size()) +
-                          " bytes, the job says " + std::to_string(ref.size));
+namespace {
+
+// Throws WitnessChecksum unless `bytes` match the size and sha256 the job
+// gives for the witness (either may be absent).
+void check_witness_claims(const WitnessRef& ref, std::span<const std::uint8_t> bytes) {
+  if (ref.size > 0 && bytes.size() != ref.size)
+    throw WitnessChecksum("witness " + ref.describe() + ": " + std::to_string(bytes.size()) + " bytes, the job says " +
+                          std::to_string(ref.size));
   if (!ref.sha256.empty()) {
-    const std::string digest = sha256_hex(bytes->bytes());
+    const std::string digest = sha256_hex(bytes);
     if (digest != ref.sha256)
       throw WitnessChecksum("witness " + ref.describe() + ": sha256 is " + digest + ", the job says " + ref.sha256);
   }
+}
+
+}  // namespace
+
+std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
+                                               const WitnessPolicy& policy) {
+  auto bytes = fetch_witness_unchecked(ref, redis, policy);
+  check_witness_claims(ref, bytes->bytes());
   return bytes;
+}
+
+WitnessSummary summarize_job_witness(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
+                                     std::uint32_t num_public) {
+  if (ref.kind != WitnessRef::Kind::kHttp) return summarize_witness(fetch_witness(ref, redis, policy), num_public);
+  const std::uint64_t want = std::max<std::uint64_t>(witness_prefix_bytes(num_public), kWitnessPrefixMinBytes);
+  HttpPrefix prefix;
+  try {
+    prefix = http_get_prefix(ref.location, policy.http, want);
+  } catch (const HttpError& e) {
+    throw WitnessUnavailable(std::string("cannot fetch witness: ") + e.what());
+  }
+  if (prefix.total && prefix.bytes.size() == *prefix.total) {
+    // A small witness came whole: checked like any other.
+    check_witness_claims(ref, prefix.bytes);
+    return summarize_witness(FileBytes::adopt(std::move(prefix.bytes), ref.describe()), num_public);
+  }
+  if (ref.size > 0 && prefix.total && *prefix.total != ref.size)
+    throw WitnessChecksum("witness " + ref.describe() + ": " + std::to_string(*prefix.total) +
+                          " bytes, the job says " + std::to_string(ref.size));
+  if (auto summary = summarize_witness_prefix(prefix.bytes, prefix.total.value_or(0), num_public, ref.describe()))
+    return std::move(*summary);
+  // An unusual layout (values before the header): read it all.
+  return summarize_witness(fetch_witness(ref, redis, policy), num_public);
 }
 
 WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
@@ -311,6 +347,71 @@ WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
                                      " (constant + public signals) the circuit needs");
   out.public_inputs.assign(values.begin() + n8, values.begin() + (std::size_t(num_public) + 1) * n8);
   return out;
+}
+
+std::optional<WitnessSummary> summarize_witness_prefix(std::span<const std::uint8_t> prefix, std::uint64_t total,
+                                                       std::uint32_t num_public, const std::string& name) {
+  const auto fail = [&](const std::string& what) -> FormatError {
+    return FormatError(name + ": " + what);
+  };
+  auto u32_at = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | prefix[at + static_cast<std::size_t>(i)];
+    return v;
+  };
+  auto u64_at = [&](std::size_t at) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | prefix[at + static_cast<std::size_t>(i)];
+    return v;
+  };
+  if (prefix.size() < 12) {
+    if (total != 0 && total < 12) throw fail("not a .wtns file (" + std::to_string(total) + " bytes)");
+    return std::nullopt;
+  }
+  if (std::string_view(reinterpret_cast<const char*>(prefix.data()), 4) != "wtns")
+    throw fail("not a .wtns file (magic is not \"wtns\")");
+  if (u32_at(4) != 2) throw fail("wtns version " + std::to_string(u32_at(4)) + " (zkfarm reads version 2)");
+  const std::uint32_t sections = u32_at(8);
+  std::optional<CurveId> curve;
+  std::uint32_t n8 = 0;
+  std::uint64_t num_values = 0;
+  std::size_t at = 12;
+  for (std::uint32_t s = 0; s < sections; ++s) {
+    if (at + 12 > prefix.size()) return std::nullopt;
+    const std::uint32_t type = u32_at(at);
+    const std::uint64_t size = u64_at(at + 4);
+    const std::uint64_t body = at + 12;
+    if (total != 0 && (size > total || body + size > total))
+      throw fail("section " + std::to_string(type) + " of " + std::to_string(size) + " bytes runs past the end of the " +
+                 std::to_string(total) + "-byte file");
+    if (type == kWtnsHeaderSection) {
+      if (body + size > prefix.size()) return std::nullopt;
+      SectionReader header(prefix.subspan(static_cast<std::size_t>(body), static_cast<std::size_t>(size)),
+                           name + " header section");
+      curve = read_scalar_field(header);
+      n8 = 32;
+      num_values = header.u32("nWitness");
+    } else if (type == kWtnsValuesSection) {
+      if (!curve) return std::nullopt;  // values before the header: read it all
+      if (size != num_values * n8)
+        throw fail("expected " + std::to_string(num_values) + " values of " + std::to_string(n8) + " bytes, found " +
+                   std::to_string(size) + " bytes");
+      if (num_values < std::uint64_t(num_public) + 1)
+        throw fail("has " + std::to_string(num_values) + " values, fewer than the " + std::to_string(num_public + 1) +
+                   " (constant + public signals) the circuit needs");
+      const std::uint64_t end = body + (std::uint64_t(num_public) + 1) * n8;
+      if (end > prefix.size()) return std::nullopt;
+      WitnessSummary out;
+      out.curve = *curve;
+      out.num_values = num_values;
+      out.public_inputs.assign(prefix.begin() + static_cast<std::ptrdiff_t>(body + n8),
+                               prefix.begin() + static_cast<std::ptrdiff_t>(end));
+      return out;
+    }
+    at = static_cast<std::size_t>(std::min<std::uint64_t>(body + size, prefix.size() + 1));
+    if (at > prefix.size()) return std::nullopt;
+  }
+  throw fail("has no values section");
 }
 
 }  // namespace zkfarm

@@ -167,4 +167,31 @@ struct WitnessSummary {
 WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
                                  std::uint32_t num_public);
 
+// What intake needs of a job's witness: its curve, length and public
+// inputs. Any witness but an HTTP one is fetched whole and checked against
+// the job's size and sha256 (fetch_witness). An HTTP witness is read only as
+// far as its public inputs (at least kWitnessPrefixMinBytes, with one Range
+// request): its size is checked when the server states it, and the whole
+// file, with its sha256, only when it fits in that read; the worker that
+// proves it fetches it whole and checks both. Throws as fetch_witness and
+// summarize_witness do.
+inline constexpr std::uint64_t kWitnessPrefixMinBytes = 64 << 10;
+WitnessSummary summarize_job_witness(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
+                                     std::uint32_t num_public);
+
+// The same from the first bytes of a .wtns (`prefix`) whose whole length is
+// `total` (0: unknown), as http_get_prefix reads a witness at intake:
+// returns nothing when the prefix ends before the values 1..num_public (the
+// caller then reads the whole file), else the summary; throws FormatError,
+// naming `name`, for a header that is malformed or that does not fit the
+// total length.
+std::optional<WitnessSummary> summarize_witness_prefix(std::span<const std::uint8_t> prefix, std::uint64_t total,
+                                                       std::uint32_t num_public, const std::string& name);
+
+// Bytes of a .wtns that hold its header and values 0..num_public when its
+// sections are in the usual order (header first, 32-byte field elements).
+inline std::uint64_t witness_prefix_bytes(std::uint32_t num_public) {
+  return 12 + 12 + 4 + 32 + 4 + 12 + (std::uint64_t(num_public) + 1) * 32;
+}
+
 }  // namespace zkfarm

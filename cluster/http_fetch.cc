@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -80,6 +82,7 @@ struct Transfer {
   std::function<bool(const char*, std::size_t)> sink;
   std::function<bool(long status, std::uint64_t length)> on_start;  // false: refused set
   std::uint64_t received = 0;
+  bool enough = false;  // the sink stopped the transfer on purpose: not an error
 };
 
 std::size_t write_body(char* data, std::size_t size, std::size_t count, void* user) {
@@ -113,6 +116,7 @@ void perform(CurlHandle& h, const std::string& url, Transfer& t) {
   if (!t.refused.empty()) throw HttpError(where + t.refused, t.status, false);
   if (t.status != 0 && (t.status < 200 || t.status >= 300))
     throw HttpError(where + "HTTP " + std::to_string(t.status), t.status, transient_status(t.status));
+  if (t.enough) return;
   if (rc != CURLE_OK) {
     std::string reason = curl_easy_strerror(rc);
     if (h.error[0] != '\0') reason += " (" + scrub(h.error, url) + ")";
@@ -250,6 +254,67 @@ void http_download(const std::string& url, const std::string& path, const HttpLi
     if (progress) progress(done, total);
     return;
   }
+}
+
+namespace {
+
+// Header callback of http_get_prefix: the total of the last response's
+// "Content-Range: bytes a-b/total" (a redirect's headers come first).
+std::size_t read_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* total = static_cast<std::optional<std::uint64_t>*>(user);
+  const std::string_view line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) total->reset();
+  constexpr std::string_view kName = "content-range:";
+  if (line.size() > kName.size()) {
+    bool match = true;
+    for (std::size_t i = 0; i < kName.size() && match; ++i)
+      match = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i]))) == kName[i];
+    const std::size_t slash = line.find('/');
+    if (match && slash != std::string_view::npos) {
+      std::uint64_t value = 0;
+      bool digits = false;
+      for (std::size_t i = slash + 1; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])); ++i)
+        value = value * 10 + static_cast<std::uint64_t>(line[i] - '0'), digits = true;
+      if (digits) *total = value;
+    }
+  }
+  return size * count;
+}
+
+}  // namespace
+
+HttpPrefix http_get_prefix(const std::string& url, const HttpLimits& limits, std::uint64_t n) {
+  if (const std::string problem = check_http_url(url); !problem.empty())
+    throw HttpError("GET " + redact_url(url) + ": " + problem, 0, false);
+  HttpPrefix out;
+  if (n == 0) return out;
+  CurlHandle h;
+  configure(h, url, limits);
+  const std::string range = "0-" + std::to_string(n - 1);
+  curl_easy_setopt(h.curl, CURLOPT_RANGE, range.c_str());
+  std::optional<std::uint64_t> content_range_total;
+  curl_easy_setopt(h.curl, CURLOPT_HEADERFUNCTION, read_header);
+  curl_easy_setopt(h.curl, CURLOPT_HEADERDATA, &content_range_total);
+  Transfer t;
+  t.handle = &h;
+  t.limits = &limits;
+  t.on_start = [&](long status, std::uint64_t length) {
+    if (status == 206) out.total = content_range_total;
+    else if (length > 0) out.total = length;  // the whole body is coming
+    out.bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n, length > 0 ? length : n)));
+    return true;
+  };
+  t.sink = [&](const char* data, std::size_t size) {
+    const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(size, n - out.bytes.size()));
+    out.bytes.insert(out.bytes.end(), data, data + take);
+    if (out.bytes.size() == n && (take < size || t.status != 206)) {
+      t.enough = true;  // a server that ignored Range: n bytes are all we want
+      return false;
+    }
+    return true;
+  };
+  perform(h, url, t);
+  return out;
 }
 
 }  // namespace zkfarm

@@ -61,6 +61,17 @@ class HttpError : public std::runtime_error {
 std::vector<std::uint8_t> http_get(const std::string& url, const HttpLimits& limits,
                                    std::optional<std::uint64_t> expected_size = std::nullopt);
 
+// The start of a body: what http_get_prefix returns.
+struct HttpPrefix {
+  std::vector<std::uint8_t> bytes;     // the first min(n, length) bytes
+  std::optional<std::uint64_t> total;  // the whole body's length, when the server said
+};
+
+// GETs the first `n` bytes of `url` (Range: bytes=0-(n-1)). A server that
+// ignores Range and sends the whole body is cut off after n bytes, so at
+// most about n bytes cross the network either way. Throws HttpError.
+HttpPrefix http_get_prefix(const std::string& url, const HttpLimits& limits, std::uint64_t n);
+
 // Progress of a download: bytes in the file so far, total (0: unknown).
 using HttpProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 

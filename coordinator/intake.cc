@@ -312,7 +312,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     }
     WitnessSummary summary;
     try {
-      summary = summarize_witness(fetch_witness(spec.partitions[i], &redis, witness_policy_), circuit->num_public);
+      summary = summarize_job_witness(spec.partitions[i], &redis, witness_policy_, circuit->num_public);
     } catch (const WitnessUnavailable& e) {
       fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
       return;

@@ -27,27 +27,16 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// tests/cluster/range_http_server.py serving `dir` on a free port.
-class RangeHttpServer {
- public:
-  RangeHttpServer(const std::string& dir, const std::string& log_path, const std::vector<std::string>& cuts,
-                  const std::vector<std::string>& fills = {}) {
-    port_ = free_port();
-    std::vector<std::string> argv = {"/usr/bin/python3", runfile("tests/cluster/range_http_server.py"),
-                                     std::to_string(port_), "--directory", dir};
-    for (const auto& cut : cuts) argv.insert(argv.end(), {"--cut", cut});
-    for (const auto& fill : fills) argv.insert(argv.end(), {"--fill-after", fill});
-    process_ = std::make_unique<Process>(argv, log_path);
-    const bool up = wait_for_listener(port_, 20s);
-    if (!up) throw std::runtime_error("the range HTTP server did not start: " + process_->log());
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-  std::string log() const { return process_->log(); }
-
- private:
-  int port_ = 0;
-  std::unique_ptr<Process> process_;
-};
+// tests/cluster/range_http_server.py serving `dir` on a free port, with
+// its --cut and --fill-after options.
+std::unique_ptr<HttpServer> range_server(const std::string& dir, const std::string& log_path,
+                                         const std::vector<std::string>& cuts,
+                                         const std::vector<std::string>& fills = {}) {
+  std::vector<std::string> extra;
+  for (const auto& cut : cuts) extra.insert(extra.end(), {"--cut", cut});
+  for (const auto& fill : fills) extra.insert(extra.end(), {"--fill-after", fill});
+  return std::make_unique<HttpServer>(dir, log_path, runfile("tests/cluster/range_http_server.py"), extra);
+}
 
 class HttpCacheTest : public FarmTest {
  protected:
@@ -82,7 +71,7 @@ class HttpCacheTest : public FarmTest {
     EXPECT_EQ(std::uint64_t(st.f_bavail) * st.f_frsize, free_pages * 4096);
     return true;
   }
-  std::unique_ptr<RangeHttpServer> http_;
+  std::unique_ptr<HttpServer> http_;
   std::string mounted_, mount_error_;
 };
 
@@ -90,7 +79,7 @@ TEST_F(HttpCacheTest, ABrokenDownloadIsResumedWithARangeRequest) {
   const std::string zkey = "/artifacts/" + bn254_.id + "/circuit.zkey";
   const std::uint64_t size = fs::file_size(options_.artifacts + "/" + bn254_.id + "/circuit.zkey");
   const std::uint64_t cut = size / 2;
-  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"),
+  http_ = range_server(dir_->path(), dir_->file("http-server.txt"),
                                             std::vector<std::string>{zkey + ":" + std::to_string(cut)});
   start_coordinator();
   start_worker("w1", {"--artifacts", http_->url() + "artifacts/"});
@@ -127,7 +116,7 @@ TEST_F(HttpCacheTest, ACacheDirWithoutRoomFailsTheTaskAndTheWorkerGoesOn) {
   ASSERT_FALSE(HasFailure());
   const std::string filler = cache + "/filler";
 
-  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
+  http_ = range_server(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
   start_coordinator({"--max-attempts", "1"});
   start_worker("w1", {"--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
   farm::submit(options_, job_json("full", bn254_.id, {witness_url()}));
@@ -157,7 +146,7 @@ TEST_F(HttpCacheTest, AWriteThatRunsOutOfRoomLeavesNoPartialFile) {
     GTEST_SKIP() << "cannot mount a 1 MiB tmpfs on " << cache << " (needs root with CAP_SYS_ADMIN): " << mount_error_;
   ASSERT_FALSE(HasFailure());
   const std::string zkey = "/artifacts/" + bn254_.id + "/circuit.zkey";
-  http_ = std::make_unique<RangeHttpServer>(dir_->path(), dir_->file("http-server.txt"),
+  http_ = range_server(dir_->path(), dir_->file("http-server.txt"),
                                             std::vector<std::string>{},
                                             std::vector<std::string>{zkey + ":100:" + cache + "/other-writer"});
   start_coordinator({"--max-attempts", "1"});

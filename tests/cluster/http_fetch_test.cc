@@ -102,5 +102,27 @@ TEST_F(HttpFetchTest, DownloadsIntoAFileAndStartsABrokenOneOver) {
   EXPECT_THROW(http_download(base_ + "sub/none.bin", path, HttpLimits{}, std::nullopt, progress), HttpError);
 }
 
+TEST_F(HttpFetchTest, APrefixIsAllThatCrossesWithOrWithoutRangeSupport) {
+  // python3 -m http.server ignores Range: the body is cut off after n bytes.
+  HttpPrefix p = http_get_prefix(base_ + "sub/blob.bin?sig=topsecret", HttpLimits{}, 1000);
+  ASSERT_EQ(p.bytes.size(), 1000u);
+  EXPECT_EQ(std::string(p.bytes.begin(), p.bytes.end()), body_.substr(0, 1000));
+  ASSERT_TRUE(p.total);
+  EXPECT_EQ(*p.total, body_.size());
+  // A server that honours Range sends only the prefix (206 with the total).
+  HttpServer ranged(dir_.file("www"), dir_.file("range.log"), runfile("tests/cluster/range_http_server.py"));
+  p = http_get_prefix(ranged.url() + "sub/blob.bin", HttpLimits{}, 4096);
+  ASSERT_EQ(p.bytes.size(), 4096u);
+  EXPECT_EQ(std::string(p.bytes.begin(), p.bytes.end()), body_.substr(0, 4096));
+  ASSERT_TRUE(p.total);
+  EXPECT_EQ(*p.total, body_.size());
+  EXPECT_TRUE(eventually([&] { return ranged.log().find("status=206 bytes=0-4095/300000") != std::string::npos; }, 5s))
+      << ranged.log();
+  // A prefix longer than the body is the whole body.
+  p = http_get_prefix(ranged.url() + "sub/blob.bin", HttpLimits{}, 1 << 20);
+  EXPECT_EQ(p.bytes.size(), body_.size());
+  EXPECT_THROW(http_get_prefix(ranged.url() + "sub/missing.bin", HttpLimits{}, 100), HttpError);
+}
+
 }  // namespace
 }  // namespace zkfarm::testing

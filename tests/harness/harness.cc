@@ -194,14 +194,17 @@ bool wait_for_listener(int port, std::chrono::milliseconds timeout) {
       timeout);
 }
 
-HttpServer::HttpServer(const std::string& dir, const std::string& log_path) {
+HttpServer::HttpServer(const std::string& dir, const std::string& log_path, const std::string& script,
+                       const std::vector<std::string>& extra) {
   if (::access("/usr/bin/python3", X_OK) != 0)
     throw std::runtime_error("no /usr/bin/python3 for the test HTTP server (tools/install_deps.sh installs it)");
   port_ = free_port();
-  process_ = std::make_unique<Process>(std::vector<std::string>{"/usr/bin/python3", "-m", "http.server",
-                                                                std::to_string(port_), "--bind", "127.0.0.1",
-                                                                "--directory", dir},
-                                       log_path);
+  std::vector<std::string> argv = {"/usr/bin/python3"};
+  if (script.empty()) argv.insert(argv.end(), {"-m", "http.server", std::to_string(port_), "--bind", "127.0.0.1"});
+  else argv.insert(argv.end(), {script, std::to_string(port_)});
+  argv.insert(argv.end(), {"--directory", dir});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  process_ = std::make_unique<Process>(argv, log_path);
   const bool up = wait_for_listener(port_, std::chrono::seconds(20));
   if (!up) throw std::runtime_error("the test HTTP server did not start: " + process_->log());
 }

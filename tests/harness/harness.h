@@ -107,11 +107,15 @@ class RedisServer {
 };
 
 // A static HTTP server on 127.0.0.1 serving `dir`: Debian's
-// /usr/bin/python3 -m http.server (GET and HEAD, no Range). Waits until it
-// accepts connections; throws std::runtime_error (with its log) otherwise.
+// /usr/bin/python3 -m http.server (GET and HEAD, no Range), or with `script`
+// a Python server script run as `script PORT --directory DIR EXTRA...`
+// (tests/cluster/range_http_server.py honours Range, can cut transfers and
+// logs every request). Waits until it accepts connections; throws
+// std::runtime_error (with its log) otherwise.
 class HttpServer {
  public:
-  HttpServer(const std::string& dir, const std::string& log_path);
+  HttpServer(const std::string& dir, const std::string& log_path, const std::string& script = "",
+             const std::vector<std::string>& extra = {});
   ~HttpServer();
   int port() const { return port_; }
   std::string url() const;  // "http://127.0.0.1:<port>/"
