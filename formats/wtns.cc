@@ -72,9 +72,12 @@ CurveId wtns_curve(std::shared_ptr<const FileBytes> file) {
   return parse_header(bin).curve;
 }
 
+namespace {
+
+// parse_wtns into *grow (resized) or, when grow is null, into `into`.
 template <class Fr>
-std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
-                           std::optional<std::size_t> expected_count) {
+void parse_wtns_values(std::shared_ptr<const FileBytes> file, std::optional<std::size_t> expected_count,
+                       std::vector<Fr>* grow, std::span<Fr> into) {
   BinFile bin(std::move(file), kWtnsSpec);
   const WtnsHeader h = parse_header(bin);
   constexpr CurveId want = curve_of_scalar_field<Fr>();
@@ -94,7 +97,11 @@ std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
                                      std::to_string(Fr::kBytes) + " bytes = " +
                                      std::to_string(need) + " bytes, found " +
                                      std::to_string(body.size()));
-  std::vector<Fr> values(h.count);
+  if (grow) {
+    grow->resize(h.count);
+    into = std::span<Fr>(*grow);
+  }
+  Fr* values = into.data();
   std::atomic<std::size_t> first_bad{std::numeric_limits<std::size_t>::max()};
   parallel_for(h.count, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -111,7 +118,26 @@ std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
   if (first_bad.load() != std::numeric_limits<std::size_t>::max())
     bin.fail(kWtnsValuesSection, "value " + std::to_string(first_bad.load()) +
                                      " is not below the prime " + scalar_prime_decimal(want));
+}
+
+}  // namespace
+
+std::uint32_t wtns_count(std::shared_ptr<const FileBytes> file) {
+  BinFile bin(std::move(file), kWtnsSpec);
+  return parse_header(bin).count;
+}
+
+template <class Fr>
+std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
+                           std::optional<std::size_t> expected_count) {
+  std::vector<Fr> values;
+  parse_wtns_values<Fr>(std::move(file), expected_count, &values, {});
   return values;
+}
+
+template <class Fr>
+void parse_wtns_into(std::shared_ptr<const FileBytes> file, std::span<Fr> out) {
+  parse_wtns_values<Fr>(std::move(file), out.size(), nullptr, out);
 }
 
 template <class Fr>
@@ -141,6 +167,7 @@ void write_wtns(const std::string& path, std::span<const Fr> values) {
   template std::vector<Fr> parse_wtns<Fr>(std::shared_ptr<const FileBytes>,                       \
                                           std::optional<std::size_t>);                            \
   template std::vector<Fr> read_wtns<Fr>(const std::string&, std::optional<std::size_t>);         \
+  template void parse_wtns_into<Fr>(std::shared_ptr<const FileBytes>, std::span<Fr>);              \
   template std::vector<std::uint8_t> serialize_wtns<Fr>(std::span<const Fr>);                     \
   template void write_wtns<Fr>(const std::string&, std::span<const Fr>);
 ZKFARM_WTNS_INSTANTIATE(Bn254Fr)

@@ -36,6 +36,16 @@ template <class Fr>
 std::vector<Fr> parse_wtns(std::shared_ptr<const FileBytes> file,
                            std::optional<std::size_t> expected_count = std::nullopt);
 
+// The number of values a witness's header declares. Throws FormatError as
+// wtns_curve.
+std::uint32_t wtns_count(std::shared_ptr<const FileBytes> file);
+
+// Parses a witness into out (Montgomery form), memory the caller chose (the
+// prover service's page-locked buffers): out.size() is the expected count.
+// Throws as parse_wtns; out is unspecified after a throw.
+template <class Fr>
+void parse_wtns_into(std::shared_ptr<const FileBytes> file, std::span<Fr> out);
+
 // Maps path and parses it (as parse_wtns).
 template <class Fr>
 std::vector<Fr> read_wtns(const std::string& path,
@@ -55,6 +65,7 @@ void write_wtns(const std::string& path, std::span<const Fr> values);
   extern template std::vector<Fr> parse_wtns<Fr>(std::shared_ptr<const FileBytes>,               \
                                                  std::optional<std::size_t>);                    \
   extern template std::vector<Fr> read_wtns<Fr>(const std::string&, std::optional<std::size_t>); \
+  extern template void parse_wtns_into<Fr>(std::shared_ptr<const FileBytes>, std::span<Fr>);       \
   extern template std::vector<std::uint8_t> serialize_wtns<Fr>(std::span<const Fr>);             \
   extern template void write_wtns<Fr>(const std::string&, std::span<const Fr>);
 ZKFARM_WTNS_EXTERN(Bn254Fr)

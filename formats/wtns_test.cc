@@ -53,6 +53,20 @@ TEST(Wtns, WrongCountNamesBoth) {
       << msg;
 }
 
+TEST(Wtns, ParsesIntoCallersMemory) {
+  auto file = in_memory(fixture_bytes("bn128_mul.wtns"));
+  EXPECT_EQ(wtns_count(file), 7u);
+  std::vector<Bn254Fr> out(7);
+  parse_wtns_into<Bn254Fr>(file, std::span<Bn254Fr>(out));
+  EXPECT_EQ(out, parse_wtns<Bn254Fr>(file));
+  std::vector<Bn254Fr> small(6);
+  auto msg = format_error_of([&] { parse_wtns_into<Bn254Fr>(file, std::span<Bn254Fr>(small)); });
+  EXPECT_NE(msg.find("witness has 7 values, the circuit expects 6"), std::string::npos) << msg;
+  std::vector<Bls12381Fr> other(7);
+  msg = format_error_of([&] { parse_wtns_into<Bls12381Fr>(file, std::span<Bls12381Fr>(other)); });
+  EXPECT_NE(msg.find("expected BLS12-381"), std::string::npos) << msg;
+}
+
 TEST(Wtns, WrongPrimeNamesBoth) {
   std::string msg = format_error_of([] { read_wtns<Bn254Fr>(fixture("bls12381_mul.wtns")); });
   EXPECT_NE(msg.find("prime is the BLS12-381 scalar field (5243"), std::string::npos) << msg;

@@ -8,6 +8,12 @@
 // re-uploaded from the host copy when a proof needs them again). A proof
 // moves only the witness (staged through pinned buffers by DeviceProver).
 //
+// Prepared witnesses (Prover::prepare) live in page-locked host memory
+// from a small pool of reused buffers (pinning is slow: a fresh 128 MiB
+// buffer costs tens of ms), so the proof's upload is one DMA at full PCIe
+// speed; when pinned memory is refused the witness goes to the heap and is
+// staged as before.
+//
 // A device memory budget (Prover::cuda's budget_bytes, the worker's
 // --device-memory-budget) bounds every device allocation of the process
 // (device_context.h) and the resident cache. Each circuit is placed by
@@ -34,7 +40,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <new>
+#include <vector>
 #include <type_traits>
 
 #include "kernels/cuda/device_context.h"
@@ -69,6 +77,10 @@ struct DeviceState {
   std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
   std::unique_ptr<cuda::DeviceProver<Bls12381>> bls12381;
   std::atomic<std::uint64_t> next_id{0};
+  // Page-locked buffers of prepared witnesses not in use, reused by size.
+  std::mutex pinned_mutex;
+  std::vector<cuda::PinnedBuffer<std::uint64_t>> pinned_free;
+  static constexpr std::size_t kPinnedKept = 2;  // buffers kept when free
 
   template <class Curve>
   cuda::DeviceProver<Curve>& prover() {
@@ -103,6 +115,46 @@ class DeviceResidency final : public Residency {
 
  private:
   std::weak_ptr<DeviceState> state_;
+};
+
+// A prepared witness's page-locked buffer, back to the engine's pool when
+// the witness is dropped (or freed, when the engine is gone).
+class PinnedStorage final : public WitnessStorage {
+ public:
+  PinnedStorage(cuda::PinnedBuffer<std::uint64_t> buffer, std::weak_ptr<DeviceState> state)
+      : buffer_(std::move(buffer)), state_(std::move(state)) {}
+  ~PinnedStorage() override {
+    auto state = state_.lock();
+    if (!state) return;
+    {
+      std::lock_guard<std::mutex> lock(state->pinned_mutex);
+      if (state->pinned_free.size() < DeviceState::kPinnedKept) {
+        state->pinned_free.push_back(std::move(buffer_));
+        return;
+      }
+    }
+    try {
+      state->ctx->activate();  // freed on our device's context, not device 0's (see attach())
+    } catch (const std::exception&) {
+    }
+    buffer_ = cuda::PinnedBuffer<std::uint64_t>();
+  }
+  void* data() override { return buffer_.data(); }
+  bool pinned() const override { return true; }
+
+ private:
+  cuda::PinnedBuffer<std::uint64_t> buffer_;
+  std::weak_ptr<DeviceState> state_;
+};
+
+// The heap, when pinned memory is refused.
+class PageableStorage final : public WitnessStorage {
+ public:
+  explicit PageableStorage(std::size_t bytes) : words_(new std::uint64_t[(bytes + 7) / 8]) {}
+  void* data() override { return words_.get(); }
+
+ private:
+  std::unique_ptr<std::uint64_t[]> words_;
 };
 
 // Runs body, turning CUDA failures into Error kinds.
@@ -171,6 +223,34 @@ class CudaEngine final : public EngineOf<CudaEngine> {
     });
   }
 
+  // A pooled page-locked buffer of at least bytes (the smallest that fits,
+  // within twice the size), else a new one; the heap if pinning fails.
+  std::unique_ptr<WitnessStorage> witness_storage(std::size_t bytes) override {
+    const std::size_t words = (bytes + 7) / 8;
+    {
+      std::lock_guard<std::mutex> lock(state_->pinned_mutex);
+      auto& pool = state_->pinned_free;
+      auto best = pool.end();
+      for (auto it = pool.begin(); it != pool.end(); ++it)
+        if (it->size() >= words && it->size() <= 2 * words && (best == pool.end() || it->size() < best->size()))
+          best = it;
+      if (best != pool.end()) {
+        cuda::PinnedBuffer<std::uint64_t> buffer = std::move(*best);
+        pool.erase(best);
+        return std::make_unique<PinnedStorage>(std::move(buffer), state_);
+      }
+      // None fits: free the others rather than hold pinned memory nobody uses.
+      pool.clear();
+    }
+    try {
+      state_->ctx->activate();  // a worker thread's current device must be ours (see attach())
+      return std::make_unique<PinnedStorage>(cuda::PinnedBuffer<std::uint64_t>(words), state_);
+    } catch (const cuda::PinnedOutOfMemory&) {
+      return std::make_unique<PageableStorage>(bytes);
+    } catch (const cuda::CudaError&) {
+      return std::make_unique<PageableStorage>(bytes);
+    }
+  }
 
  private:
   template <class Curve>

@@ -40,6 +40,22 @@ class CircuitOf final : public Circuit {
   std::unique_ptr<Residency> residency;  // last: released first
 };
 
+// Host memory for one prepared witness (Prover::prepare).
+class WitnessStorage {
+ public:
+  virtual ~WitnessStorage() = default;
+  virtual void* data() = 0;  // aligned for any field element
+  virtual bool pinned() const { return false; }
+};
+
+// A witness prepared for a circuit of Curve: its values in storage.
+template <class Curve>
+class PreparedOf final : public PreparedWitness {
+ public:
+  std::unique_ptr<WitnessStorage> storage;
+  std::span<const typename Curve::Fr> values;
+};
+
 // Engines may throw prover::Error for failures only they can classify (CUDA
 // errors); the service classifies everything else by type.
 class Engine {
@@ -51,6 +67,9 @@ class Engine {
   // residency, device_bytes and upload_seconds). Called once per circuit,
   // under the service's prove lock.
   virtual void attach(Circuit& circuit) {}
+  // Host memory for a witness of `bytes` (called from any thread, outside
+  // the prove lock). Default: the heap.
+  virtual std::unique_ptr<WitnessStorage> witness_storage(std::size_t bytes);
   // Proves with a checked witness; fills timings' kernel stages.
   virtual Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
                                     const ProveOptions<Bn254::Fr>& options, Timings* timings) = 0;

@@ -44,30 +44,54 @@ Fr seeded_element(std::uint64_t seed, std::uint64_t index) {
   return Fr::from_canonical(v);
 }
 
-// The one witness check: the field, the values, the length, witness[0] = 1.
+// The one witness check: the field, the length, the values, witness[0] = 1;
+// the values parsed into storage the engine gave.
 template <class Curve>
-std::vector<typename Curve::Fr> checked_witness(const CircuitOf<Curve>& circuit,
-                                                const std::shared_ptr<const FileBytes>& file) {
+std::shared_ptr<PreparedOf<Curve>> checked_witness(const CircuitOf<Curve>& circuit,
+                                                   const std::shared_ptr<const FileBytes>& file, Engine& engine) {
   using Fr = typename Curve::Fr;
+  auto prepared = std::make_shared<PreparedOf<Curve>>();
+  prepared->name = file->name();
+  prepared->circuit = &circuit;
   CurveId field;
-  std::vector<Fr> witness;
+  std::uint32_t count = 0;
   try {
     field = wtns_curve(file);
-    if (field == circuit.curve()) witness = parse_wtns<Fr>(file);
+    count = wtns_count(file);
   } catch (const FormatError& e) {
     throw Error(ErrorKind::kBadWitness, e.what());
   }
   if (field != circuit.curve())
     throw Error(ErrorKind::kWrongCurve, file->name() + ": witness is for " + curve_display_name(field) +
                                             ", the circuit is " + curve_display_name(circuit.curve()));
-  if (witness.size() != circuit.num_vars())
-    throw Error(ErrorKind::kWitnessLength, file->name() + ": witness has " + std::to_string(witness.size()) +
+  if (count != circuit.num_vars())
+    throw Error(ErrorKind::kWitnessLength, file->name() + ": witness has " + std::to_string(count) +
                                                " values but the circuit has " +
                                                std::to_string(circuit.num_vars()) + " signals");
-  if (!witness[0].is_one())
+  prepared->storage = engine.witness_storage(std::size_t(count) * sizeof(Fr));
+  prepared->pinned = prepared->storage->pinned();
+  const std::span<Fr> values(static_cast<Fr*>(prepared->storage->data()), count);
+  try {
+    parse_wtns_into<Fr>(file, values);
+  } catch (const FormatError& e) {
+    throw Error(ErrorKind::kBadWitness, e.what());
+  }
+  if (!values[0].is_one())
     throw Error(ErrorKind::kBadWitness, file->name() + ": witness[0] must be 1 (the constant signal)");
-  return witness;
+  prepared->values = values;
+  prepared->data = values.data();
+  return prepared;
 }
+
+// The heap (the CPU engine, and a device's fallback).
+class HeapStorage final : public WitnessStorage {
+ public:
+  explicit HeapStorage(std::size_t bytes) : words_(new std::uint64_t[(bytes + 7) / 8]) {}
+  void* data() override { return words_.get(); }
+
+ private:
+  std::unique_ptr<std::uint64_t[]> words_;
+};
 
 template <class Curve>
 std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zkey_file, const CircuitSource& source) {
@@ -97,6 +121,10 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
 }
 
 }  // namespace
+
+std::unique_ptr<WitnessStorage> Engine::witness_storage(std::size_t bytes) {
+  return std::make_unique<HeapStorage>(bytes);
+}
 
 std::uint64_t Engine::memory_used_bytes() const {
   // /proc/self/statm: size resident shared text lib data dt, in pages.
@@ -185,13 +213,25 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
 }
 
 template <class Curve>
-Proof Prover::prove_on(const Circuit& loaded, const std::shared_ptr<const FileBytes>& witness_file,
-                       const ProveRequest& request, Timings* timings) {
+std::shared_ptr<const PreparedWitness> Prover::prepare_on(const Circuit& loaded,
+                                                          const std::shared_ptr<const FileBytes>& witness_file) {
+  Stopwatch clock;
+  auto prepared = checked_witness(static_cast<const CircuitOf<Curve>&>(loaded), witness_file, *engine_);
+  prepared->parse_seconds = clock.lap();
+  return prepared;
+}
+
+template <class Curve>
+Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, const ProveRequest& request,
+                       Timings* timings) {
   using Fr = typename Curve::Fr;
   const auto& circuit = static_cast<const CircuitOf<Curve>&>(loaded);
+  if (prepared.circuit != &loaded)
+    throw Error(ErrorKind::kInternal, prepared.name + ": the witness was prepared for another circuit than " +
+                                          loaded.name);
+  const std::span<const Fr> witness = static_cast<const PreparedOf<Curve>&>(prepared).values;
+  timings->parse_witness = prepared.parse_seconds;
   Stopwatch clock;
-  const std::vector<Fr> witness = checked_witness(circuit, witness_file);
-  timings->parse_witness = clock.lap();
   ProveOptions<Fr> options;
   if (request.seed) {
     options.r = seeded_element<Fr>(*request.seed, 1);
@@ -199,11 +239,11 @@ Proof Prover::prove_on(const Circuit& loaded, const std::shared_ptr<const FileBy
   }
   ProofOf<Curve> result;
   try {
-    result.proof = engine_->prove(circuit, std::span<const Fr>(witness), options, timings);
+    result.proof = engine_->prove(circuit, witness, options, timings);
   } catch (const UnsatisfiedConstraint& e) {
-    throw Error(ErrorKind::kUnsatisfied, witness_file->name() + ": " + e.what());
+    throw Error(ErrorKind::kUnsatisfied, prepared.name + ": " + e.what());
   } catch (const ProveError& e) {
-    throw Error(ErrorKind::kBadWitness, witness_file->name() + ": " + e.what());
+    throw Error(ErrorKind::kBadWitness, prepared.name + ": " + e.what());
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorKind::kBadCircuit, std::string("key and PCE disagree: ") + e.what());
   }
@@ -214,7 +254,7 @@ Proof Prover::prove_on(const Circuit& loaded, const std::shared_ptr<const FileBy
                                              std::span<const Fr>(result.public_signals), result.proof);
     timings->verify = clock.lap();
     if (!valid)
-      throw Error(ErrorKind::kUnsatisfied, witness_file->name() +
+      throw Error(ErrorKind::kUnsatisfied, prepared.name +
                                                ": the witness does not satisfy the circuit (the proof failed "
                                                "verification); a PCE with the C matrix (from the .r1cs) names "
                                                "the failing constraint");
@@ -222,8 +262,29 @@ Proof Prover::prove_on(const Circuit& loaded, const std::shared_ptr<const FileBy
   return result;
 }
 
+std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,
+                                                       const std::shared_ptr<const FileBytes>& witness) {
+  try {
+    return with_curve(circuit.curve(), [&](auto curve) { return prepare_on<decltype(curve)>(circuit, witness); });
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, "out of host memory reading " + witness->name());
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kInternal, e.what());
+  }
+}
+
 Proof Prover::prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
                     const ProveRequest& request, Timings* timings) {
+  // Checked before the witness is read, as before prepare() existed.
+  if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
+  const auto prepared = prepare(circuit, witness);
+  return prove(circuit, *prepared, request, timings);
+}
+
+Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, const ProveRequest& request,
+                    Timings* timings) {
   Timings unused;
   if (!timings) timings = &unused;
   std::lock_guard<std::mutex> lock(prove_mutex_);
@@ -235,7 +296,7 @@ Proof Prover::prove(const Circuit& circuit, const std::shared_ptr<const FileByte
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, "out of host memory proving with " + witness->name());
+    throw Error(ErrorKind::kOutOfMemory, "out of host memory proving with " + witness.name);
   } catch (const std::exception& e) {
     throw Error(ErrorKind::kInternal, e.what());
   }

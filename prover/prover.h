@@ -15,11 +15,17 @@
 // circuit once (field, length, values, witness[0] = 1), proves, and
 // optionally verifies the proof; only the witness moves to the device.
 //
+// prepare() does prove()'s first half on its own, outside the prove lock:
+// parse and check a witness into host memory the engine reads fastest (on a
+// CUDA device a reused page-locked buffer, so the upload is one DMA at full
+// PCIe speed). The worker prepares the next partition's witness this way
+// while the current one proves (worker.h, --prefetch).
+//
 // Every failure is a prover::Error with a typed kind (prover_error.h), decided
 // from the type of what failed; the message names the file and what was
 // expected and found.
 //
-// Threading: load() and prove() may be called from several threads. Proofs
+// Threading: load(), prepare() and prove() may be called from several threads. Proofs
 // run one at a time per Prover (one proof saturates the cores or the device,
 // and the device prover's streams and staging buffers are shared); parsing a
 // circuit runs outside that lock. A Circuit is immutable once returned.
@@ -109,6 +115,19 @@ struct Timings {
   std::uint64_t device_streamed_bytes = 0;  // key points copied from host memory during the MSMs
 };
 
+// A witness parsed and checked against one circuit (Prover::prepare), ready
+// to prove; immutable, its memory released (to the engine's pool) when the
+// last reference goes.
+class PreparedWitness {
+ public:
+  virtual ~PreparedWitness() = default;
+  std::string name;                  // the witness file's name, for messages
+  const Circuit* circuit = nullptr;  // what it was checked against
+  const void* data = nullptr;        // where the values are
+  double parse_seconds = 0;          // parse, checks and conversion
+  bool pinned = false;               // in page-locked host memory (a CUDA engine's)
+};
+
 template <class C>
 struct ProofOf {
   using Curve = C;
@@ -166,12 +185,25 @@ class Prover {
   // kOutOfMemory, kDeviceFault, kCancelled, kInternal.
   Proof prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
               const ProveRequest& request, Timings* timings);
+  // The witness checks of prove(), done now without the prove lock. Throws
+  // the input errors prove() throws (kWrongCurve, kWitnessLength,
+  // kBadWitness) and kOutOfMemory.
+  std::shared_ptr<const PreparedWitness> prepare(const Circuit& circuit,
+                                                 const std::shared_ptr<const FileBytes>& witness);
+  // Proves with a witness prepare() made for this circuit (timings->
+  // parse_witness is its parse_seconds). Throws as prove(), and kInternal
+  // for a witness prepared for another circuit.
+  Proof prove(const Circuit& circuit, const PreparedWitness& witness, const ProveRequest& request,
+              Timings* timings);
 
  private:
   explicit Prover(std::unique_ptr<Engine> engine);
   template <class Curve>
-  Proof prove_on(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
-                 const ProveRequest& request, Timings* timings);
+  std::shared_ptr<const PreparedWitness> prepare_on(const Circuit& circuit,
+                                                    const std::shared_ptr<const FileBytes>& witness);
+  template <class Curve>
+  Proof prove_on(const Circuit& circuit, const PreparedWitness& witness, const ProveRequest& request,
+                 Timings* timings);
 
   std::unique_ptr<Engine> engine_;
   std::mutex prove_mutex_;

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "formats/binfile.h"
@@ -27,6 +28,7 @@
 #include "formats/wtns.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_verifier.h"
+#include "circuits/groth16_setup.h"
 #include "circuits/synthetic_circuit.h"
 #include "prover/prover_error.h"
 #include "prover/wire_code.h"
@@ -123,6 +125,55 @@ TYPED_TEST(ProverTest, SeedFixesTheProof) {
   const auto c = std::get<ProofOf<Curve>>(this->prove(source, Prover::open_witness(this->wtns())));
   EXPECT_TRUE(a.proof.a == b.proof.a && a.proof.b == b.proof.b && a.proof.c == b.proof.c);
   EXPECT_FALSE(a.proof.a == c.proof.a);
+}
+
+// prepare() then prove() is prove() in two halves: the same proof for the
+// same seed, the witness parsed once and reusable, the input errors raised
+// by prepare() itself (before any prove lock), and a witness prepared for
+// one circuit refused by another.
+TYPED_TEST(ProverTest, PreparedWitnessProvesAsTheFileDoes) {
+  using Curve = TypeParam;
+  using Fr = typename Curve::Fr;
+  ProveRequest request;
+  request.seed = 11;
+  request.verify = true;
+  auto circuit = this->prover_->load({this->zkey(), "", ""});
+  Timings direct_timings, prepared_timings;
+  const auto direct = std::get<ProofOf<Curve>>(
+      this->prover_->prove(*circuit, Prover::open_witness(this->wtns()), request, &direct_timings));
+  const auto prepared = this->prover_->prepare(*circuit, Prover::open_witness(this->wtns()));
+  EXPECT_EQ(prepared->circuit, circuit.get());
+  EXPECT_NE(prepared->name.find(stem<Curve>() + "_mul.wtns"), std::string::npos) << prepared->name;
+  EXPECT_FALSE(prepared->pinned);  // the CPU engine's heap
+  for (int round = 0; round < 2; ++round) {  // a prepared witness can be proved again
+    const auto proof = std::get<ProofOf<Curve>>(this->prover_->prove(*circuit, *prepared, request, &prepared_timings));
+    EXPECT_TRUE(proof.proof.a == direct.proof.a && proof.proof.b == direct.proof.b && proof.proof.c == direct.proof.c);
+    EXPECT_EQ(proof.public_signals, direct.public_signals);
+    EXPECT_EQ(prepared_timings.parse_witness, prepared->parse_seconds);
+  }
+  // The input errors come from prepare().
+  auto values = this->witness();
+  values.pop_back();
+  EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, this->wtns_of(values, "short.wtns")); }),
+            ErrorKind::kWitnessLength);
+  EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, Prover::open_witness(fixture(other_stem<Curve>() + "_mul.wtns"))); }),
+            ErrorKind::kWrongCurve);
+  values = this->witness();
+  values[0] = values[0] + values[0];
+  std::string message;
+  EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, this->wtns_of(values)); }, &message), ErrorKind::kBadWitness);
+  EXPECT_NE(message.find("witness[0] must be 1"), std::string::npos) << message;
+  // Another load of the same files is another circuit.
+  auto other = this->prover_->load({this->zkey(), "", ""});
+  EXPECT_EQ(kind_of([&] { this->prover_->prove(*other, *prepared, request, &prepared_timings); }, &message),
+            ErrorKind::kInternal);
+  EXPECT_NE(message.find("prepared for another circuit"), std::string::npos) << message;
+  // Cancelled before the proof starts.
+  std::atomic<bool> cancelled{true};
+  request.cancelled = &cancelled;
+  EXPECT_EQ(kind_of([&] { this->prover_->prove(*circuit, *prepared, request, &prepared_timings); }),
+            ErrorKind::kCancelled);
+  (void)sizeof(Fr);
 }
 
 TYPED_TEST(ProverTest, WitnessOfTheOtherCurveIsWrongCurve) {
@@ -229,28 +280,50 @@ TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
 }
 
 // A real allocation failure: caps this process's address space just above
-// what it has mapped (setrlimit), then proves with a 4 MiB witness whose
-// values cannot be allocated. The mmap threshold is pinned so the allocation
-// cannot come from memory the heap already holds. Exits 0 when the prover
-// said kOutOfMemory. Run in a child process (a death test).
+// what it has mapped (setrlimit), then prepares a 1 MiB witness for a
+// synthetic circuit of 2^15 signals, whose values cannot be allocated. The
+// mmap threshold is pinned so the allocation cannot come from memory the heap
+// already holds. A larger witness for a small circuit is refused by its count
+// before anything is allocated. Exits 0 when the prover said kOutOfMemory
+// and kWitnessLength. Run in a child process (a death test).
 [[noreturn]] void prove_under_a_memory_cap() {
+  using Fr = Bn254::Fr;
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  const std::vector<Bn254::Fr> ones(std::size_t(1) << 17, Bn254::Fr::one());
+  SyntheticCircuitOptions options;
+  options.num_constraints = 1 << 15;
+  options.num_public = 1;
+  options.seed = 5;
+  SyntheticCircuit<Fr> synthetic(options);
+  const R1cs<Fr> r1cs = synthetic.to_r1cs();
+  Groth16SetupOptions setup_options;
+  setup_options.seed = 6;
+  const auto key = groth16_setup<Bn254>(
+      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
+  const std::string zkey = temp_path("synthetic.zkey");
+  write_zkey<Bn254>(zkey, key.write_input());
+  const std::vector<Fr> values = synthetic.witness();
+  const std::vector<Fr> ones(std::size_t(1) << 17, Fr::one());
   auto prover = Prover::cpu();
-  auto circuit = prover->load({fixture("bn128_mul.zkey"), "", ""});
-  auto witness = FileBytes::adopt(serialize_wtns<Bn254::Fr>(std::span<const Bn254::Fr>(ones)), "big.wtns");
+  auto circuit = prover->load({zkey, "", ""});
+  auto small = prover->load({fixture("bn128_mul.zkey"), "", ""});
+  auto witness = FileBytes::adopt(serialize_wtns<Fr>(std::span<const Fr>(values)), "big.wtns");
+  auto longer = FileBytes::adopt(serialize_wtns<Fr>(std::span<const Fr>(ones)), "long.wtns");
   std::ifstream statm("/proc/self/statm");
   std::uint64_t pages = 0;
   statm >> pages;
   rlimit limit;
-  limit.rlim_cur = limit.rlim_max = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 20);
+  limit.rlim_cur = limit.rlim_max = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 18);
   if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
-  int code = 2;
-  try {
-    prover->prove(*circuit, witness, {}, nullptr);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", kind_name(e.kind()), e.what());
-    code = e.kind() == ErrorKind::kOutOfMemory ? 0 : 1;
+  int code = 0;
+  for (const auto& [target, file, want] : {std::tuple{small.get(), longer, ErrorKind::kWitnessLength},
+                                           std::tuple{circuit.get(), witness, ErrorKind::kOutOfMemory}}) {
+    try {
+      prover->prepare(*target, file);
+      code = 2;
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s: %s\n", kind_name(e.kind()), e.what());
+      if (e.kind() != want) code = 1;
+    }
   }
   std::_Exit(code);
 }
@@ -258,7 +331,7 @@ TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
 TEST(ProverDeathTest, AllocationFailureIsOutOfMemory) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(prove_under_a_memory_cap(), ::testing::ExitedWithCode(0),
-              "outOfMemory: out of host memory proving with big.wtns");
+              "outOfMemory: out of host memory reading big.wtns");
 }
 
 TEST(Prover, DeviceThatIsNotThereIsNoDevice) {

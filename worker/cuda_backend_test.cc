@@ -12,6 +12,7 @@ TEST(CudaProver, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device 
 
 #else
 
+#include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -94,6 +95,27 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
                                             &timings))
             .proof;
     EXPECT_TRUE(proof.a == cpu_proof.a && proof.b == cpu_proof.b && proof.c == cpu_proof.c);
+  }
+  // A prepared witness (the worker's prefetch) sits in page-locked memory
+  // from the engine's pool, proves bit-identically to the file, and its
+  // buffer is reused by the next prepare() once dropped.
+  {
+    const void* first_buffer = nullptr;
+    for (int i = 0; i < 2; ++i) {
+      auto prepared = prover->prepare(*loaded, wtns(witness));
+      EXPECT_TRUE(prepared->pinned);
+      Timings timings;
+      const auto proof = std::get<ProofOf<Curve>>(prover->prove(*loaded, *prepared, seeded, &timings)).proof;
+      const auto again = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, &timings)).proof;
+      EXPECT_TRUE(proof.a == again.a && proof.b == again.b && proof.c == again.c);
+      EXPECT_TRUE(groth16_verify<Curve>(key.verifying_key(), pub, proof));
+      const void* buffer = prepared->data;
+      cudaPointerAttributes attributes{};
+      ASSERT_EQ(cudaPointerGetAttributes(&attributes, buffer), cudaSuccess);
+      EXPECT_EQ(attributes.type, cudaMemoryTypeHost);  // page-locked
+      if (i == 0) first_buffer = buffer;
+      else EXPECT_EQ(buffer, first_buffer);  // the pool's buffer again
+    }
   }
   auto kind_of = [&](const std::vector<Fr>& values) -> std::optional<ErrorKind> {
     try {

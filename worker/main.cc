@@ -48,7 +48,10 @@ int main(int argc, char** argv) {
             "--artifacts)")
       .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
       .value("ca-file", "", "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
-      .value("slots", "1", "tasks held at once (credits)")
+      .value("slots", "1", "partitions proved at once")
+      .value("prefetch", "1",
+             "witnesses fetched, parsed and checked ahead of the provers (on a GPU into page-locked memory), so "
+             "the device goes from one proof to the next without waiting; credits on top of --slots; 0: none")
       .value("max-resident", "4", "circuits kept loaded")
       .value("witgen-workers", "auto",
              "witness generator runs at once for input partitions (credits on top of --slots); auto: the host's "
@@ -133,6 +136,7 @@ int main(int argc, char** argv) {
     if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
       throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
+    config.prefetch = static_cast<std::uint32_t>(flags.get_int("prefetch", 0, 64));
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
     if (flags.get("witgen-workers") == "auto") {
       const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

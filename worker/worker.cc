@@ -115,7 +115,9 @@ Worker::~Worker() {
     stopping_provers_ = true;
   }
   queue_cv_.notify_all();
+  ready_cv_.notify_all();
   witgen_cv_.notify_all();
+  if (preparer_.joinable()) preparer_.join();
   for (auto& t : provers_)
     if (t.joinable()) t.join();
   for (auto& t : witgen_threads_)
@@ -334,7 +336,7 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
         witgen_cv_.notify_one();
       } else {
         queue_.push_back(std::move(task));
-        queue_cv_.notify_one();
+        queue_cv_.notify_all();
       }
       break;
     }
@@ -356,31 +358,28 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
   }
 }
 
-Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
-  const auto start = task.received;
+std::variant<Worker::Prepared, Worker::Finished> Worker::prepare(QueuedTask task, RedisClient* redis) {
   wire::ErrorCode code = wire::ErrorCode::INTERNAL;
   std::string message;
-  BusyScope busy(*metrics_);
   try {
     if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
+    Prepared p;
     auto t0 = Clock::now();
-    bool resident = false;
-    std::shared_ptr<const prover::Circuit> circuit;
     try {
-      circuit = cache_.get(task.circuit_id, &resident, redis);
+      p.circuit = cache_.get(task.circuit_id, &p.resident, redis);
     } catch (...) {
       metrics_->circuit_cache_misses(task.circuit_id).Increment();
       metrics_->circuit_loads(task.circuit_id, false).Increment();
       throw;
     }
-    const double load_seconds = resident ? 0 : seconds_since(t0);
+    p.load_seconds = p.resident ? 0 : seconds_since(t0);
     metrics_->circuit_cache_resident().Set(static_cast<double>(cache_.resident().size()));
-    if (resident) {
+    if (p.resident) {
       metrics_->circuit_cache_hits(task.circuit_id).Increment();
     } else {
       metrics_->circuit_cache_misses(task.circuit_id).Increment();
       metrics_->circuit_loads(task.circuit_id, true).Increment();
-      metrics_->circuit_load_duration(task.circuit_id).Observe(load_seconds);
+      metrics_->circuit_load_duration(task.circuit_id).Observe(p.load_seconds);
     }
     t0 = Clock::now();
     std::shared_ptr<const FileBytes> witness = task.generated;
@@ -401,23 +400,55 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
       metrics_->redis_errors().Increment();
       throw;
     }
-    const double fetch_seconds = seconds_since(t0);
+    p.fetch_seconds = seconds_since(t0);
+    // Parsed and checked into the prover's memory (page-locked on a device);
+    // the file's bytes (a mapping, or the generator's output) go with it.
+    p.witness = prover_->prepare(*p.circuit, witness);
+    task.generated.reset();
+    p.task = std::move(task);
+    return p;
+  } catch (const prover::Error& e) {
+    code = prover::wire_code(e.kind());
+    message = e.what();
+  } catch (const WitnessChecksum& e) {
+    code = wire::ErrorCode::WITNESS_CHECKSUM;
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    code = wire::ErrorCode::OUT_OF_MEMORY;
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    code = wire::ErrorCode::INTERNAL;
+    message = e.what();
+  }
+  return task_error(task, code, message);
+}
+
+Worker::Finished Worker::prove_prepared(const Prepared& p) {
+  const QueuedTask& task = p.task;
+  wire::ErrorCode code = wire::ErrorCode::INTERNAL;
+  std::string message;
+  try {
     if (config_.prove_delay.count() > 0) std::this_thread::sleep_for(config_.prove_delay);
     prover::ProveRequest request;
     request.cancelled = task.cancelled.get();
     prover::Timings timings;
-    const prover::Proof made = prover_->prove(*circuit, witness, request, &timings);
-    std::string proof = std::visit([](const auto& p) { return encode_proof(p.proof); }, made);
+    std::optional<prover::Proof> proved;
+    {
+      BusyScope busy(*metrics_);  // the device's time: the upload and the kernels
+      proved = prover_->prove(*p.circuit, *p.witness, request, &timings);
+    }
+    const prover::Proof& made = *proved;
+    std::string proof = std::visit([](const auto& proof_of) { return encode_proof(proof_of.proof); }, made);
     // Input partitions: the coordinator verifies against the public signals
     // of the witness computed here (the prover checked it against the circuit).
     std::vector<std::uint8_t> public_inputs;
-    if (task.generated) {
+    if (task.witness.kind == WitnessRef::Kind::kInput) {
       std::visit(
-          [&](const auto& p) {
-            using Fr = std::decay_t<decltype(p.public_signals[0])>;
-            public_inputs.resize(p.public_signals.size() * Fr::kBytes);
-            for (std::size_t i = 0; i < p.public_signals.size(); ++i)
-              p.public_signals[i].to_le_bytes(public_inputs.data() + i * Fr::kBytes);
+          [&](const auto& proof_of) {
+            using Fr = std::decay_t<decltype(proof_of.public_signals[0])>;
+            public_inputs.resize(proof_of.public_signals.size() * Fr::kBytes);
+            for (std::size_t i = 0; i < proof_of.public_signals.size(); ++i)
+              proof_of.public_signals[i].to_le_bytes(public_inputs.data() + i * Fr::kBytes);
           },
           made);
     }
@@ -427,7 +458,7 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
       std::swap_ranges(proof.begin(), proof.begin() + quarter, proof.end() - quarter);
     }
     const auto device = prover_->device();
-    metrics_->prove_stage_duration(metrics::Stage::kFetchWitness).Observe(fetch_seconds);
+    metrics_->prove_stage_duration(metrics::Stage::kFetchWitness).Observe(p.fetch_seconds);
     metrics_->prove_stage_duration(metrics::Stage::kParseWitness).Observe(timings.parse_witness);
     if (timings.witness_check > 0)
       metrics_->prove_stage_duration(metrics::Stage::kWitnessCheck).Observe(timings.witness_check);
@@ -443,27 +474,24 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
                       r.setPartitionIndex(task.partition);
                       r.setProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(proof.data()), proof.size()));
                       r.setDeviceUuid(device.uuid);
-                      r.setCircuitWasResident(resident);
-                      if (task.generated)
+                      r.setCircuitWasResident(p.resident);
+                      if (task.witness.kind == WitnessRef::Kind::kInput)
                         r.setPublicInputs(kj::arrayPtr(public_inputs.data(), public_inputs.size()));
                       auto t = r.initTimings();
-                      t.setLoadCircuitSeconds(load_seconds);
-                      t.setFetchWitnessSeconds(fetch_seconds);
+                      t.setLoadCircuitSeconds(p.load_seconds);
+                      t.setFetchWitnessSeconds(p.fetch_seconds);
                       t.setParseWitnessSeconds(timings.parse_witness);
                       t.setWitnessCheckSeconds(timings.witness_check);
                       t.setSpmvSeconds(timings.spmv);
                       t.setNttSeconds(timings.ntt);
                       t.setMsmSeconds(timings.msm);
                       t.setProveSeconds(timings.prove);
-                      t.setTotalSeconds(seconds_since(start));
+                      t.setTotalSeconds(seconds_since(task.received));
                       t.setWitnessGenSeconds(task.witgen_seconds);
                     }),
                     task.session, task.task_id};
   } catch (const prover::Error& e) {
     code = prover::wire_code(e.kind());
-    message = e.what();
-  } catch (const WitnessChecksum& e) {
-    code = wire::ErrorCode::WITNESS_CHECKSUM;
     message = e.what();
   } catch (const std::bad_alloc&) {
     code = wire::ErrorCode::OUT_OF_MEMORY;
@@ -473,6 +501,12 @@ Worker::Finished Worker::execute(const QueuedTask& task, RedisClient* redis) {
     message = e.what();
   }
   return task_error(task, code, message);
+}
+
+Worker::Finished Worker::execute(QueuedTask task, RedisClient* redis) {
+  auto prepared = prepare(std::move(task), redis);
+  if (auto* failed = std::get_if<Finished>(&prepared)) return std::move(*failed);
+  return prove_prepared(std::get<Prepared>(prepared));
 }
 
 Worker::Finished Worker::task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message) {
@@ -572,7 +606,7 @@ void Worker::witgen_main() {
       finished_.push(std::move(*failed));
     } else {
       queue_.push_back(std::move(task));
-      queue_cv_.notify_one();
+      queue_cv_.notify_all();
     }
   }
 }
@@ -581,16 +615,56 @@ void Worker::prover_main() {
   std::unique_ptr<RedisClient> redis;
   if (!config_.redis_url.empty()) redis = std::make_unique<RedisClient>(config_.redis_url);
   for (;;) {
+    if (config_.prefetch == 0) {
+      QueuedTask task;
+      {
+        std::unique_lock<std::mutex> lock(queue_mutex_);
+        queue_cv_.wait(lock, [&] { return stopping_provers_ || !queue_.empty(); });
+        if (stopping_provers_) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      finished_.push(execute(std::move(task), redis.get()));
+      continue;
+    }
+    // Prefetching: the preparer has fetched and parsed the witness.
+    Prepared prepared;
+    {
+      std::unique_lock<std::mutex> lock(queue_mutex_);
+      ready_cv_.wait(lock, [&] { return stopping_provers_ || !ready_.empty(); });
+      if (stopping_provers_) return;
+      prepared = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    queue_cv_.notify_all();  // room for the preparer
+    finished_.push(prove_prepared(prepared));
+  }
+}
+
+void Worker::prepare_main() {
+  std::unique_ptr<RedisClient> redis;
+  if (!config_.redis_url.empty()) redis = std::make_unique<RedisClient>(config_.redis_url);
+  for (;;) {
     QueuedTask task;
     {
       std::unique_lock<std::mutex> lock(queue_mutex_);
-      queue_cv_.wait(lock, [&] { return stopping_provers_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] {
+        return stopping_provers_ || (!queue_.empty() && ready_.size() < config_.prefetch);
+      });
       if (stopping_provers_) return;
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    Finished f = execute(task, redis.get());
-    finished_.push(std::move(f));
+    auto prepared = prepare(std::move(task), redis.get());
+    if (auto* failed = std::get_if<Finished>(&prepared)) {
+      finished_.push(std::move(*failed));
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      ready_.push_back(std::move(std::get<Prepared>(prepared)));
+    }
+    ready_cv_.notify_one();
   }
 }
 
@@ -620,6 +694,7 @@ int Worker::run() {
     session.next_miss_check = now0 + session.heartbeat_interval;
   }
   for (std::uint32_t i = 0; i < config_.slots; ++i) provers_.emplace_back([this] { prover_main(); });
+  if (config_.prefetch > 0) preparer_ = std::thread([this] { prepare_main(); });
   for (std::uint32_t i = 0; i < config_.witgen_workers; ++i) witgen_threads_.emplace_back([this] { witgen_main(); });
 
   sigset_t signals;

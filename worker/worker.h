@@ -17,13 +17,19 @@
 //     (prover/prover.h, the CPU or one CUDA device), report per-stage
 //     timings. Failures are prover::Error kinds, mapped to wire codes by
 //     prover::wire_code() only;
+//   * with --prefetch N > 0 (default 1), one preparer thread ahead of them:
+//     it takes the next task, makes sure its circuit is resident, fetches the
+//     witness and parses and checks it into the prover's memory
+//     (prover::Prover::prepare: page-locked on a device), and keeps up to N
+//     such witnesses ready, so the device goes from one proof to the next
+//     without waiting for a fetch or a parse; the provers then only prove;
 //   * `witgen_workers` witness generator threads (the pool for input
 //     partitions): check the circuit's generator against the hashes the task
 //     carries (once per process), run it sandboxed on the input
 //     (witgen/witness_generator.h) and queue the task for the provers with
 //     the witness in memory; a refused input becomes TaskError badInput
 //     quoting the generator.
-// Credits: one budget of `slots + witgen_workers` across all coordinators
+// Credits: one budget of `slots + prefetch + witgen_workers` across all coordinators
 // (so while the provers prove, the pool computes the witnesses of the next
 // input partitions): the credits granted and not yet used plus the tasks
 // held never exceed it
@@ -46,6 +52,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 #include <zmq.hpp>
 
@@ -74,6 +81,9 @@ struct WorkerConfig {
   std::string artifacts;
   std::string cache_dir;  // empty: use the store in place
   std::uint32_t slots = 1;
+  // Witnesses fetched and parsed ahead of the provers (0: each prover
+  // fetches and parses its own task's witness before proving it).
+  std::uint32_t prefetch = 1;
   std::size_t max_resident = 4;
   // The witness generator pool (input partitions): threads, each run's
   // limits, and where runs get their temporary directories.
@@ -150,8 +160,17 @@ class Worker {
     std::size_t session = 0;
     std::uint64_t task_id = 0;
   };
+  // A task whose circuit is resident and whose witness is parsed and checked.
+  struct Prepared {
+    QueuedTask task;
+    std::shared_ptr<const prover::Circuit> circuit;
+    std::shared_ptr<const prover::PreparedWitness> witness;
+    bool resident = false;  // the circuit was resident already
+    double load_seconds = 0, fetch_seconds = 0;
+  };
 
   void prover_main();
+  void prepare_main();
   void witgen_main();
   // Runs the circuit's generator on task's input; sets task.generated or
   // returns the TaskError to send.
@@ -161,8 +180,12 @@ class Worker {
   std::string checked_generator(const QueuedTask& task, RedisClient* redis);
   Finished task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message);
   // Tasks held at once: the provers' slots and the generator pool.
-  std::uint32_t capacity() const { return config_.slots + config_.witgen_workers; }
-  Finished execute(const QueuedTask& task, RedisClient* redis);
+  std::uint32_t capacity() const { return config_.slots + config_.prefetch + config_.witgen_workers; }
+  // A task's first half (circuit, witness fetch, parse and checks) and its
+  // proof; execute() is both. Failures become the TaskError to send.
+  std::variant<Prepared, Finished> prepare(QueuedTask task, RedisClient* redis);
+  Finished prove_prepared(const Prepared& prepared);
+  Finished execute(QueuedTask task, RedisClient* redis);
   std::string hello_bytes();
   std::string heartbeat_bytes(Session& session);
   void handle_frame(Session& session, const zmq::message_t& frame);
@@ -192,6 +215,9 @@ class Worker {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<QueuedTask> queue_;
+  std::condition_variable ready_cv_;
+  std::deque<Prepared> ready_;  // prepared witnesses waiting for a prover (--prefetch)
+  std::thread preparer_;
   std::condition_variable witgen_cv_;
   std::deque<QueuedTask> witgen_queue_;  // input partitions waiting for the pool
   std::uint32_t witgen_running_ = 0;
