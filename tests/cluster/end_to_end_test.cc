@@ -1,6 +1,7 @@
 // end_to_end_test.cc -- the happy path with real parts: redis-server,
-// zkfarm-coordinator and two zkfarm-worker processes over ZeroMQ; jobs go in
-// through the client API and every partition proof comes back verified.
+// zkfarm-coordinator and two zkfarm-worker processes over ZeroMQ (one
+// without witness prefetch, one with); jobs go in through the client API
+// and every partition proof comes back verified.
 #include <nlohmann/json.hpp>
 
 #include "cluster/keys.h"
@@ -14,8 +15,10 @@ using json = nlohmann::json;
 
 TEST_F(FarmTest, MultiPartitionJobsCompleteAndVerify) {
   start_coordinator();
-  start_worker("w1");
-  start_worker("w2");
+  // One worker reads each witness just before proving it, the other keeps
+  // three prepared ahead of its prover (--prefetch, default 1).
+  start_worker("w1", {"--prefetch", "0"});
+  start_worker("w2", {"--prefetch", "3"});
   const std::string bn_witness = "file://" + witness_file("bn128_mul.wtns");
   const std::string bls_witness = "file://" + witness_file("bls12381_mul.wtns");
   const std::string bn_id =

@@ -1,21 +1,49 @@
 #!/usr/bin/env bash
-# farm_bundle.sh [OUT] -- bundles the Bazel-built farm (zkfarm, zkfarm-coordinator,
-# zkfarm-worker with the CUDA backend) plus redis-server/redis-cli and every
-# non-system shared library they need, for a GPU host that has only the
-# driver. OUT (default out/farm) gets cli/, coordinator/, worker/ (the layout
-# tools/demo.sh's ZKFARM_BIN expects), bin/ (redis) and lib/; binaries are
-# stripped so the bundle stays small enough to carry (< 64 MiB).
+# farm_bundle.sh [OUT] [--witgen-tools] [--node] -- bundles the Bazel-built
+# farm (zkfarm, zkfarm-coordinator, zkfarm-worker with the CUDA backend, and
+# the device programs partition_benchmark and cuda_backend_test) plus
+# redis-server/redis-cli and every non-system shared library they need, for
+# a GPU host that has only the driver. OUT (default out/farm) gets cli/,
+# coordinator/, worker/ (the layout tools/demo.sh's ZKFARM_BIN expects),
+# bin/ (redis, the device programs) and lib/; binaries are stripped so the
+# bundle stays small enough to carry (< 64 MiB).
+#   --witgen-tools: what `zkfarm circuit add --witness-generator` needs
+#     beyond g++ (which GPU hosts have): nasm in bin/, and in witgen/ gmp.h,
+#     nlohmann/json.hpp and libgmp.so (the link name; the generator then
+#     runs against the host's own libgmp.so.10, which g++ itself needs).
+#     tests/gpu/farm_bench.sh puts them on PATH, CPLUS_INCLUDE_PATH and
+#     LIBRARY_PATH.
+#   --node: node (xz-compressed, node.xz) for snarkjs's wasm witness
+#     calculator, the client side of bench/inputs_bench.sh.
 #   tests/gpu/farm_bundle.sh && (carry out/farm) tests/gpu/run_farm_gpus.sh out/farm
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:-out/farm}
-bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker
+out=out/farm witgen_tools=0 node=0
+for arg in "$@"; do
+  case $arg in
+    --witgen-tools) witgen_tools=1 ;;
+    --node) node=1 ;;
+    -*) echo "farm_bundle.sh: unknown option $arg" >&2; exit 2 ;;
+    *) out=$arg ;;
+  esac
+done
+bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker //worker:cuda_backend_test \
+  //tests/gpu:partition_benchmark
 rm -rf "$out"
 mkdir -p "$out/cli" "$out/coordinator" "$out/worker" "$out/bin" "$out/lib"
 install -m 755 bazel-bin/cli/zkfarm "$out/cli/"
 install -m 755 bazel-bin/coordinator/zkfarm-coordinator "$out/coordinator/"
 install -m 755 bazel-bin/worker/zkfarm-worker "$out/worker/"
+install -m 755 bazel-bin/worker/cuda_backend_test bazel-bin/tests/gpu/partition_benchmark "$out/bin/"
 install -m 755 "$(command -v redis-server)" "$(command -v redis-cli)" "$out/bin/"
+if ((witgen_tools)); then
+  install -m 755 "$(command -v nasm)" "$out/bin/"
+  mkdir -p "$out/witgen/include" "$out/witgen/lib"
+  cp "$(echo '#include <gmp.h>' | g++ -x c++ -E -M - | tr ' ' '\n' | grep '/gmp\.h$' | head -1)" "$out/witgen/include/"
+  cp -r /usr/include/nlohmann "$out/witgen/include/"
+  cp -L "$(g++ -print-file-name=libgmp.so)" "$out/witgen/lib/libgmp.so"
+fi
+((node)) && xz -T0 -6 -c "$(command -v node)" >"$out/node.xz"
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libcuda\.so|libnvidia)'
 for binary in "$out"/cli/* "$out"/coordinator/* "$out"/worker/* "$out"/bin/*; do
   strip --strip-debug "$binary"

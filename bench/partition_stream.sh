@@ -1,0 +1,125 @@
+#!/bin/bash
+# partition_stream.sh -- a stream of partitions through the farm on one GPU,
+# against the same worker's kernel time: does the device wait between proofs?
+#
+#   bench/partition_stream.sh [--curve bls12381] [--constraints 4194304]
+#       [--jobs 4] [--partitions 8] [--device 0] [--prefetch "0 1"] [--keep]
+#
+# Needs a CUDA build of zkfarm, zkfarm-coordinator and zkfarm-worker
+# (ZKFARM_BIN, default bazel-bin; a bundle from tests/gpu/farm_bundle.sh on
+# a GPU host) and redis-server on PATH. Steps: `zkfarm gen-circuit` (the
+# PoRep partition profile: 328 public inputs) and its witness, `zkfarm setup
+# --device` (test-only key), `zkfarm circuit add`; Redis, one coordinator.
+# Then for each --prefetch value P, a fresh zkfarm-worker --device D
+# --prefetch P (--witgen-workers 0: no input partitions here), a warm-up job
+# (circuit load), then J jobs of K partitions submitted at once (every
+# partition the same witness file, read and parsed anew for each). Prints
+# per P: partitions/s from the first submission to the last job done,
+# the worker's mean prove time (zkfarm_prove_duration_seconds: upload and
+# kernels, the prover service's own clock) and the device busy fraction
+# (zkfarm_device_busy_seconds_total over the stream's wall time), and what
+# the proof time alone would allow (1 / mean prove time). Every proof is
+# verified by the coordinator (a job is done only when all verified).
+# Not a test: numbers go to BENCHMARKS.md.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+BIN=${ZKFARM_BIN:-$ROOT/bazel-bin}
+ZKFARM=$BIN/cli/zkfarm
+curve=bls12381 constraints=4194304 jobs=4 partitions=8 device=0 prefetch_values="0 1" keep=0
+while (($#)); do
+  case $1 in
+    --curve) curve=$2; shift ;;
+    --constraints) constraints=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    --partitions) partitions=$2; shift ;;
+    --device) device=$2; shift ;;
+    --prefetch) prefetch_values=$2; shift ;;
+    --keep) keep=1 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "partition_stream.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-stream.XXXXXX")
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  ((keep)) || rm -rf "$WORK"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+free_port() {
+  local port=$1
+  while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+  echo "$port"
+}
+# metric PORT NAME -> the sum of NAME's samples (a counter, or a histogram's _sum / _count).
+metric() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3) |
+    awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $2 } END { printf "%.6f", s + 0 }'
+}
+
+t=$(now)
+"$ZKFARM" gen-circuit --curve "$curve" --constraints "$constraints" --r1cs "$WORK/c.r1cs" --wtns "$WORK/w.wtns" --seed 1 >/dev/null
+echo "gen-circuit ($curve, $constraints constraints): $(since "$t") s"
+t=$(now)
+"$ZKFARM" setup "$WORK/c.r1cs" "$WORK/c.zkey" --seed 1 --device "$device" >/dev/null
+echo "zkfarm setup --device $device: $(since "$t") s"
+
+mkdir -p "$WORK/artifacts"
+redis_port=$(free_port 36479)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+export ZKFARM_REDIS=redis://127.0.0.1:$redis_port ZKFARM_ARTIFACTS=$WORK/artifacts
+t=$(now)
+circuit=$("$ZKFARM" circuit add "$WORK/c.zkey" --r1cs "$WORK/c.r1cs")
+echo "circuit add: $(since "$t") s"
+port=$(free_port 35655)
+"$BIN/coordinator/zkfarm-coordinator" --id stream --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
+  --witness-root "$WORK" --listen "tcp://127.0.0.1:$port" --metrics-listen "" >"$WORK/coordinator.log" 2>&1 &
+pids+=($!)
+
+witnesses=()
+for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
+rows=()
+for p in $prefetch_values; do
+  metrics_port=$(free_port 39570)
+  "$BIN/worker/zkfarm-worker" --device "$device" --id "stream-p$p" --coordinator "tcp://127.0.0.1:$port" \
+    --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" \
+    --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-p$p.log" 2>&1 &
+  worker=$!
+  pids+=($worker)
+  warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
+  "$ZKFARM" wait "$warm" --quiet --timeout 600 >/dev/null
+  busy0=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
+  prove_sum0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
+  prove_count0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
+  t=$(now)
+  stream=()
+  for ((j = 0; j < jobs; j++)); do stream+=("$("$ZKFARM" submit "$circuit" "${witnesses[@]}")"); done
+  for job in "${stream[@]}"; do
+    state=$("$ZKFARM" wait "$job" --timeout 1200 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
+    [[ $state == done ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-p$p.log" >&2; exit 1; }
+  done
+  wall=$(since "$t")
+  busy1=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
+  prove_sum1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
+  prove_count1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
+  kill "$worker" 2>/dev/null || true
+  wait "$worker" 2>/dev/null || true
+  rows+=("$(awk -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
+    -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" 'BEGIN {
+    prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
+    printf "| %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% |", p, n, wall, n / wall, prove * 1000,
+      (prove > 0 ? 1 / prove : 0), 100 * (b1 - b0) / wall, (prove > 0 ? 100 * n / wall * prove : 0) }')")
+done
+echo "| --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | 1 / prove (per s) | device busy | rate / (1 / prove) |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# farm_bench.sh BUNDLE CIRCUIT [LOGDIR] -- the farm's GPU benchmarks on one
+# GPU host, from a bundle made by `tests/gpu/farm_bundle.sh OUT
+# --witgen-tools [--node]` (nothing built here but the witness generator,
+# which `zkfarm circuit add` compiles with the host's g++ and the bundle's
+# nasm, gmp.h, nlohmann/json.hpp and libgmp.so):
+#   1. bench/inputs_bench.sh --device 0 --circuit CIRCUIT: input jobs with
+#      the witnesses computed by the worker's generator pool (the host's
+#      cores minus 2) against clients computing them with snarkjs's wasm
+#      (node from the bundle's node.xz, or the host's), then submitting;
+#   2. bench/partition_stream.sh: a stream of BLS12-381 partitions through
+#      the farm with and without --prefetch, against the worker's own
+#      proof time;
+#   3. partition_benchmark at the same size: the kernel-only rate.
+# CIRCUIT is a directory with chain.r1cs (or chain.r1cs.xz), chain_cpp/ and
+# chain_js/ as circom wrote them for bench/circuits/poseidon_chain.circom.
+# Environment: INPUT_JOBS (56), INPUT_CLIENTS (the host's cores minus 2),
+# STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4), STREAM_PARTITIONS (8),
+# SKIP_INPUTS / SKIP_STREAM (1 skips a part).
+set -uo pipefail
+bundle=$(cd "${1:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
+circuit=$(cd "${2:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
+logs=${3:-$bundle/logs}
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+cd "$(dirname "$0")/../.."
+cores=$(nproc)
+export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CPLUS_INCLUDE_PATH=$bundle/witgen/include LIBRARY_PATH=$bundle/witgen/lib ZKFARM_BIN=$bundle
+if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
+  mkdir -p /tmp/farm-bench-node && xz -dc "$bundle/node.xz" >/tmp/farm-bench-node/node &&
+    chmod 755 /tmp/farm-bench-node/node && export PATH=/tmp/farm-bench-node:$PATH
+fi
+echo "host: $cores cores, $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1);" \
+  "g++ $(g++ -dumpfullversion); node $(node --version 2>/dev/null || echo none)"
+status=0
+if [ "${SKIP_INPUTS:-0}" != 1 ]; then
+  work=$(mktemp -d /tmp/farm-bench-circuit.XXXXXX)
+  cp -r "$circuit"/. "$work/"
+  [ -f "$work/chain.r1cs.xz" ] && xz -d "$work/chain.r1cs.xz"
+  clients=${INPUT_CLIENTS:-$((cores > 2 ? cores - 2 : 1))}
+  echo "== input jobs (bench/inputs_bench.sh --device 0 --jobs ${INPUT_JOBS:-56} --clients $clients)"
+  bench/inputs_bench.sh --device 0 --circuit "$work" --jobs "${INPUT_JOBS:-56}" --clients "$clients" \
+    2>&1 | tee "$logs/inputs.log" || status=1
+fi
+if [ "${SKIP_STREAM:-0}" != 1 ]; then
+  constraints=${STREAM_CONSTRAINTS:-4194304}
+  echo "== partition stream (bench/partition_stream.sh, bls12381, $constraints constraints)"
+  bench/partition_stream.sh --curve bls12381 --constraints "$constraints" --jobs "${STREAM_JOBS:-4}" \
+    --partitions "${STREAM_PARTITIONS:-8}" --prefetch "0 1" 2>&1 | tee "$logs/stream.log" || status=1
+  echo "== kernel only (partition_benchmark --curve=bls12381 --constraints=$constraints --repeats=5)"
+  partition_benchmark --curve=bls12381 --constraints="$constraints" --repeats=5 --cpu-constraints=0 \
+    >"$logs/partition_benchmark.log" 2>&1 || status=1
+  grep -E "median|RESULT|checks failed" "$logs/partition_benchmark.log" | tail -8
+fi
+exit $status
