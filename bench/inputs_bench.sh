@@ -28,6 +28,8 @@
 # the mean prove time (zkfarm_prove_duration_seconds), and the device busy
 # fraction (zkfarm_device_busy_seconds_total over the mode's wall time).
 # Prints a Markdown table row per mode. Not a test: numbers go to BENCHMARKS.md.
+# ZKFARM_BENCH_LOCK=FILE: the measuring part (A and B) runs under flock FILE,
+# so benchmarks sharing a machine do not measure at the same time.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -139,7 +141,7 @@ while True:
     kind, size = struct.unpack_from("<IQ", d, pos); pos += 12
     if kind == 1:
         n8 = struct.unpack_from("<I", d, pos)[0]
-        print(struct.unpack_from("<IIIII", d, pos + 4 + n8)[4]); break
+        print(struct.unpack_from("<IIII", d, pos + 4 + n8)[3]); break
     pos += size' "$C/chain.r1cs")
 for ((j = 0; j < jobs; j++)); do
   python3 -c 'import json, sys; n, j = int(sys.argv[1]), int(sys.argv[2])
@@ -180,6 +182,12 @@ verify_all() { # JOB... -> number verified
   done
   echo "$ok"
 }
+
+if [[ -n ${ZKFARM_BENCH_LOCK:-} ]]; then
+  exec 9>"$ZKFARM_BENCH_LOCK"
+  flock 9
+  echo "measuring from $(date -u +%H:%M:%S) (holding $ZKFARM_BENCH_LOCK); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
 # A: the farm computes the witnesses.
 read -r prove_sum0 prove_count0 < <(histogram zkfarm_prove_duration_seconds)
@@ -227,6 +235,7 @@ else
   echo "no node (or no chain_js): the client mode is skipped"
 fi
 
+[[ -n ${ZKFARM_BENCH_LOCK:-} ]] && echo "measured until $(date -u +%H:%M:%S); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 kind=CPU
 [[ -n $device ]] && kind="GPU (device $device)"
 awk -v links="$links" -v jobs="$jobs" -v workers="$workers" -v clients="$clients" -v kind="$kind" \

@@ -3,7 +3,7 @@
 # against the same worker's kernel time: does the device wait between proofs?
 #
 #   bench/partition_stream.sh [--curve bls12381] [--constraints 4194304]
-#       [--jobs 4] [--partitions 8] [--device 0] [--prefetch "0 1"] [--keep]
+#       [--jobs 4] [--partitions 8] [--device 0 | --cpu] [--prefetch "0 1"] [--keep]
 #
 # Needs a CUDA build of zkfarm, zkfarm-coordinator and zkfarm-worker
 # (ZKFARM_BIN, default bazel-bin; a bundle from tests/gpu/farm_bundle.sh on
@@ -35,6 +35,7 @@ while (($#)); do
     --jobs) jobs=$2; shift ;;
     --partitions) partitions=$2; shift ;;
     --device) device=$2; shift ;;
+    --cpu) device="" ;;
     --prefetch) prefetch_values=$2; shift ;;
     --keep) keep=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -69,8 +70,9 @@ t=$(now)
 "$ZKFARM" gen-circuit --curve "$curve" --constraints "$constraints" --r1cs "$WORK/c.r1cs" --wtns "$WORK/w.wtns" --seed 1 >/dev/null
 echo "gen-circuit ($curve, $constraints constraints): $(since "$t") s"
 t=$(now)
-"$ZKFARM" setup "$WORK/c.r1cs" "$WORK/c.zkey" --seed 1 --device "$device" >/dev/null
-echo "zkfarm setup --device $device: $(since "$t") s"
+if [[ -n $device ]]; then backend=(--device "$device"); else backend=(--cpu); fi
+"$ZKFARM" setup "$WORK/c.r1cs" "$WORK/c.zkey" --seed 1 ${device:+--device "$device"} >/dev/null
+echo "zkfarm setup ${device:+--device $device}: $(since "$t") s"
 
 mkdir -p "$WORK/artifacts"
 redis_port=$(free_port 36479)
@@ -91,7 +93,7 @@ for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
 rows=()
 for p in $prefetch_values; do
   metrics_port=$(free_port 39570)
-  "$BIN/worker/zkfarm-worker" --device "$device" --id "stream-p$p" --coordinator "tcp://127.0.0.1:$port" \
+  "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-p$p" --coordinator "tcp://127.0.0.1:$port" \
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" \
     --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-p$p.log" 2>&1 &
   worker=$!

@@ -12,9 +12,10 @@
 #      the farm with and without --prefetch, against the worker's own
 #      proof time;
 #   3. partition_benchmark at the same size: the kernel-only rate.
-# CIRCUIT is a directory with chain.r1cs (or chain.r1cs.xz), chain_cpp/ and
-# chain_js/ as circom wrote them for bench/circuits/poseidon_chain.circom.
-# Environment: INPUT_JOBS (56), INPUT_CLIENTS (the host's cores minus 2),
+# CIRCUIT is a directory with chain.r1cs, chain_cpp/ and chain_js/ as circom
+# wrote them for bench/circuits/poseidon_chain.circom (any file may be
+# xz-compressed, name.xz: a 2^20-constraint r1cs is 141 MB, 2.6 MB as xz).
+# Environment: INPUT_JOBS (42), INPUT_CLIENTS (the host's cores minus 2),
 # STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4), STREAM_PARTITIONS (8),
 # SKIP_INPUTS / SKIP_STREAM (1 skips a part).
 set -uo pipefail
@@ -25,10 +26,12 @@ mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
 cd "$(dirname "$0")/../.."
 cores=$(nproc)
+# unxz FILE.xz OUT (python3's lzma: the host may have no xz).
+unxz_to() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"; }
 export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CPLUS_INCLUDE_PATH=$bundle/witgen/include LIBRARY_PATH=$bundle/witgen/lib ZKFARM_BIN=$bundle
 if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
-  mkdir -p /tmp/farm-bench-node && xz -dc "$bundle/node.xz" >/tmp/farm-bench-node/node &&
+  mkdir -p /tmp/farm-bench-node && unxz_to "$bundle/node.xz" /tmp/farm-bench-node/node &&
     chmod 755 /tmp/farm-bench-node/node && export PATH=/tmp/farm-bench-node:$PATH
 fi
 echo "host: $cores cores, $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1);" \
@@ -37,10 +40,10 @@ status=0
 if [ "${SKIP_INPUTS:-0}" != 1 ]; then
   work=$(mktemp -d /tmp/farm-bench-circuit.XXXXXX)
   cp -r "$circuit"/. "$work/"
-  [ -f "$work/chain.r1cs.xz" ] && xz -d "$work/chain.r1cs.xz"
+  for f in $(find "$work" -name '*.xz'); do unxz_to "$f" "${f%.xz}" && rm "$f"; done  # carried compressed
   clients=${INPUT_CLIENTS:-$((cores > 2 ? cores - 2 : 1))}
-  echo "== input jobs (bench/inputs_bench.sh --device 0 --jobs ${INPUT_JOBS:-56} --clients $clients)"
-  bench/inputs_bench.sh --device 0 --circuit "$work" --jobs "${INPUT_JOBS:-56}" --clients "$clients" \
+  echo "== input jobs (bench/inputs_bench.sh --device 0 --jobs ${INPUT_JOBS:-42} --clients $clients)"
+  bench/inputs_bench.sh --device 0 --circuit "$work" --jobs "${INPUT_JOBS:-42}" --clients "$clients" \
     2>&1 | tee "$logs/inputs.log" || status=1
 fi
 if [ "${SKIP_STREAM:-0}" != 1 ]; then
