@@ -224,19 +224,23 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   }
 
   // A pooled page-locked buffer of at least bytes (the smallest that fits,
-  // within twice the size), else a new one; the heap if pinning fails.
+  // within twice the size; the last released among equals), else a new one;
+  // the heap if pinning fails.
   std::unique_ptr<WitnessStorage> witness_storage(std::size_t bytes) override {
     const std::size_t words = (bytes + 7) / 8;
     {
       std::lock_guard<std::mutex> lock(state_->pinned_mutex);
       auto& pool = state_->pinned_free;
-      auto best = pool.end();
-      for (auto it = pool.begin(); it != pool.end(); ++it)
-        if (it->size() >= words && it->size() <= 2 * words && (best == pool.end() || it->size() < best->size()))
-          best = it;
-      if (best != pool.end()) {
-        cuda::PinnedBuffer<std::uint64_t> buffer = std::move(*best);
-        pool.erase(best);
+      // The smallest that fits; among equals the one released last (warm in
+      // the caches, and what the device tests expect).
+      std::size_t best = pool.size();
+      for (std::size_t i = pool.size(); i-- > 0;)
+        if (pool[i].size() >= words && pool[i].size() <= 2 * words &&
+            (best == pool.size() || pool[i].size() < pool[best].size()))
+          best = i;
+      if (best != pool.size()) {
+        cuda::PinnedBuffer<std::uint64_t> buffer = std::move(pool[best]);
+        pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(best));
         return std::make_unique<PinnedStorage>(std::move(buffer), state_);
       }
       // None fits: free the others rather than hold pinned memory nobody uses.

@@ -98,7 +98,7 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
   }
   // A prepared witness (the worker's prefetch) sits in page-locked memory
   // from the engine's pool, proves bit-identically to the file, and its
-  // buffer is reused by the next prepare() once dropped.
+  // buffer, the last released, is reused by the next prepare() once dropped.
   {
     const void* first_buffer = nullptr;
     for (int i = 0; i < 2; ++i) {

@@ -16,8 +16,8 @@
 # wrote them for bench/circuits/poseidon_chain.circom (any file may be
 # xz-compressed, name.xz: a 2^20-constraint r1cs is 141 MB, 2.6 MB as xz).
 # Environment: INPUT_JOBS (42), INPUT_CLIENTS (the host's cores minus 2),
-# STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4), STREAM_PARTITIONS (8),
-# SKIP_INPUTS / SKIP_STREAM (1 skips a part).
+# STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4), STREAM_PARTITIONS (16),
+# SKIP_INPUTS / SKIP_STREAM / SKIP_KERNEL (1 skips a part).
 set -uo pipefail
 bundle=$(cd "${1:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
 circuit=$(cd "${2:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
@@ -28,7 +28,18 @@ cd "$(dirname "$0")/../.."
 cores=$(nproc)
 # unxz FILE.xz OUT (python3's lzma: the host may have no xz).
 unxz_to() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"; }
-export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The bundle's libraries, less its libstdc++ and libgcc_s when the host's are
+# newer (g++ there links the witness generator against its own, and the
+# generator inherits LD_LIBRARY_PATH).
+libs=$bundle/lib
+host_cxx=$(readlink -f "$(g++ -print-file-name=libstdc++.so.6)")
+if [ -f "$host_cxx" ] && grep -qa GLIBCXX_3.4.30 "$host_cxx"; then
+  libs=$(mktemp -d /tmp/farm-bench-lib.XXXXXX)
+  for f in "$bundle"/lib/*; do
+    case $(basename "$f") in libstdc++.so* | libgcc_s.so*) ;; *) ln -s "$f" "$libs/" ;; esac
+  done
+fi
+export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CPLUS_INCLUDE_PATH=$bundle/witgen/include LIBRARY_PATH=$bundle/witgen/lib ZKFARM_BIN=$bundle
 if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
   mkdir -p /tmp/farm-bench-node && unxz_to "$bundle/node.xz" /tmp/farm-bench-node/node &&
@@ -50,7 +61,10 @@ if [ "${SKIP_STREAM:-0}" != 1 ]; then
   constraints=${STREAM_CONSTRAINTS:-4194304}
   echo "== partition stream (bench/partition_stream.sh, bls12381, $constraints constraints)"
   bench/partition_stream.sh --curve bls12381 --constraints "$constraints" --jobs "${STREAM_JOBS:-4}" \
-    --partitions "${STREAM_PARTITIONS:-8}" --prefetch "0 1" 2>&1 | tee "$logs/stream.log" || status=1
+    --partitions "${STREAM_PARTITIONS:-16}" --prefetch "0 1" 2>&1 | tee "$logs/stream.log" || status=1
+fi
+if [ "${SKIP_KERNEL:-0}" != 1 ]; then
+  constraints=${STREAM_CONSTRAINTS:-4194304}
   echo "== kernel only (partition_benchmark --curve=bls12381 --constraints=$constraints --repeats=5)"
   partition_benchmark --curve=bls12381 --constraints="$constraints" --repeats=5 --cpu-constraints=0 \
     >"$logs/partition_benchmark.log" 2>&1 || status=1
