@@ -48,23 +48,24 @@
 #define ZKFARM_FIELD_MULX_ASM 1
 #endif
 
-// Multiplication and squaring are NOT forced inline. Forcing it
-// ([[gnu::always_inline]]) made the pairing ~12% faster (BN254 pairing
-// benchmark: ~770 us with calls, ~680 us inlined) but made GCC 12 take over
-// 8 minutes of CPU per translation unit that instantiates the pairing for
-// both curves (formats/zkey.cc: 15 s without), which CI on 2 cores cannot
-// afford. Left to the compiler's own inlining heuristics.
-// Measured since (GCC 12, -O2): the blow-up comes from inlining the 6-limb
-// assembly; forcing only the 4-limb path (6-limb behind a noinline call)
-// kept formats/zkey.cc at ~12.5 s of CPU (+0-17% on other kernels/ TUs) and
-// gave 4-limb mul ~36 -> ~30 ns, square ~37 -> ~28 ns, single-thread BN254
-// MSM 2^16 ~580 -> ~540 ms. Not enabled: a compile-time trade-off to make
-// deliberately.
+// 4-limb (BN254 Fq/Fr, BLS12-381 Fr) multiplication and squaring are forced
+// inline; the 6-limb ones (BLS12-381 Fq) are not. Addition, subtraction and
+// the final conditional subtraction are forced inline for every width (GCC
+// otherwise leaves them as calls: ~20% of a BN254 G1 MSM's profile).
+// Forcing all of them ([[gnu::always_inline]]) made the pairing ~12% faster
+// (BN254 pairing benchmark: ~770 us with calls, ~680 us inlined) but made
+// GCC 12 take over 8 minutes of CPU per translation unit that instantiates
+// the pairing for both curves (formats/zkey.cc: 15 s without), which CI on 2
+// cores cannot afford. The blow-up comes from inlining the 6-limb assembly;
+// forcing only the 4-limb path (6-limb behind a noinline call) keeps
+// formats/zkey.cc at ~12.5 s of CPU (+0-17% on other kernels/ TUs) and gives
+// 4-limb mul ~36 -> ~30 ns, square ~37 -> ~28 ns, single-thread BN254 MSM
+// 2^16 ~580 -> ~540 ms; the CPU prover's BN254 MSMs are where it pays.
 #if defined(__GNUC__) && !defined(__CUDACC__)
-#define ZKFARM_FIELD_INLINE inline
+#define ZKFARM_FIELD_ALWAYS_INLINE [[gnu::always_inline]] inline
 #define ZKFARM_FIELD_NOINLINE [[gnu::noinline]]
 #else
-#define ZKFARM_FIELD_INLINE
+#define ZKFARM_FIELD_ALWAYS_INLINE
 #define ZKFARM_FIELD_NOINLINE
 #endif
 
@@ -259,12 +260,12 @@ class Fp {
   constexpr bool operator==(const Fp& o) const { return mont == o.mont; }
   constexpr bool operator!=(const Fp& o) const { return !(mont == o.mont); }
 
-  constexpr Fp operator+(const Fp& o) const {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp operator+(const Fp& o) const {
     Fp r = *this;
     r += o;
     return r;
   }
-  constexpr Fp& operator+=(const Fp& o) {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp& operator+=(const Fp& o) {
     // p < 2^(64N-1), so the sum of two reduced values never carries out.
     Int s;
     std::uint64_t carry = 0;
@@ -273,12 +274,12 @@ class Fp {
     mont = reduce_once(s);
     return *this;
   }
-  constexpr Fp operator-(const Fp& o) const {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp operator-(const Fp& o) const {
     Fp r = *this;
     r -= o;
     return r;
   }
-  constexpr Fp& operator-=(const Fp& o) {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp& operator-=(const Fp& o) {
     // d = a - b and d + p, then keep d + p if a - b borrowed. Both chains
     // run unconditionally; the borrow only drives a masked select.
     Int d, e;
@@ -292,7 +293,7 @@ class Fp {
     for (std::size_t i = 0; i < N; ++i) mont.limbs[i] = field_detail::select(mask, e.limbs[i], d.limbs[i]);
     return *this;
   }
-  constexpr Fp operator-() const {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp operator-() const {
     // p - a, or a itself (= 0) when a is zero, without a branch.
     std::uint64_t any = 0;
     ZKFARM_UNROLL
@@ -309,12 +310,12 @@ class Fp {
   }
   constexpr Fp dbl() const { return *this + *this; }
 
-  ZKFARM_FIELD_INLINE constexpr Fp operator*(const Fp& o) const {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp operator*(const Fp& o) const {
     if (std::is_constant_evaluated()) return from_mont(mul_portable(mont, o.mont));
     return from_mont(mul_runtime(mont, o.mont));
   }
-  constexpr Fp& operator*=(const Fp& o) { return *this = *this * o; }
-  ZKFARM_FIELD_INLINE constexpr Fp square() const {
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp& operator*=(const Fp& o) { return *this = *this * o; }
+  ZKFARM_FIELD_ALWAYS_INLINE constexpr Fp square() const {
     if (std::is_constant_evaluated()) return from_mont(mul_portable(mont, mont));
     return from_mont(square_runtime(mont));
   }
@@ -403,7 +404,7 @@ class Fp {
   using Limb = std::uint64_t;
 
   // t mod p for t < 2p: subtract p, keep t instead if that borrowed.
-  static constexpr Int reduce_once(const Int& t) {
+  ZKFARM_FIELD_ALWAYS_INLINE static constexpr Int reduce_once(const Int& t) {
     Int d;
     Limb borrow = 0;
     ZKFARM_UNROLL
@@ -500,12 +501,17 @@ class Fp {
   // fixed RDX:RAX output costs. The division by 2^64 is free: the register
   // names rotate (row i's t_1 is row i+1's t_0). Only the final conditional
   // subtraction is left to C++ (reduce_once).
-  static inline Int mul_mulx_adx(const Int& x, const Int& y) {
+  ZKFARM_FIELD_ALWAYS_INLINE static Int mul_mulx_adx(const Int& x, const Int& y) {
+    if constexpr (N == 4) return mul_mulx_adx4(x, y);
+    else return mul_mulx_adx6(x, y);
+  }
+  ZKFARM_FIELD_ALWAYS_INLINE static Int mul_mulx_adx4(const Int& x, const Int& y) {
+    static_assert(N == 4);
     Limb t0, t1, t2, t3, t4, lo, hi, rdx;
     const auto& a = x.limbs;
     const auto& b = y.limbs;
     const auto& k = kMulxConstants;
-    if constexpr (N == 4) {
+    {
       __asm__(
           ZKFARM_MONT_ROW0_HEAD("[t0]", "[t1]", "[t2]")
           ZKFARM_MONT_ROW0_STEP("%[a2]", "[t2]", "[t3]")
@@ -527,8 +533,15 @@ class Fp {
       Int t;
       t.limbs = {t4, t0, t1, t2};
       return reduce_once(t);
-    } else {
-      static_assert(N == 6);
+    }
+  }
+  ZKFARM_FIELD_NOINLINE static Int mul_mulx_adx6(const Int& x, const Int& y) {
+    static_assert(N == 6);
+    Limb t0, t1, t2, t3, t4, lo, hi, rdx;
+    const auto& a = x.limbs;
+    const auto& b = y.limbs;
+    const auto& k = kMulxConstants;
+    {
       Limb t5, t6;
       __asm__(
           ZKFARM_MONT_ROW0_HEAD("[t0]", "[t1]", "[t2]")
@@ -571,7 +584,7 @@ class Fp {
   // VM), ~9% higher throughput with 8 independent squarings in flight. (No
   // 6-limb version: its 12-word square plus scratch does not fit in the
   // registers left with a frame pointer.)
-  static inline Int square_mulx_adx4(const Int& x) {
+  ZKFARM_FIELD_ALWAYS_INLINE static Int square_mulx_adx4(const Int& x) {
     static_assert(N == 4);
     Limb t0, t1, t2, t3, t4, t5, t6, t7, u, lo, hi, rdx;
     const auto& a = x.limbs;
@@ -652,7 +665,7 @@ class Fp {
   ZKFARM_FIELD_NOINLINE static Int mul_portable_call(const Int& x, const Int& y) { return mul_portable(x, y); }
   ZKFARM_FIELD_NOINLINE static Int square_portable_call(const Int& x) { return square_portable(x); }
 
-  ZKFARM_FIELD_INLINE static Int mul_runtime(const Int& x, const Int& y) {
+  ZKFARM_FIELD_ALWAYS_INLINE static Int mul_runtime(const Int& x, const Int& y) {
 #if defined(ZKFARM_FIELD_MULX_ASM)
     if constexpr (kHasMulxAsm) {
       if (field_detail::use_mulx_adx) [[likely]]
@@ -662,7 +675,7 @@ class Fp {
 #endif
     return mul_portable(x, y);
   }
-  ZKFARM_FIELD_INLINE static Int square_runtime(const Int& x) {
+  ZKFARM_FIELD_ALWAYS_INLINE static Int square_runtime(const Int& x) {
 #if defined(ZKFARM_FIELD_MULX_ASM)
     if constexpr (kHasMulxAsm) {
       if (field_detail::use_mulx_adx) [[likely]] {
