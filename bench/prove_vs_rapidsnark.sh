@@ -18,7 +18,8 @@
 # same .zkey/.wtns (zkfarm with --cpu); the table gives the median wall time
 # and the median CPU time (user + system) per tool and their ratios. Every
 # proof of the last round is checked with `snarkjs groth16 verify`, and the
-# public signals of both tools must be identical.
+# public signals of all tools must be identical. On a shared machine, read
+# the CPU columns beside the wall ones: other load stretches wall time.
 #
 # usage: bench/prove_vs_rapidsnark.sh [circuit...]   (default: all above)
 # env:   RAPIDSNARK  rapidsnark's `prover` binary (optional: without it only
@@ -26,6 +27,8 @@
 #                    nothing else uses it; build it from its public source
 #                    anywhere outside this repository.
 #        ZKFARM      zkfarm binary (default: <repo>/bazel-bin/cli/zkfarm)
+#        BASELINE    another zkfarm binary (e.g. a copy built before a
+#                    change), timed alternately with the others (optional)
 #        RUNS        runs per tool and circuit (default 5)
 #        WORK        work dir; compiled circuits and keys are kept there and
 #                    reused by the next run with the same WORK (default: a
@@ -38,6 +41,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ZKFARM="${ZKFARM:-$ROOT/bazel-bin/cli/zkfarm}"
 NODE_MODULES="$ROOT/tests/interop/node_modules"
 RAPIDSNARK="${RAPIDSNARK:-}"
+BASELINE="${BASELINE:-}"
 RUNS="${RUNS:-5}"
 WORK="${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-vs-rapidsnark.XXXXXX")}"
 LOCK="${LOCK:-}"
@@ -51,6 +55,10 @@ for package in snarkjs circom2 circomlib; do
 done
 if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
   echo "prove_vs_rapidsnark.sh: RAPIDSNARK=$RAPIDSNARK is not an executable" >&2
+  exit 2
+fi
+if [ -n "$BASELINE" ] && [ ! -x "$BASELINE" ]; then
+  echo "prove_vs_rapidsnark.sh: BASELINE=$BASELINE is not an executable" >&2
   exit 2
 fi
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "prove_vs_rapidsnark.sh: RUNS must be a positive integer" >&2; exit 2; }
@@ -99,8 +107,14 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 for name in "${CIRCUITS[@]}"; do prepare "$name"; done
 
-header="| circuit | constraints | public | zkfarm wall (s) | zkfarm CPU (s)"
-rule="|---|---|---|---|---"
+header="| circuit | constraints | public"
+rule="|---|---|---"
+if [ -n "$BASELINE" ]; then
+  header+=" | baseline wall (s) | baseline CPU (s)"
+  rule+="|---|---"
+fi
+header+=" | zkfarm wall (s) | zkfarm CPU (s)"
+rule+="|---|---"
 if [ -n "$RAPIDSNARK" ]; then
   header+=" | rapidsnark wall (s) | rapidsnark CPU (s) | wall ratio | CPU ratio"
   rule+="|---|---|---|---"
@@ -109,9 +123,11 @@ echo "$header | verified |"
 echo "$rule|---|"
 for name in "${CIRCUITS[@]}"; do
   d="$WORK/$name"
-  rm -f "$d/zk.times" "$d/rs.times"
+  rm -f "$d/zk.times" "$d/rs.times" "$d/base.times"
   run_all() {
     for ((i = 0; i < RUNS; i++)); do
+      [ -z "$BASELINE" ] ||
+        timed "$d/base.times" "$BASELINE" prove "$d/c.zkey" "$d/w.wtns" "$d/base_proof.json" "$d/base_public.json" --cpu
       timed "$d/zk.times" "$ZKFARM" prove "$d/c.zkey" "$d/w.wtns" "$d/zk_proof.json" "$d/zk_public.json" --cpu
       [ -z "$RAPIDSNARK" ] ||
         timed "$d/rs.times" "$RAPIDSNARK" "$d/c.zkey" "$d/w.wtns" "$d/rs_proof.json" "$d/rs_public.json"
@@ -126,6 +142,10 @@ for name in "${CIRCUITS[@]}"; do
     run_all
   fi
   ok=yes
+  if [ -n "$BASELINE" ]; then
+    "${SNARKJS[@]}" groth16 verify "$d/vk.json" "$d/base_public.json" "$d/base_proof.json" >"$d/verify_base.log" 2>&1 || ok=no
+    cmp -s "$d/zk_public.json" "$d/base_public.json" || ok="no (public signals differ)"
+  fi
   "${SNARKJS[@]}" groth16 verify "$d/vk.json" "$d/zk_public.json" "$d/zk_proof.json" >"$d/verify_zk.log" 2>&1 || ok=no
   if [ -n "$RAPIDSNARK" ]; then
     "${SNARKJS[@]}" groth16 verify "$d/vk.json" "$d/rs_public.json" "$d/rs_proof.json" >"$d/verify_rs.log" 2>&1 || ok=no
@@ -141,7 +161,11 @@ for name in "${CIRCUITS[@]}"; do
       off += 12 + size; }' "$d/bench_main.r1cs")
   zk_wall=$(awk '{ print $1 }' "$d/zk.times" | median)
   zk_cpu=$(awk '{ print $2 }' "$d/zk.times" | median)
-  row="| $name | $constraints | $public | $zk_wall | $zk_cpu"
+  row="| $name | $constraints | $public"
+  if [ -n "$BASELINE" ]; then
+    row+=" | $(awk '{ print $1 }' "$d/base.times" | median) | $(awk '{ print $2 }' "$d/base.times" | median)"
+  fi
+  row+=" | $zk_wall | $zk_cpu"
   if [ -n "$RAPIDSNARK" ]; then
     rs_wall=$(awk '{ print $1 }' "$d/rs.times" | median)
     rs_cpu=$(awk '{ print $2 }' "$d/rs.times" | median)
