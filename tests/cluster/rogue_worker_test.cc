@@ -263,6 +263,10 @@ TEST_F(RogueWorkerTest, AnInputPartitionsPublicInputsComeFromItsInputNotFromTheW
   EXPECT_EQ(farm::status(options_, "other-statement")->proved, 0u);
   EXPECT_NE(farm::status(options_, "other-statement")->state, "done");
   farm::cancel(options_, "other-statement");
+  // Cancelled before the worker gets a credit again, or the credit could go
+  // to the requeued partition of the job being cancelled.
+  ASSERT_TRUE(rogue.pump(20s, [&] { return is_terminal_state(farm::status(options_, "other-statement")->state); }))
+      << logs();
 
   // The same proof and report for the input it does prove: accepted, and
   // the result's public signals are that input's.
