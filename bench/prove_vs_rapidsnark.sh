@@ -27,6 +27,9 @@
 #                    nothing else uses it; build it from its public source
 #                    anywhere outside this repository.
 #        ZKFARM      zkfarm binary (default: <repo>/bazel-bin/cli/zkfarm)
+#        ZKFARM_PROVE  time this prover instead of `$ZKFARM prove`: the
+#                    lean bazel-bin/cli/zkfarm-prove (rapidsnark's argument
+#                    order, without the farm commands' libraries)
 #        BASELINE    another zkfarm binary (e.g. a copy built before a
 #                    change), timed alternately with the others (optional)
 #        RUNS        runs per tool and circuit (default 5)
@@ -39,6 +42,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ZKFARM="${ZKFARM:-$ROOT/bazel-bin/cli/zkfarm}"
+ZKFARM_PROVE="${ZKFARM_PROVE:-}"
+prove_cmd=("$ZKFARM" prove)
+label=zkfarm
+[ -z "$ZKFARM_PROVE" ] || prove_cmd=("$ZKFARM_PROVE") label=zkfarm-prove
 NODE_MODULES="$ROOT/tests/interop/node_modules"
 RAPIDSNARK="${RAPIDSNARK:-}"
 BASELINE="${BASELINE:-}"
@@ -113,7 +120,7 @@ if [ -n "$BASELINE" ]; then
   header+=" | baseline wall (s) | baseline CPU (s)"
   rule+="|---|---"
 fi
-header+=" | zkfarm wall (s) | zkfarm CPU (s)"
+header+=" | $label wall (s) | $label CPU (s)"
 rule+="|---|---"
 if [ -n "$RAPIDSNARK" ]; then
   header+=" | rapidsnark wall (s) | rapidsnark CPU (s) | wall ratio | CPU ratio"
@@ -128,7 +135,7 @@ for name in "${CIRCUITS[@]}"; do
     for ((i = 0; i < RUNS; i++)); do
       [ -z "$BASELINE" ] ||
         timed "$d/base.times" "$BASELINE" prove "$d/c.zkey" "$d/w.wtns" "$d/base_proof.json" "$d/base_public.json" --cpu
-      timed "$d/zk.times" "$ZKFARM" prove "$d/c.zkey" "$d/w.wtns" "$d/zk_proof.json" "$d/zk_public.json" --cpu
+      timed "$d/zk.times" "${prove_cmd[@]}" "$d/c.zkey" "$d/w.wtns" "$d/zk_proof.json" "$d/zk_public.json" --cpu
       [ -z "$RAPIDSNARK" ] ||
         timed "$d/rs.times" "$RAPIDSNARK" "$d/c.zkey" "$d/w.wtns" "$d/rs_proof.json" "$d/rs_public.json"
     done
@@ -174,4 +181,4 @@ for name in "${CIRCUITS[@]}"; do
   fi
   echo "$row | $ok |"
 done
-echo "(medians of $RUNS alternating runs per tool; ratio = zkfarm / rapidsnark, below 1 is faster; work dir $WORK)"
+echo "(medians of $RUNS alternating runs per tool; ratio = $label / rapidsnark, below 1 is faster; work dir $WORK)"

@@ -26,6 +26,7 @@
 #   --curve C        one curve only (the wrong-curve check is then skipped)
 # Environment:
 #   ZKFARM_CLI            zkfarm binary (default: <repo>/bazel-bin/cli/zkfarm)
+#   ZKFARM_PROVE          the lean zkfarm-prove binary (default: beside ZKFARM_CLI)
 #   ZKFARM_INTEROP_CACHE  where prepared powers of tau are cached (default
 #                         <repo>/.cache/interop, git-ignored; "off" disables)
 # Needs node and tests/interop/node_modules (tools/install_deps.sh runs npm ci).
@@ -37,6 +38,10 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 ROOT=$(cd "$HERE/../.." && pwd)
 CLI=${ZKFARM_CLI:-$ROOT/bazel-bin/cli/zkfarm}
 [[ $CLI == /* ]] || CLI=$PWD/$CLI  # checks run from the temp dir
+# zkfarm-prove: `zkfarm prove` alone (rapidsnark's argument order, without the
+# farm commands' libraries), built beside the CLI.
+PROVE_BIN=${ZKFARM_PROVE:-$(dirname "$CLI")/zkfarm-prove}
+[[ $PROVE_BIN == /* ]] || PROVE_BIN=$PWD/$PROVE_BIN
 CACHE=${ZKFARM_INTEROP_CACHE:-$ROOT/.cache/interop}
 [[ $CACHE == off ]] && CACHE=""
 NODE_MODULES=$HERE/node_modules
@@ -243,6 +248,15 @@ cli_checks() {
     "$CLI" prove circuit.zkey witness.wtns zk_proof_seed.json zk_public_seed.json --seed 7; then
     expect_status "$curve a/snarkjs-verifies-seeded-proof" 0 a_verify_seed.log \
       "${SNARKJS[@]}" groth16 verify vk.json zk_public_seed.json zk_proof_seed.json
+    # The lean binary is the same prover: the same bytes for the same seed.
+    if expect_status "$curve a/zkfarm-prove-binary" 0 a_prove_lean.log \
+      "$PROVE_BIN" circuit.zkey witness.wtns zk_proof_lean.json zk_public_lean.json --seed 7; then
+      if cmp -s zk_proof_lean.json zk_proof_seed.json && cmp -s zk_public_lean.json zk_public_seed.json; then
+        pass "$curve a/zkfarm-prove-binary-same-bytes"
+      else
+        fail "$curve a/zkfarm-prove-binary-same-bytes" "zkfarm-prove and zkfarm prove --seed 7 wrote different files"
+      fi
+    fi
   fi
 
   # (b) snarkjs's proof, our verifier.
