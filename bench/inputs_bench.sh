@@ -53,22 +53,9 @@ while (($#)); do
   shift
 done
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-inputs-bench.XXXXXX")
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  ((keep)) || rm -rf "$WORK"
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-free_port() {
-  local port=$1
-  while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
-  echo "$port"
-}
+# shellcheck source=bench/farm_bench_lib.sh
+source "$HERE/farm_bench_lib.sh"
+bench_work zkfarm-inputs-bench
 
 C=$WORK/circuit
 mkdir -p "$C"

@@ -44,27 +44,9 @@ while (($#)); do
   shift
 done
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-stream.XXXXXX")
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  ((keep)) || rm -rf "$WORK"
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-free_port() {
-  local port=$1
-  while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
-  echo "$port"
-}
-# metric PORT NAME -> the sum of NAME's samples (a counter, or a histogram's _sum / _count).
-metric() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3) |
-    awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $2 } END { printf "%.6f", s + 0 }'
-}
+# shellcheck source=bench/farm_bench_lib.sh
+source "$HERE/farm_bench_lib.sh"
+bench_work zkfarm-stream
 
 t=$(now)
 "$ZKFARM" gen-circuit --curve "$curve" --constraints "$constraints" --r1cs "$WORK/c.r1cs" --wtns "$WORK/w.wtns" --seed 1 >/dev/null

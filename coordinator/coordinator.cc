@@ -10,7 +10,6 @@
 #include "coordinator/intake.h"
 #include "coordinator/redis_retry.h"
 #include "coordinator/result_assembly.h"
-#include "witgen/witness_generator.h"
 
 namespace zkfarm {
 
@@ -227,20 +226,18 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
     // input's statement then fails verification like any bad proof.
     auto reported = result.getPublicInputs();
     request.item.public_inputs.assign(reported.begin(), reported.end());
-    const CircuitInfo& circuit = accepted->prepared->circuit;
-    if (!circuit.witgen_public_map.empty() && circuit.num_public > 0 &&
-        request.item.public_inputs.size() == accepted->prepared->public_bytes) {
-      const std::vector<std::uint8_t> expected = accepted->prepared->partition_public_inputs(accepted->partition);
-      const std::size_t n8 = accepted->prepared->public_bytes / circuit.num_public;
-      const auto map = witgen::parse_public_input_map(circuit.witgen_public_map);
+    const PreparedJob& job = *accepted->prepared;
+    if (!job.public_from_input.empty() && request.item.public_inputs.size() == job.public_bytes) {
+      const auto expected = job.public_inputs.begin() +
+                            static_cast<std::ptrdiff_t>(std::size_t(accepted->partition) * job.public_bytes);
+      const std::size_t n8 = job.public_bytes / job.public_from_input.size();
       bool differs = false;
-      for (std::size_t k = 0; k < map.size() && k < circuit.num_public; ++k) {
-        if (!map[k]) continue;
-        const auto at = static_cast<std::ptrdiff_t>(k * n8);
-        differs |= !std::equal(expected.begin() + at, expected.begin() + at + static_cast<std::ptrdiff_t>(n8),
-                               request.item.public_inputs.begin() + at);
-        std::copy(expected.begin() + at, expected.begin() + at + static_cast<std::ptrdiff_t>(n8),
-                  request.item.public_inputs.begin() + at);
+      for (std::size_t k = 0; k < job.public_from_input.size(); ++k) {
+        if (!job.public_from_input[k]) continue;
+        const auto from = expected + static_cast<std::ptrdiff_t>(k * n8);
+        const auto to = request.item.public_inputs.begin() + static_cast<std::ptrdiff_t>(k * n8);
+        differs |= !std::equal(from, from + static_cast<std::ptrdiff_t>(n8), to);
+        std::copy(from, from + static_cast<std::ptrdiff_t>(n8), to);
       }
       if (differs)
         ZKLOG(kWarning) << "worker " << session.worker_id << " reported public inputs for job " << accepted->job_id

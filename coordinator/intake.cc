@@ -272,6 +272,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                " public signals");
       return;
     }
+    for (const auto& entry : *public_map) job.public_from_input.push_back(entry.has_value());
   }
   for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
     const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";

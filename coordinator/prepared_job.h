@@ -24,6 +24,11 @@ struct PreparedJob {
   // BENCHMARKS.md, "Coordinator memory").
   std::vector<std::uint8_t> public_inputs;
   std::size_t public_bytes = 0;  // per partition
+  // Per public signal: true where an input partition's value comes from its
+  // input (the circuit's public input map, parsed once at intake), so only
+  // the others (the outputs) are taken from the worker's report. Empty for
+  // circuits without a map.
+  std::vector<bool> public_from_input;
   std::map<std::uint32_t, std::string> stored_proofs;  // resumed jobs: verified partitions
   double submitted_at = 0;  // unix seconds: the job's submitted_at, else intake time
   // What holding this job costs the coordinator, as counted against

@@ -358,9 +358,27 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
   }
 }
 
+namespace {
+
+// The wire code and message of the exception being handled (call inside a
+// catch block): what prepare() and prove_prepared() report for a task.
+std::pair<wire::ErrorCode, std::string> current_task_error() {
+  try {
+    throw;
+  } catch (const prover::Error& e) {
+    return {prover::wire_code(e.kind()), e.what()};
+  } catch (const WitnessChecksum& e) {
+    return {wire::ErrorCode::WITNESS_CHECKSUM, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {wire::ErrorCode::OUT_OF_MEMORY, "out of memory"};
+  } catch (const std::exception& e) {
+    return {wire::ErrorCode::INTERNAL, e.what()};
+  }
+}
+
+}  // namespace
+
 std::variant<Worker::Prepared, Worker::Finished> Worker::prepare(QueuedTask task, RedisClient* redis) {
-  wire::ErrorCode code = wire::ErrorCode::INTERNAL;
-  std::string message;
   try {
     if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
     Prepared p;
@@ -407,26 +425,14 @@ std::variant<Worker::Prepared, Worker::Finished> Worker::prepare(QueuedTask task
     task.generated.reset();
     p.task = std::move(task);
     return p;
-  } catch (const prover::Error& e) {
-    code = prover::wire_code(e.kind());
-    message = e.what();
-  } catch (const WitnessChecksum& e) {
-    code = wire::ErrorCode::WITNESS_CHECKSUM;
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    code = wire::ErrorCode::OUT_OF_MEMORY;
-    message = "out of memory";
-  } catch (const std::exception& e) {
-    code = wire::ErrorCode::INTERNAL;
-    message = e.what();
+  } catch (const std::exception&) {
+    const auto [code, message] = current_task_error();
+    return task_error(task, code, message);
   }
-  return task_error(task, code, message);
 }
 
 Worker::Finished Worker::prove_prepared(const Prepared& p) {
   const QueuedTask& task = p.task;
-  wire::ErrorCode code = wire::ErrorCode::INTERNAL;
-  std::string message;
   try {
     if (config_.prove_delay.count() > 0) std::this_thread::sleep_for(config_.prove_delay);
     prover::ProveRequest request;
@@ -490,17 +496,10 @@ Worker::Finished Worker::prove_prepared(const Prepared& p) {
                       t.setWitnessGenSeconds(task.witgen_seconds);
                     }),
                     task.session, task.task_id};
-  } catch (const prover::Error& e) {
-    code = prover::wire_code(e.kind());
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    code = wire::ErrorCode::OUT_OF_MEMORY;
-    message = "out of memory";
-  } catch (const std::exception& e) {
-    code = wire::ErrorCode::INTERNAL;
-    message = e.what();
+  } catch (const std::exception&) {
+    const auto [code, message] = current_task_error();
+    return task_error(task, code, message);
   }
-  return task_error(task, code, message);
 }
 
 Worker::Finished Worker::execute(QueuedTask task, RedisClient* redis) {

@@ -34,7 +34,7 @@ unxz_to() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(s
 libs=$bundle/lib
 host_cxx=$(readlink -f "$(g++ -print-file-name=libstdc++.so.6)")
 if [ -f "$host_cxx" ] && grep -qa GLIBCXX_3.4.30 "$host_cxx"; then
-  libs=$(mktemp -d /tmp/farm-bench-lib.XXXXXX)
+  libs=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-lib.XXXXXX")
   for f in "$bundle"/lib/*; do
     case $(basename "$f") in libstdc++.so* | libgcc_s.so*) ;; *) ln -s "$f" "$libs/" ;; esac
   done
@@ -49,7 +49,7 @@ echo "host: $cores cores, $(nvidia-smi --query-gpu=name,memory.total --format=cs
   "g++ $(g++ -dumpfullversion); node $(node --version 2>/dev/null || echo none)"
 status=0
 if [ "${SKIP_INPUTS:-0}" != 1 ]; then
-  work=$(mktemp -d /tmp/farm-bench-circuit.XXXXXX)
+  work=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-circuit.XXXXXX")
   cp -r "$circuit"/. "$work/"
   for f in $(find "$work" -name '*.xz'); do unxz_to "$f" "${f%.xz}" && rm "$f"; done  # carried compressed
   clients=${INPUT_CLIENTS:-$((cores > 2 ? cores - 2 : 1))}
