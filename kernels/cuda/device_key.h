@@ -126,6 +126,12 @@ struct DeviceProvingKey {
   // the copy engines' ~55 GB/s, more than the ~45% of zeros saves
   // (BENCHMARKS.md, "Device memory budgets").
   bool gather_nonzero = false;
+  // Streamed MSMs through one ring of transfer slots across all five
+  // queries (msm_stream.h's MsmPipeline; MemoryPlan::ring_slots, 0: each
+  // query streamed on its own through two buffers, msm_placed), and the
+  // slots filled before the NTTs (MemoryPlan::prefetch_slots).
+  int ring_slots = 0;
+  int prefetch_slots = 0;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
@@ -182,6 +188,8 @@ struct DeviceProvingKey {
     k.msm_chunk = plan ? plan->msm_chunk : 0;
     k.release_witness = plan && plan->release_witness;
     k.overlap_msms = !plan || plan->overlap;
+    k.ring_slots = plan ? plan->ring_slots : 0;
+    k.prefetch_slots = plan ? plan->prefetch_slots : 0;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

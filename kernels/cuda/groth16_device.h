@@ -53,6 +53,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -200,6 +201,12 @@ struct DeviceProveTimings {
   double h_msm_ms = 0;
   double witness_msm_ms = 0;
   bool overlapped = false;
+  // Streaming through MsmPipeline (msm_stream.h): its transfer slots, the
+  // chunks copied before the NTTs, and the chunks the device had to wait
+  // for with no resident work left to run (0 when PCIe kept ahead).
+  int ring_slots = 0;
+  std::size_t prefetched_chunks = 0;
+  std::size_t copy_waits = 0;
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -360,6 +367,14 @@ class DeviceProver {
       return out;
     };
     const bool overlap = key.overlap_msms && !release;
+    // A streaming key's five MSMs through one ring of transfer slots; the
+    // first slots are filled now, while the NTTs run (msm_stream.h).
+    const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
+    std::optional<MsmPipeline<Curve>> pipeline;
+    if (pipelined) {
+      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, stream, copy_stream);
+      pipeline->prefetch(key.prefetch_slots);
+    }
     std::future<WitnessMsms> side;
     if (overlap) {
       if (!side_streams_) {
@@ -401,10 +416,26 @@ class DeviceProver {
     // witness MSMs' results.
     MsmStreamStats streamed;
     h_start.record(stream);
-    G1 msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
-    done.record(stream);
-    WitnessMsms wm = overlap ? side.get() : witness_msms(device_witness.data(), stream, copy_stream);
-    if (!overlap) done.record(stream);
+    G1 msm_h;
+    WitnessMsms wm;
+    if (pipelined) {
+      const Fr* w = device_witness.data();
+      pipeline->run({w, w, w + key.num_public + 1, w, h.data()});
+      msm_h = pipeline->g1(kQueryH);
+      wm.a = pipeline->g1(kQueryA);
+      wm.b1 = pipeline->g1(kQueryB1);
+      wm.c = pipeline->g1(kQueryC);
+      wm.b2 = pipeline->b2();
+      streamed = pipeline->stats();
+      side_start.record(stream);
+      side_done.record(stream);
+      done.record(stream);
+    } else {
+      msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
+      done.record(stream);
+      wm = overlap ? side.get() : witness_msms(device_witness.data(), stream, copy_stream);
+      if (!overlap) done.record(stream);
+    }
     done.synchronize();
     if (check && unsatisfied_row_[0] != 0xffffffffu) throw UnsatisfiedConstraint(unsatisfied_row_[0]);
 
@@ -420,6 +451,9 @@ class DeviceProver {
       local.h_msm_ms = Event::elapsed_ms(h_start, overlap ? done : side_start);
       local.witness_msm_ms = Event::elapsed_ms(side_start, side_done);
       local.overlapped = overlap;
+      local.ring_slots = pipelined ? pipeline->slots() : 0;
+      local.prefetched_chunks = streamed.prefetched;
+      local.copy_waits = streamed.copy_waits;
       local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
       local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
       local.msm_calls = streamed.chunks + wm.stats.chunks;

@@ -75,6 +75,11 @@ struct MemoryPlan {
   bool pce_on_host = false;                // the PCE read by the SpMV from pinned host memory
   bool release_witness = false;            // the witness off the device during the NTTs
   bool overlap = false;                    // witness MSMs beside the NTTs and H (own streams)
+  // Streamed MSMs (msm_stream.h's MsmPipeline): transfer slots of msm_chunk
+  // G1 points' bytes, and how many of them fit beside the NTT stage (filled
+  // before the NTTs).
+  int ring_slots = 0;
+  int prefetch_slots = 0;
   std::size_t pce_bytes = 0;
   std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
 
@@ -118,6 +123,9 @@ struct MemoryPlan {
       at += std::snprintf(line + at, sizeof line - at, ", witness off the device during the NTTs");
     if (overlap && at < int(sizeof line))
       at += std::snprintf(line + at, sizeof line - at, ", witness MSMs beside the NTTs");
+    if (ring_slots && at < int(sizeof line))
+      at += std::snprintf(line + at, sizeof line - at, ", %d transfer slots (%d filled before the NTTs)", ring_slots,
+                          prefetch_slots);
     if (at < int(sizeof line)) {
       if (msm_chunk) {
         int log = 0;
@@ -158,6 +166,10 @@ inline std::size_t msm_working_bytes(std::uint64_t points) {
 }
 // Slack for the NTT tables, CUB scratch and allocator rounding.
 constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
+// Transfer slots of a streaming plan (MsmPipeline): the copy engine runs up
+// to kRingSlots - 1 chunks ahead of the kernels, enough to keep it busy
+// through one H chunk's bucket work (~4 chunk transfers at 2^24 points).
+constexpr int kRingSlots = 6;
 // Largest and smallest MSM chunk a budget plan uses (2^24: larger chunks
 // gain little per point -- BLS12-381 G1 2^24 in 119.6 ms, 2^26 in 427.6 --
 // and their transfer buffers and working set take room from resident
@@ -185,8 +197,12 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   const std::size_t ntt_stage = fr * (v + 3 * n) + kPlanSlackBytes;
   const std::size_t msm_stage_base = fr * (v + n) + kPlanSlackBytes;
   const std::size_t widest = std::max(shape.g1_bytes, shape.g2_bytes);
-  // Two transfer buffers of `chunk` bases of `point` bytes and their scalars.
-  auto transfer = [&](std::uint64_t chunk, std::size_t point) { return 2 * chunk * (point + fr); };
+  // The ring of kRingSlots slots of `chunk` G1 points (MsmPipeline), or,
+  // with the zero-skipping gather (msm_placed), two transfer buffers of
+  // `chunk` bases of `point` bytes and their scalars: room for either.
+  auto transfer = [&](std::uint64_t chunk, std::size_t point) {
+    return std::max<std::size_t>(std::size_t(kRingSlots) * chunk * shape.g1_bytes, 2 * chunk * (point + fr));
+  };
   auto msm_stage = [&](std::uint64_t chunk, bool streaming) {
     return msm_stage_base + (streaming ? transfer(chunk, widest) : 0) + msm_working_bytes(chunk);
   };
@@ -277,6 +293,13 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     if (plan.resident[kQueryB2] == plan.points[kQueryB2]) break;
   }
   plan.peak_bytes = device_pce + plan.key_resident_bytes() + stage;
+  // Slots the NTT stage leaves room for (the stage above is the larger of
+  // the NTT and MSM stages).
+  plan.ring_slots = kRingSlots;
+  const std::size_t ntt_need = plan.release_witness ? ntt_released : ntt_stage;
+  const std::size_t slot = plan.msm_chunk * shape.g1_bytes;
+  plan.prefetch_slots =
+      stage > ntt_need && slot > 0 ? int(std::min<std::size_t>(kRingSlots, (stage - ntt_need) / slot)) : 0;
   return plan;
 }
 

@@ -46,6 +46,30 @@ TEST(MemoryPlan, NoBudgetOrAmpleBudgetKeepsEverythingResident) {
   }
 }
 
+// Streaming plans go through the transfer ring (MsmPipeline): its slots are
+// counted in the MSM stage, and the slots filled before the NTTs fit beside
+// the NTT stage's vectors within the budget.
+TEST(MemoryPlan, TheTransferRingFitsTheBudgetBeforeAndAfterTheNtts) {
+  const ProofShape s = porep();
+  const std::size_t fr = s.fr_bytes, v = s.num_vars, n = s.domain_size;
+  for (double gib : {80.0, 40.0, 24.0, 16.0}) {
+    const std::size_t budget = std::size_t(gib * double(kGiB));
+    const MemoryPlan p = plan_memory(s, budget);
+    SCOPED_TRACE(p.summary());
+    EXPECT_EQ(p.ring_slots, kRingSlots);
+    EXPECT_GE(p.prefetch_slots, 0);
+    EXPECT_LE(p.prefetch_slots, p.ring_slots);
+    const std::size_t slot = p.msm_chunk * s.g1_bytes;
+    const std::size_t ntt = (p.release_witness ? fr * std::max(v + 2 * n, 3 * n) : fr * (v + 3 * n)) + kPlanSlackBytes;
+    const std::size_t fixed = p.key_resident_bytes() + (p.pce_on_host ? 0 : s.pce_bytes);
+    EXPECT_LE(fixed + ntt + std::size_t(p.prefetch_slots) * slot, budget);
+    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes + std::size_t(p.ring_slots) * slot + msm_working_bytes(p.msm_chunk),
+              budget);
+    EXPECT_NE(p.summary().find("transfer slots"), std::string::npos);
+  }
+  EXPECT_EQ(plan_memory(s, 0).ring_slots, 0);  // nothing streamed: no ring
+}
+
 TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
   std::size_t last_resident = ~std::size_t(0);
   for (double gib : {80.0, 40.0, 24.0, 16.0}) {

@@ -36,8 +36,13 @@
 #include <cstdint>
 #include <span>
 
+#include <array>
+#include <vector>
+
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/device_key.h"
 #include "kernels/cuda/groth16_kernels.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/msm.h"
 
 namespace zkfarm::cuda {
@@ -47,6 +52,11 @@ struct MsmStreamStats {
   std::uint64_t chunks = 0;          // msm_device() calls
   std::uint64_t streamed_bytes = 0;  // bases copied host -> device
   std::uint64_t skipped_bytes = 0;   // streamed bases left on the host (zero scalars)
+  // MsmPipeline only: streamed chunks whose copy was not done when the
+  // device turned to them with no resident work left to run meanwhile
+  // (the device waited for PCIe), and slots filled before the NTTs.
+  std::uint64_t copy_waits = 0;
+  std::uint64_t prefetched = 0;
 };
 
 // The non-zero scalars of a streamed range over the witness: index[0..count)
@@ -192,6 +202,212 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
   // copy was waited for by that work.
   return result;
 }
+
+
+// All five MSMs of a proof whose key is partly in host memory, through one
+// ring of transfer slots (MemoryPlan::ring_slots slots of msm_chunk G1
+// points' bytes each; a G2 chunk holds half the points).
+//
+// The streamed part of every query is cut into chunks of one slot, and the
+// chunks are put in one order: the H chunks (dense scalars: their bucket
+// work takes ~4x their transfer) spread evenly among the witness queries'
+// chunks (A, B1, B2, C: mostly zeros and ones, their transfer takes ~3x
+// their bucket work). Chunk j is copied into slot j mod R on the copy
+// stream as soon as chunk j - R's kernels are done, so the copy engine runs
+// up to R - 1 chunks ahead of the kernels, across query boundaries, and the
+// transfers that a witness chunk cannot hide are hidden behind the H chunks
+// around it. The resident prefixes (no transfer) fill the gaps: whenever the
+// next chunk's copy is not done, a resident prefix runs instead. prefetch()
+// fills slots before the NTTs where the plan left room (the copy engine is
+// idle during the SpMV's last part and the NTTs otherwise).
+//
+// Every chunk is an ordinary msm_device() call (msm.h), and the sums are
+// exact group elements, so the order does not change the proof's bytes.
+template <class Curve>
+class MsmPipeline {
+ public:
+  using Fr = typename Curve::Fr;
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  using G1Affine = typename Curve::G1Affine;
+  using G2Affine = typename Curve::G2Affine;
+
+  // key's streamed ranges in chunks of `chunk` G1 points (G2: chunk / 2),
+  // through `slots` slots (>= 2). Kernels run on work, copies on copy (two
+  // different streams of ctx). Nothing is allocated yet.
+  MsmPipeline(const DeviceContext& ctx, const DeviceProvingKey<Curve>& key, std::uint64_t chunk, int slots,
+              cudaStream_t work, cudaStream_t copy)
+      : ctx_(ctx), key_(key), work_(work), copy_(copy), slots_(std::max(slots, 2)) {
+    if (chunk == 0) chunk = std::uint64_t(1) << 22;
+    slot_bytes_ = chunk * sizeof(G1Affine);
+    std::vector<Piece> witness, h;
+    auto cut = [&](int query, const void* host, std::size_t points, std::size_t point_bytes, std::size_t resident,
+                   std::vector<Piece>& out) {
+      const std::size_t per = slot_bytes_ / point_bytes;
+      for (std::size_t at = 0; at < points; at += per)
+        out.push_back(Piece{query, static_cast<const std::uint8_t*>(host) + at * point_bytes, resident + at,
+                            std::min(per, points - at), std::min(per, points - at) * point_bytes});
+    };
+    cut(kQueryA, key.a_host.data(), key.a_host.size(), sizeof(G1Affine), key.a_points.size(), witness);
+    cut(kQueryB1, key.b1_host.data(), key.b1_host.size(), sizeof(G1Affine), key.b1_points.size(), witness);
+    cut(kQueryB2, key.b2_host.data(), key.b2_host.size(), sizeof(G2Affine), key.b2_points.size(), witness);
+    cut(kQueryC, key.c_host.data(), key.c_host.size(), sizeof(G1Affine), key.c_points.size(), witness);
+    cut(kQueryH, key.h_host.data(), key.h_host.size(), sizeof(G1Affine), key.h_points.size(), h);
+    // H chunks spread evenly, the first one first (its bucket work hides
+    // the copies of the chunks after it).
+    const std::size_t total = witness.size() + h.size();
+    std::size_t hi = 0, wi = 0;
+    for (std::size_t k = 0; k < total; ++k) {
+      const bool take_h = hi < h.size() && (wi >= witness.size() || hi * total <= k * h.size());
+      pieces_.push_back(take_h ? h[hi++] : witness[wi++]);
+    }
+    for (int q : {kQueryH, kQueryA, kQueryB1, kQueryB2, kQueryC})
+      if (resident_points(q) > 0) resident_.push_back(q);
+    slot_.resize(std::size_t(slots_));
+  }
+
+  std::size_t slot_bytes() const { return slot_bytes_; }
+  int slots() const { return slots_; }
+  std::size_t streamed_chunks() const { return pieces_.size(); }
+
+  // Allocates up to `count` slots now (on the work stream) and queues their
+  // chunks' copies: for the room the NTT stage leaves (MemoryPlan::
+  // prefetch_slots). Throws DeviceOutOfMemory when they do not fit.
+  void prefetch(int count) {
+    ctx_.activate();
+    for (int s = 0; s < std::min(count, slots_); ++s) allocate(s);
+    while (issued_ < pieces_.size() && issued_ < std::size_t(std::min(count, slots_))) issue();
+    stats_.prefetched = issued_;
+  }
+
+  // Every MSM, with each query's scalars (device pointers, KeyQuery order:
+  // A, B1, C, B2, H; C's from the first private signal). Returns once all
+  // are done; the sums are then g1(q) and b2().
+  void run(const std::array<const Fr*, 5>& scalars) {
+    ctx_.activate();
+    std::size_t next = 0;
+    top_up(next);
+    while (next < pieces_.size() || !resident_.empty()) {
+      const bool ready = next < pieces_.size() && done(slot_[next % slots_].copied);
+      if (!resident_.empty() && (!ready || next == pieces_.size())) {
+        const int q = resident_.front();
+        resident_.erase(resident_.begin());
+        run_resident(q, scalars[q]);
+        continue;
+      }
+      if (!ready) ++stats_.copy_waits;
+      const Piece& p = pieces_[next];
+      Slot& slot = slot_[next % slots_];
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work_, slot.copied.get(), 0));
+      if (p.query == kQueryB2)
+        b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
+                                     scalars[p.query] + p.offset, p.count, work_);
+      else
+        g1_[p.query] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
+                                              scalars[p.query] + p.offset, p.count, work_);
+      slot.free_again.record(work_);
+      ++stats_.chunks;
+      ++next;
+      top_up(next);
+    }
+  }
+
+  const G1& g1(int query) const { return g1_[query]; }
+  const G2& b2() const { return b2_; }
+  const MsmStreamStats& stats() const { return stats_; }
+
+ private:
+  struct Piece {
+    int query;
+    const std::uint8_t* host;
+    std::size_t offset;  // of the first point in the query (its scalar index)
+    std::size_t count;   // points
+    std::size_t bytes;
+  };
+  struct Slot {
+    DeviceBuffer<std::uint8_t> buffer;
+    Event copied, free_again;
+  };
+
+  std::size_t resident_points(int q) const {
+    switch (q) {
+      case kQueryA: return key_.a_points.size();
+      case kQueryB1: return key_.b1_points.size();
+      case kQueryB2: return key_.b2_points.size();
+      case kQueryC: return key_.c_points.size();
+      default: return key_.h_points.size();
+    }
+  }
+
+  // A query's resident prefix: msm_placed() with nothing streamed (one call,
+  // halved when its working set does not fit).
+  void run_resident(int q, const Fr* scalars) {
+    auto none1 = std::span<const G1Affine>();
+    if (q == kQueryB2) {
+      b2_ += msm_placed<Curve, G2>(ctx_, std::span<const G2Affine>(key_.b2_points.data(), key_.b2_points.size()),
+                                   std::span<const G2Affine>(), scalars, 0, work_, copy_, &stats_);
+      return;
+    }
+    const DeviceBuffer<G1Affine>& points = q == kQueryA    ? key_.a_points
+                                           : q == kQueryB1 ? key_.b1_points
+                                           : q == kQueryC  ? key_.c_points
+                                                           : key_.h_points;
+    g1_[q] += msm_placed<Curve, G1>(ctx_, std::span<const G1Affine>(points.data(), points.size()), none1, scalars, 0,
+                                    work_, copy_, &stats_);
+  }
+
+  static bool done(const Event& e) {
+    const cudaError_t status = cudaEventQuery(e.get());
+    if (status == cudaSuccess) return true;
+    if (status == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: the copy is still running
+      return false;
+    }
+    ZKFARM_CUDA_CHECK(status);
+    return false;
+  }
+
+  void allocate(int s) {
+    Slot& slot = slot_[std::size_t(s)];
+    if (slot.buffer.size() != 0) return;
+    slot.buffer = DeviceBuffer<std::uint8_t>(slot_bytes_, work_);
+    Event allocated;
+    allocated.record(work_);  // the stream-ordered allocation precedes the copies into it
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_, allocated.get(), 0));
+  }
+
+  // Queues the copy of the next chunk into its slot, behind the kernels that
+  // last read that slot.
+  void issue() {
+    const std::size_t j = issued_++;
+    Slot& slot = slot_[j % slots_];
+    allocate(int(j % slots_));
+    if (j >= std::size_t(slots_)) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_, slot.free_again.get(), 0));
+    const Piece& p = pieces_[j];
+    slot.buffer.upload(p.host, p.bytes, copy_);
+    slot.copied.record(copy_);
+    stats_.streamed_bytes += p.bytes;
+  }
+
+  // Copies run up to slots - 1 chunks ahead of the kernels (the slot of the
+  // chunk being computed is busy).
+  void top_up(std::size_t next) {
+    while (issued_ < pieces_.size() && issued_ < next + std::size_t(slots_)) issue();
+  }
+
+  const DeviceContext& ctx_;
+  const DeviceProvingKey<Curve>& key_;
+  cudaStream_t work_, copy_;
+  int slots_;
+  std::size_t slot_bytes_ = 0;
+  std::vector<Piece> pieces_;
+  std::vector<int> resident_;
+  std::vector<Slot> slot_;
+  std::size_t issued_ = 0;
+  std::array<G1, 5> g1_{G1::identity(), G1::identity(), G1::identity(), G1::identity(), G1::identity()};
+  G2 b2_ = G2::identity();
+  MsmStreamStats stats_;
+};
 
 }  // namespace zkfarm::cuda
 

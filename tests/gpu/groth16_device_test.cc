@@ -367,6 +367,16 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
         EXPECT_EQ(t.skipped_bytes, 0u) << label;
       }
       EXPECT_EQ(t.overlapped, plan.overlap && !plan.release_witness) << label;
+      // Without the gather and the overlap, a streaming key goes through the
+      // transfer ring (MsmPipeline), its first slots filled before the NTTs.
+      const bool ring = !gather && !t.overlapped && plan.ring_slots > 0 && plan.streamed_bytes() > 0;
+      EXPECT_EQ(t.ring_slots, ring ? std::max(plan.ring_slots, 2) : 0) << label;
+      if (ring) {
+        EXPECT_LE(t.prefetched_chunks, std::size_t(plan.prefetch_slots)) << label;
+        if (plan.prefetch_slots > 0) {
+          EXPECT_GT(t.prefetched_chunks, 0u) << label;
+        }
+      }
       EXPECT_TRUE(gpu == cpu) << label << " at " << size << " constraints: device proof differs from the CPU proof";
       if (timings) *timings = t;
     };
@@ -383,13 +393,30 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     MemoryPlan serial_copied = all_streamed;  // every base copied, witness MSMs after H
     serial_copied.overlap = false;
     prove_placed(serial_copied, "all streamed, copied, serial", nullptr, false);
+    // The transfer ring: chunks of every query through 3 slots, 2 of them
+    // filled before the NTTs (the H chunks among the witness queries').
+    MemoryPlan ring = serial_copied;
+    ring.ring_slots = 3;
+    ring.prefetch_slots = 2;
+    prove_placed(ring, "all streamed, ring of 3", &t, false);
+    if (f.key.domain_size > 4096) {
+      EXPECT_GT(t.msm_calls, 5u);
+    }
     MemoryPlan half = plan_memory(shape, 0);
     for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
     prove_placed(half, "half resident");
+    MemoryPlan half_ring = half;  // resident halves run while the ring's copies are under way
+    half_ring.msm_chunk = 2048;
+    half_ring.ring_slots = 2;
+    prove_placed(half_ring, "half resident, ring of 2", nullptr, false);
     MemoryPlan everything_on_host = all_streamed;  // PCE read over PCIe, witness re-uploaded for the MSMs
     everything_on_host.pce_on_host = true;
     everything_on_host.release_witness = true;
     prove_placed(everything_on_host, "PCE+key on host");
+    MemoryPlan everything_ring = everything_on_host;  // the witness re-uploaded beside the ring's copies
+    everything_ring.ring_slots = 6;
+    everything_ring.prefetch_slots = 6;
+    prove_placed(everything_ring, "PCE+key on host, ring of 6", nullptr, false);
     // The planner's own plans, the budget enforced by the allocator on top
     // of what this process already holds.
     const MemoryPlan resident = plan_memory(shape, 0);
@@ -409,6 +436,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     set_device_memory_budget(device_memory_in_use() + tight.budget);
     try {
       prove_placed(tight, "planned, tight budget");
+      prove_placed(tight, "planned, tight budget, ring", nullptr, false);
     } catch (...) {
       set_device_memory_budget(0);
       throw;

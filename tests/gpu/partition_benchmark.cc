@@ -6,6 +6,7 @@
 //                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
 //                       [--msm-breakdown] [--compare-serial]
 //                       [--budgets-gib=G,G,...] [--ablate-gib=G,...]
+//                       [--chunk-logs=24,23]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -30,8 +31,11 @@
 // allocator): resident prefixes uploaded, the rest streamed per proof; each
 // proof checked against the resident one (same r, s). A budget too small
 // for the circuit prints the planner's error (what it needs).
-// --ablate-gib=24: at those budgets, the same placement also proved with the
-// zero-skipping gather toggled and with the witness MSMs' overlap toggled.
+// --ablate-gib=24: at those budgets, the same placement also proved without
+// the transfer ring (each query streamed on its own), with the
+// zero-skipping gather and with the witness MSMs' overlap toggled.
+// --chunk-logs=24,23: each budget planned with MSM chunks of at most 2^24
+// and again of at most 2^23 points (default: 24 only).
 // --compare-serial: the resident proofs also with the witness MSMs after H
 // (no overlap), same r and s: what the overlap gives.
 // Memory: host peak RSS and device use are printed after each stage.
@@ -83,6 +87,7 @@ struct Options {
   std::vector<double> budgets_gib;
   std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
+  std::vector<unsigned> chunk_logs = {24};
 };
 
 int g_failures = 0;
@@ -359,11 +364,12 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
   DeviceProver<Curve> prover(ctx);
   std::printf("  budgets: key %.2f GiB in pinned host memory, PCE %.2f GiB resident; host peak %.1f GiB\n",
               double(key_bytes) / double(1 << 30), double(shape.pce_bytes) / double(1 << 30), host_peak_gib());
-  for (double gib : o.budgets_gib) {
+  for (double gib : o.budgets_gib)
+  for (unsigned chunk_log : o.chunk_logs) {
     const std::size_t budget = std::size_t(gib * double(std::size_t(1) << 30));
     MemoryPlan plan;
     try {
-      plan = plan_memory(shape, budget);
+      plan = plan_memory(shape, budget, std::uint64_t(1) << chunk_log);
     } catch (const BudgetTooSmall& e) {
       std::printf("RESULT budget %.0f GiB: cannot prove: %s\n", gib, e.what());
       continue;
@@ -387,30 +393,35 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
       // zero-skipping gather toggled and with the witness MSMs' overlap
       // toggled.
       struct Variant {
-        const char* name;
+        std::string name;
         bool gather, overlap;
+        int ring_slots;
       };
       const bool gather = key.gather_nonzero;
-      std::vector<Variant> variants = {{"planned", gather, plan.overlap}};
+      const std::string planned = "planned (chunks <= 2^" + std::to_string(chunk_log) + ")";
+      std::vector<Variant> variants = {{planned, gather, plan.overlap, plan.ring_slots}};
       if (std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end()) {
-        variants.push_back({gather ? "no gather" : "gather", !gather, plan.overlap});
+        if (plan.ring_slots) variants.push_back({"no ring", gather, plan.overlap, 0});
+        variants.push_back({gather ? "no gather" : "gather", !gather, plan.overlap, plan.ring_slots});
         if (!plan.release_witness)
-          variants.push_back({plan.overlap ? "no overlap" : "overlap", gather, !plan.overlap});
+          variants.push_back({plan.overlap ? "no overlap" : "overlap", gather, !plan.overlap, plan.ring_slots});
       }
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
         key.overlap_msms = variant.overlap;
+        key.ring_slots = variant.ring_slots;
         std::vector<DeviceProveTimings> runs;
         Groth16Proof<Curve> proof;
         for (int r = 0; r <= o.repeats; ++r) {
           DeviceProveTimings t;
           proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
           std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
-                      "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls\n",
-                      gib, variant.name, r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms, t.msm_ms,
-                      t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
+                      "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
+                      "ring %d slots, %zu chunks copied before the NTTs, %zu waits for a copy\n",
+                      gib, variant.name.c_str(), r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms,
+                      t.msm_ms, t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
                       double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
-                      t.msm_calls);
+                      t.msm_calls, t.ring_slots, t.prefetched_chunks, t.copy_waits);
           if (r > 0) runs.push_back(t);
         }
         std::sort(runs.begin(), runs.end(),
@@ -422,13 +433,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         check(ok, "budget proof verifies");
         std::printf("RESULT budget %.0f GiB %s: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f "
                     "msm %.1f, H %.1f, witness MSMs %.1f%s), resident %.2f GiB, streamed %.2f GiB per proof (+%.2f "
-                    "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB), load %.2f s, proof %s\n",
-                    gib, variant.name, m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms,
+                    "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB), load %.2f s, ring %d slots "
+                    "(%zu prefetched, %zu copy waits), proof %s\n",
+                    gib, variant.name.c_str(), m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms,
                     m.ntt_ms, m.msm_ms, m.h_msm_ms, m.witness_msm_ms, m.overlapped ? " beside" : " after H",
                     double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
                     double(m.skipped_bytes) / double(1 << 30), double(key.host_bytes()) / double(1 << 30),
                     double(key.host_copied_bytes) / double(1 << 30), double(pce.host_bytes()) / double(1 << 30),
-                    load_s, same && ok ? "identical, valid" : "WRONG");
+                    load_s, m.ring_slots, m.prefetched_chunks, m.copy_waits, same && ok ? "identical, valid" : "WRONG");
       }
     } catch (const std::exception& e) {
       check(false, std::string("budget run: ") + e.what());
@@ -547,6 +559,20 @@ int main(int argc, char** argv) {
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else if (a == "--compare-serial") o.compare_serial = true;
+    else if (a.rfind("--chunk-logs=", 0) == 0) {
+      o.chunk_logs.clear();
+      std::string list = a.substr(a.find('=') + 1);
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const unsigned log = unsigned(std::strtoul(list.substr(at, comma - at).c_str(), nullptr, 10));
+        if (log < 16 || log > 24) {
+          std::fprintf(stderr, "%s: --chunk-logs: '%s' is not in [16, 24]\n", argv[0], list.substr(at, comma - at).c_str());
+          return 2;
+        }
+        o.chunk_logs.push_back(log);
+        at = comma + 1;
+      }
+    }
     else if (a.rfind("--budgets-gib=", 0) == 0 || a.rfind("--ablate-gib=", 0) == 0) {
       const bool ablate = a.rfind("--ablate-gib=", 0) == 0;
       std::string list = a.substr(a.find('=') + 1);
@@ -566,7 +592,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
                    "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--budgets-gib=141,80,40,24,16] "
-                   "[--ablate-gib=24]\n",
+                   "[--ablate-gib=24] [--chunk-logs=24,23]\n",
                    argv[0]);
       return 2;
     }
