@@ -207,6 +207,10 @@ struct DeviceProveTimings {
   int ring_slots = 0;
   std::size_t prefetched_chunks = 0;
   std::size_t copy_waits = 0;
+  // ... and where its MSM stage went (host wall time of synchronous calls):
+  // H chunks, witness chunks (ones summed, dense points collected), the
+  // Pippengers over the collected points, resident prefixes.
+  double pipeline_h_ms = 0, pipeline_witness_ms = 0, pipeline_dense_ms = 0, pipeline_resident_ms = 0;
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -454,6 +458,10 @@ class DeviceProver {
       local.ring_slots = pipelined ? pipeline->slots() : 0;
       local.prefetched_chunks = streamed.prefetched;
       local.copy_waits = streamed.copy_waits;
+      local.pipeline_h_ms = streamed.h_ms;
+      local.pipeline_witness_ms = streamed.witness_ms;
+      local.pipeline_dense_ms = streamed.dense_ms;
+      local.pipeline_resident_ms = streamed.resident_ms;
       local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
       local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
       local.msm_calls = streamed.chunks + wm.stats.chunks;

@@ -170,6 +170,9 @@ constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
 // to kRingSlots - 1 chunks ahead of the kernels, enough to keep it busy
 // through one H chunk's bucket work (~4 chunk transfers at 2^24 points).
 constexpr int kRingSlots = 6;
+// Slots' worth of room for the dense points MsmPipeline collects from the
+// witness chunks (one slot of bases and their scalars).
+constexpr int kCollectSlots = 2;
 // Largest and smallest MSM chunk a budget plan uses (2^24: larger chunks
 // gain little per point -- BLS12-381 G1 2^24 in 119.6 ms, 2^26 in 427.6 --
 // and their transfer buffers and working set take room from resident
@@ -200,16 +203,16 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   // The ring of kRingSlots slots of `chunk` G1 points (MsmPipeline), or,
   // with the zero-skipping gather (msm_placed), two transfer buffers of
   // `chunk` bases of `point` bytes and their scalars: room for either.
-  auto transfer = [&](std::uint64_t chunk, std::size_t point) {
-    return std::max<std::size_t>(std::size_t(kRingSlots) * chunk * shape.g1_bytes, 2 * chunk * (point + fr));
+  auto transfer = [&](std::uint64_t chunk, std::size_t point, int slots) {
+    return std::max<std::size_t>(std::size_t(slots + kCollectSlots) * chunk * shape.g1_bytes, 2 * chunk * (point + fr));
   };
   auto msm_stage = [&](std::uint64_t chunk, bool streaming) {
-    return msm_stage_base + (streaming ? transfer(chunk, widest) : 0) + msm_working_bytes(chunk);
+    return msm_stage_base + (streaming ? transfer(chunk, widest, 2) : 0) + msm_working_bytes(chunk);
   };
   // The witness MSMs beside the rest: one MSM's working set over at most
   // `points` points (+ its transfer buffers when streaming).
   auto side = [&](std::uint64_t points, bool streaming) {
-    return msm_working_bytes(points) + (streaming ? transfer(points, widest) : 0);
+    return msm_working_bytes(points) + (streaming ? transfer(points, widest, 2) : 0);
   };
   const std::size_t resident_base = shape.pce_bytes + key_bytes + std::max(ntt_stage, msm_stage(largest, false));
   const std::size_t resident_overlap = resident_base + side(v, false);
@@ -239,8 +242,8 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     bool pce_on_host, release_witness, overlap;
   };
   const Mode modes[4] = {{false, false, false}, {false, true, false}, {true, false, false}, {true, true, false}};
-  auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point) {
-    const std::size_t msm = msm_stage_base + transfer(chunk, point) + msm_working_bytes(chunk);
+  auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point, int slots = 2) {
+    const std::size_t msm = msm_stage_base + transfer(chunk, point, slots) + msm_working_bytes(chunk);
     return std::max(m.release_witness ? ntt_released : ntt_stage, msm) + (m.overlap ? side(chunk, true) : 0);
   };
   auto fixed_need = [&](const Mode& m, std::uint64_t chunk) {
@@ -274,13 +277,23 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   // The transfer buffers hold G1 points unless B2 (G2) is streamed too:
   // plan with G1 buffers first, again with G2 ones if B2 did not fit.
   std::size_t stage = 0;
+  // The largest chunk that fits with three transfer slots (two where even
+  // the smallest chunk does not fit three), then as many slots as fit
+  // (kRingSlots at most): larger chunks cost less per point, and three
+  // slots already keep one copy running ahead of the kernels.
+  const int min_slots = device_pce + stage_of(*mode, first_chunk, widest, 3) <= budget ? 3 : 2;
+  int slots = min_slots;
   for (int pass = 0; pass < 2; ++pass) {
     const std::size_t point = pass == 1 ? widest : shape.g1_bytes;
     std::uint64_t chunk = first_chunk;
-    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 && device_pce + stage_of(*mode, chunk * 2, point) <= budget)
+    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
+           device_pce + stage_of(*mode, chunk * 2, point, min_slots) <= budget)
       chunk *= 2;
+    slots = min_slots;
+    while (slots < kRingSlots && device_pce + stage_of(*mode, chunk, point, slots + 1) <= budget) ++slots;
     plan.msm_chunk = chunk;
-    stage = stage_of(*mode, chunk, point);
+    plan.ring_slots = slots;
+    stage = stage_of(*mode, chunk, point, slots);
     // (fits: first_chunk with G2 buffers fits, as the mode was chosen so)
     std::size_t room = budget - device_pce - stage;
     plan.resident = {0, 0, 0, 0, 0};
@@ -295,11 +308,10 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   plan.peak_bytes = device_pce + plan.key_resident_bytes() + stage;
   // Slots the NTT stage leaves room for (the stage above is the larger of
   // the NTT and MSM stages).
-  plan.ring_slots = kRingSlots;
   const std::size_t ntt_need = plan.release_witness ? ntt_released : ntt_stage;
   const std::size_t slot = plan.msm_chunk * shape.g1_bytes;
   plan.prefetch_slots =
-      stage > ntt_need && slot > 0 ? int(std::min<std::size_t>(kRingSlots, (stage - ntt_need) / slot)) : 0;
+      stage > ntt_need && slot > 0 ? int(std::min<std::size_t>(slots, (stage - ntt_need) / slot)) : 0;
   return plan;
 }
 

@@ -56,14 +56,16 @@ TEST(MemoryPlan, TheTransferRingFitsTheBudgetBeforeAndAfterTheNtts) {
     const std::size_t budget = std::size_t(gib * double(kGiB));
     const MemoryPlan p = plan_memory(s, budget);
     SCOPED_TRACE(p.summary());
-    EXPECT_EQ(p.ring_slots, kRingSlots);
+    EXPECT_GE(p.ring_slots, 2);
+    EXPECT_LE(p.ring_slots, kRingSlots);
     EXPECT_GE(p.prefetch_slots, 0);
     EXPECT_LE(p.prefetch_slots, p.ring_slots);
     const std::size_t slot = p.msm_chunk * s.g1_bytes;
     const std::size_t ntt = (p.release_witness ? fr * std::max(v + 2 * n, 3 * n) : fr * (v + 3 * n)) + kPlanSlackBytes;
     const std::size_t fixed = p.key_resident_bytes() + (p.pce_on_host ? 0 : s.pce_bytes);
     EXPECT_LE(fixed + ntt + std::size_t(p.prefetch_slots) * slot, budget);
-    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes + std::size_t(p.ring_slots) * slot + msm_working_bytes(p.msm_chunk),
+    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes + std::size_t(p.ring_slots + kCollectSlots) * slot +
+                  msm_working_bytes(p.msm_chunk),
               budget);
     EXPECT_NE(p.summary().find("transfer slots"), std::string::npos);
   }
@@ -71,7 +73,7 @@ TEST(MemoryPlan, TheTransferRingFitsTheBudgetBeforeAndAfterTheNtts) {
 }
 
 TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
-  std::size_t last_resident = ~std::size_t(0);
+  std::size_t first_streamed = 0;
   for (double gib : {80.0, 40.0, 24.0, 16.0}) {
     const std::size_t budget = std::size_t(gib * double(kGiB));
     const MemoryPlan p = plan_memory(porep(), budget);
@@ -79,8 +81,10 @@ TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
     EXPECT_FALSE(p.all_resident());
     EXPECT_LE(p.peak_bytes, budget);
     EXPECT_EQ(p.key_resident_bytes() + p.streamed_bytes(), key_bytes(p));
-    EXPECT_LE(p.key_resident_bytes(), last_resident);
-    last_resident = p.key_resident_bytes();
+    // (Not monotone in between: a smaller budget may take smaller MSM
+    // chunks and keep more points resident.)
+    if (first_streamed == 0) first_streamed = p.streamed_bytes();
+    EXPECT_GE(p.streamed_bytes(), first_streamed);
     EXPECT_GE(p.msm_chunk, kMinChunk);
     EXPECT_LE(p.msm_chunk, kMaxChunk);
     // H (dense scalars, compute-bound) is the first query streamed.

@@ -53,44 +53,31 @@ DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cu
 
 }  // namespace msm_detail
 
+// Steps 1-2 for msm_device_raw and msm_device_split_raw: classifies the
+// points, sums the ones (out->ones_sum) and leaves the dense points' indices
+// in dense_index (counts in local). Synchronizes the stream.
 template <class FqParams, int kDegree, class FrParams>
-void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
-                    cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out) {
+void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, const void* device_scalars,
+                           std::size_t n, cudaStream_t stream, std::vector<Event>& marks, GpuMsmStats& local,
+                           MsmRawResult* out, DeviceBuffer<std::uint32_t>& dense_index) {
   namespace mk = msm_kernels;
   using msm_detail::blocks_for;
-  static_assert(kDegree == 1 || kDegree == 2, "G1 over Fq or G2 over Fq2");
   using Fq = DevFp<FqParams>;
   using Field = std::conditional_t<kDegree == 1, Fq, DevFq2<Fq>>;
   using Pts = PointTypes<Field>;
   using Xyzz = typename Pts::Xyzz;
   using DeviceAffine = typename Pts::Affine;
   using FrDev = DevFp<FrParams>;
-
-  config.validate();
-  if (n >= mk::kIndexMask)
-    throw std::invalid_argument("gpu msm: at most 2^31 - 2 points per call, got " + std::to_string(n));
-  GpuMsmStats local;
-  local.points = n;
-  *out = MsmRawResult();
-  if (n == 0) {
-    if (stats) *stats = local;
-    return;
-  }
-  ctx.activate();
-  // Stage boundaries, for GpuMsmStats::stage_ms (only when asked for).
-  std::vector<Event> marks(stats ? 6 : 0);
   auto mark = [&](int i) {
-    if (stats) marks[i].record(stream);
+    if (!marks.empty()) marks[i].record(stream);
   };
-  mark(0);
   const auto* bases = reinterpret_cast<const DeviceAffine*>(device_bases);
   const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
-  // Enough threads to fill every SM several times over with the 128-thread
-  // point kernels (register-bound at a few hundred resident threads per SM).
   const std::uint64_t target_threads = std::uint64_t(ctx.info().multiprocessors) * 1024;
 
   // 1. Classify and compact.
-  DeviceBuffer<std::uint32_t> dense_index(n, stream), ones_index(n, stream);
+  dense_index = DeviceBuffer<std::uint32_t>(n, stream);
+  DeviceBuffer<std::uint32_t> ones_index(n, stream);
   std::uint32_t counts[3] = {0, 0, 0};  // dense, ones, max scalar bits
   {
     DeviceBuffer<std::uint32_t> dense_flag(n + 1, stream), one_flag(n + 1, stream);
@@ -123,8 +110,8 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     mark(1);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  const std::uint64_t m = counts[0], ones = counts[1];
-  local.dense = m;
+  const std::uint64_t ones = counts[1];
+  local.dense = counts[0];
   local.ones = ones;
   local.scalar_bits = counts[2];
 
@@ -142,7 +129,79 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   mark(2);
-  ones_index = DeviceBuffer<std::uint32_t>();
+}
+
+template <class FqParams, int kDegree, class FrParams>
+void msm_device_split_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars,
+                          std::size_t n, cudaStream_t stream, const DenseReserve& reserve, std::size_t* dense,
+                          MsmRawResult* out) {
+  namespace mk = msm_kernels;
+  using Fq = DevFp<FqParams>;
+  using Field = std::conditional_t<kDegree == 1, Fq, DevFq2<Fq>>;
+  using DeviceAffine = typename PointTypes<Field>::Affine;
+  using FrDev = DevFp<FrParams>;
+  if (n >= mk::kIndexMask)
+    throw std::invalid_argument("gpu msm: at most 2^31 - 2 points per call, got " + std::to_string(n));
+  *out = MsmRawResult();
+  *dense = 0;
+  if (n == 0) return;
+  ctx.activate();
+  std::vector<Event> marks;
+  GpuMsmStats local;
+  DeviceBuffer<std::uint32_t> dense_index;
+  classify_and_sum_ones<FqParams, kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream, marks, local, out,
+                                                     dense_index);
+  *dense = local.dense;
+  if (local.dense == 0) return;
+  const auto [out_bases, out_scalars] = reserve(local.dense);
+  ZKFARM_CUDA_LAUNCH(mk::gather_dense_kernel<FrDev, DeviceAffine>
+                     <<<msm_detail::blocks_for(local.dense, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+                         local.dense, dense_index.data(), reinterpret_cast<const DeviceAffine*>(device_bases),
+                         reinterpret_cast<const FrDev*>(device_scalars), static_cast<DeviceAffine*>(out_bases),
+                         static_cast<FrDev*>(out_scalars)));
+}
+
+template <class FqParams, int kDegree, class FrParams>
+void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
+                    cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out) {
+  namespace mk = msm_kernels;
+  using msm_detail::blocks_for;
+  static_assert(kDegree == 1 || kDegree == 2, "G1 over Fq or G2 over Fq2");
+  using Fq = DevFp<FqParams>;
+  using Field = std::conditional_t<kDegree == 1, Fq, DevFq2<Fq>>;
+  using Pts = PointTypes<Field>;
+  using Xyzz = typename Pts::Xyzz;
+  using DeviceAffine = typename Pts::Affine;
+  using FrDev = DevFp<FrParams>;
+
+  config.validate();
+  if (n >= mk::kIndexMask)
+    throw std::invalid_argument("gpu msm: at most 2^31 - 2 points per call, got " + std::to_string(n));
+  GpuMsmStats local;
+  local.points = n;
+  *out = MsmRawResult();
+  if (n == 0) {
+    if (stats) *stats = local;
+    return;
+  }
+  ctx.activate();
+  // Stage boundaries, for GpuMsmStats::stage_ms (only when asked for).
+  std::vector<Event> marks(stats ? 6 : 0);
+  auto mark = [&](int i) {
+    if (stats) marks[i].record(stream);
+  };
+  mark(0);
+  const auto* bases = reinterpret_cast<const DeviceAffine*>(device_bases);
+  // Enough threads to fill every SM several times over with the 128-thread
+  // point kernels (register-bound at a few hundred resident threads per SM).
+  const std::uint64_t target_threads = std::uint64_t(ctx.info().multiprocessors) * 1024;
+
+  // 1-2. Classify, compact, sum the ones.
+  DeviceBuffer<std::uint32_t> dense_index;
+  classify_and_sum_ones<FqParams, kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream, marks, local, out,
+                                                     dense_index);
+  const std::uint64_t m = local.dense;
+  const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
 
   // 3-7. Pippenger over the dense points.
   if (m > 0) {
@@ -151,7 +210,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     // BLS12-381 G1, scaling with the cost of a multiplication: k^2 limbs,
     // three base multiplications per Fq2 one); see choose_layout.
     const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kDegree == 2 ? 3.0 : 1.0);
-    const mk::Layout layout = mk::choose_layout(m, counts[2], config.window_bits, sort_cost, sizeof(Xyzz),
+    const mk::Layout layout = mk::choose_layout(m, local.scalar_bits, config.window_bits, sort_cost, sizeof(Xyzz),
                                                 device_memory_available() / 4);
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
     local.window_bits = layout.window_bits;
@@ -287,4 +346,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, sum_ones)                                                   \
   template void zkfarm::cuda::msm_device_raw<FQ_PARAMS, DEGREE, FR_PARAMS>(                                   \
       const zkfarm::cuda::DeviceContext&, const void*, const void*, std::size_t, cudaStream_t,                 \
-      const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*, zkfarm::cuda::MsmRawResult*);
+      const zkfarm::cuda::GpuMsmConfig&, zkfarm::cuda::GpuMsmStats*, zkfarm::cuda::MsmRawResult*);             \
+  template void zkfarm::cuda::msm_device_split_raw<FQ_PARAMS, DEGREE, FR_PARAMS>(                             \
+      const zkfarm::cuda::DeviceContext&, const void*, const void*, std::size_t, cudaStream_t,                 \
+      const zkfarm::cuda::DenseReserve&, std::size_t*, zkfarm::cuda::MsmRawResult*);

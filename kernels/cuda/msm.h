@@ -23,9 +23,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/device_context.h"
@@ -89,6 +91,17 @@ struct MsmRawResult {
   std::vector<std::uint8_t> ones_sum;     // one XYZZ point, or empty
 };
 
+// Where msm_device_split() puts the dense points: called once their count
+// is known (before anything is written), it returns device addresses with
+// room for that many bases and scalars (it may run other work on the stream
+// first, e.g. to empty a full buffer).
+using DenseReserve = std::function<std::pair<void*, void*>(std::size_t dense)>;
+
+template <class FqParams, int kDegree, class FrParams>
+void msm_device_split_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars,
+                          std::size_t n, cudaStream_t stream, const DenseReserve& reserve, std::size_t* dense,
+                          MsmRawResult* out);
+
 template <class FqParams, int kDegree, class FrParams>
 void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
                     cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out);
@@ -135,6 +148,29 @@ G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
   }
   if (!raw.ones_sum.empty()) result += point(raw.ones_sum.data());
   return result;
+}
+
+// The first part of msm_device() only: zeros and points at infinity
+// skipped, the ones summed (the return value), and the other points --
+// scalars neither 0 nor 1, the ones Pippenger needs -- copied in index
+// order, bases and scalars, to where reserve(count) says (*dense = count).
+// Their MSM is then msm_device() over those copies, which may collect the
+// dense points of many calls first: streamed chunks of a sparse witness
+// (msm_stream.h) pay for one Pippenger instead of one each. Synchronous.
+template <class Curve, class G>
+G msm_device_split(const DeviceContext& ctx, const typename G::Affine* device_bases,
+                   const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
+                   const DenseReserve& reserve, std::size_t* dense) {
+  using Cfg = typename G::Config;
+  using Shape = msm_detail::FieldShape<typename Cfg::Field>;
+  using FrParams = typename msm_detail::FieldShape<typename Curve::Fr>::Params;
+  MsmRawResult raw;
+  msm_device_split_raw<typename Shape::Params, Shape::kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream,
+                                                                          reserve, dense, &raw);
+  if (raw.ones_sum.empty()) return G::identity();
+  XyzzPoint<Cfg> p;
+  std::memcpy(static_cast<void*>(&p), raw.ones_sum.data(), sizeof(p));
+  return p.to_jacobian();
 }
 
 // Uploads bases and scalars (on ctx.stream(0)) and runs msm_device.

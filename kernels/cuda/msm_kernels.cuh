@@ -383,6 +383,19 @@ static __global__ void __launch_bounds__(kLightThreads)
   if (i < n) scatter_flagged(i, flag, position, out);
 }
 
+// msm_device_split: dense point j (of m) copied, base and scalar.
+template <class FrDev, class Affine>
+__global__ void __launch_bounds__(kLightThreads)
+    gather_dense_kernel(std::uint64_t m, const std::uint32_t* dense_index, const Affine* bases, const FrDev* scalars,
+                        Affine* out_bases, FrDev* out_scalars) {
+  const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < m) {
+    const std::uint32_t i = dense_index[j];
+    out_bases[j] = bases[i];
+    out_scalars[j] = scalars[i];
+  }
+}
+
 template <class FrDev>
 __global__ void __launch_bounds__(kLightThreads)
     digits_kernel(std::uint64_t m, const std::uint32_t* dense_index, const FrDev* scalars, Layout layout,

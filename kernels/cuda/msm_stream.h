@@ -37,6 +37,8 @@
 #include <span>
 
 #include <array>
+#include <chrono>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/device_context.h"
@@ -57,6 +59,11 @@ struct MsmStreamStats {
   // (the device waited for PCIe), and slots filled before the NTTs.
   std::uint64_t copy_waits = 0;
   std::uint64_t prefetched = 0;
+  // MsmPipeline only: host wall time (each MSM call is synchronous) in the
+  // H chunks, the witness chunks (zeros skipped, ones summed, dense points
+  // collected), the Pippengers over the collected dense points, and the
+  // resident prefixes.
+  double h_ms = 0, witness_ms = 0, dense_ms = 0, resident_ms = 0;
 };
 
 // The non-zero scalars of a streamed range over the witness: index[0..count)
@@ -221,8 +228,14 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
 // fills slots before the NTTs where the plan left room (the copy engine is
 // idle during the SpMV's last part and the NTTs otherwise).
 //
-// Every chunk is an ordinary msm_device() call (msm.h), and the sums are
-// exact group elements, so the order does not change the proof's bytes.
+// An H chunk is an ordinary msm_device() call (msm.h). A witness chunk
+// (mostly zeros and ones) is msm_device_split(): its ones are summed and its
+// few dense points (scalar neither 0 nor 1) copied to a collection buffer of
+// one slot's size, and one msm_device() over the collection runs when it is
+// full or the query changes: one Pippenger per witness query instead of one
+// per chunk (each of those costs ~10 ms of sorting and bucket reduction
+// whatever its size). The sums are exact group elements, so the order does
+// not change the proof's bytes.
 template <class Curve>
 class MsmPipeline {
  public:
@@ -287,29 +300,46 @@ class MsmPipeline {
     ctx_.activate();
     std::size_t next = 0;
     top_up(next);
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
     while (next < pieces_.size() || !resident_.empty()) {
       const bool ready = next < pieces_.size() && done(slot_[next % slots_].copied);
       if (!resident_.empty() && (!ready || next == pieces_.size())) {
         const int q = resident_.front();
         resident_.erase(resident_.begin());
+        const auto t = Clock::now();
         run_resident(q, scalars[q]);
+        stats_.resident_ms += since(t);
         continue;
       }
       if (!ready) ++stats_.copy_waits;
       const Piece& p = pieces_[next];
       Slot& slot = slot_[next % slots_];
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work_, slot.copied.get(), 0));
-      if (p.query == kQueryB2)
-        b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
-                                     scalars[p.query] + p.offset, p.count, work_);
-      else
-        g1_[p.query] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
-                                              scalars[p.query] + p.offset, p.count, work_);
+      const Fr* piece_scalars = scalars[p.query] + p.offset;
+      const auto t = Clock::now();
+      if (p.query == kQueryH) {
+        g1_[kQueryH] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
+                                              piece_scalars, p.count, work_);
+        stats_.h_ms += since(t);
+      } else {
+        if (dense_query_ != p.query) flush();
+        dense_query_ = p.query;
+        std::size_t dense = 0;
+        if (p.query == kQueryB2)
+          b2_ += msm_device_split<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
+                                             piece_scalars, p.count, work_, reserve_, &dense);
+        else
+          g1_[p.query] += msm_device_split<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
+                                                      piece_scalars, p.count, work_, reserve_, &dense);
+        stats_.witness_ms += since(t);
+      }
       slot.free_again.record(work_);
       ++stats_.chunks;
       ++next;
       top_up(next);
     }
+    flush();
   }
 
   const G1& g1(int query) const { return g1_[query]; }
@@ -337,6 +367,38 @@ class MsmPipeline {
       case kQueryC: return key_.c_points.size();
       default: return key_.h_points.size();
     }
+  }
+
+  std::size_t point_bytes(int query) const { return query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine); }
+
+  // Room for `dense` more collected points of the current query: the
+  // collection is emptied first when they would not fit. The buffers (one
+  // slot of bases, their scalars) are allocated on first use, after the NTTs.
+  std::pair<void*, void*> reserve(std::size_t dense) {
+    if (dense_bases_.size() == 0) {
+      dense_bases_ = DeviceBuffer<std::uint8_t>(slot_bytes_, work_);
+      dense_scalars_ = DeviceBuffer<Fr>(slot_bytes_ / sizeof(G1Affine), work_);
+    }
+    const std::size_t bytes = point_bytes(dense_query_);
+    if ((dense_fill_ + dense) * bytes > slot_bytes_) flush();
+    std::pair<void*, void*> at{dense_bases_.data() + dense_fill_ * bytes, dense_scalars_.data() + dense_fill_};
+    dense_fill_ += dense;
+    return at;
+  }
+
+  // The collected dense points' MSM, added to their query's sum.
+  void flush() {
+    if (dense_fill_ == 0) return;
+    const auto t = std::chrono::steady_clock::now();
+    if (dense_query_ == kQueryB2)
+      b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(dense_bases_.data()), dense_scalars_.data(),
+                                   dense_fill_, work_);
+    else
+      g1_[dense_query_] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(dense_bases_.data()),
+                                                 dense_scalars_.data(), dense_fill_, work_);
+    ++stats_.chunks;
+    stats_.dense_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    dense_fill_ = 0;
   }
 
   // A query's resident prefix: msm_placed() with nothing streamed (one call,
@@ -404,6 +466,12 @@ class MsmPipeline {
   std::vector<int> resident_;
   std::vector<Slot> slot_;
   std::size_t issued_ = 0;
+  // The dense points collected from the current witness query's chunks.
+  DeviceBuffer<std::uint8_t> dense_bases_;
+  DeviceBuffer<Fr> dense_scalars_;
+  int dense_query_ = -1;
+  std::size_t dense_fill_ = 0;
+  DenseReserve reserve_ = [this](std::size_t dense) { return reserve(dense); };
   std::array<G1, 5> g1_{G1::identity(), G1::identity(), G1::identity(), G1::identity(), G1::identity()};
   G2 b2_ = G2::identity();
   MsmStreamStats stats_;

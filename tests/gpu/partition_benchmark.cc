@@ -417,11 +417,13 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
           std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
                       "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
-                      "ring %d slots, %zu chunks copied before the NTTs, %zu waits for a copy\n",
+                      "ring %d slots, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
+                      "%.1f, witness chunks %.1f, dense %.1f, resident %.1f ms\n",
                       gib, variant.name.c_str(), r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms,
                       t.msm_ms, t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
                       double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
-                      t.msm_calls, t.ring_slots, t.prefetched_chunks, t.copy_waits);
+                      t.msm_calls, t.ring_slots, t.prefetched_chunks, t.copy_waits, t.pipeline_h_ms,
+                      t.pipeline_witness_ms, t.pipeline_dense_ms, t.pipeline_resident_ms);
           if (r > 0) runs.push_back(t);
         }
         std::sort(runs.begin(), runs.end(),
