@@ -132,6 +132,9 @@ struct DeviceProvingKey {
   // slots filled before the NTTs (MemoryPlan::prefetch_slots).
   int ring_slots = 0;
   int prefetch_slots = 0;
+  // 2: the witness chunks in a lane of their own beside the H chunks
+  // (MemoryPlan::ring_lanes).
+  int ring_lanes = 1;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
@@ -190,6 +193,7 @@ struct DeviceProvingKey {
     k.overlap_msms = !plan || plan->overlap;
     k.ring_slots = plan ? plan->ring_slots : 0;
     k.prefetch_slots = plan ? plan->prefetch_slots : 0;
+    k.ring_lanes = plan ? plan->ring_lanes : 1;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

@@ -84,8 +84,11 @@ struct DeviceCsr {
   DeviceBuffer<std::uint64_t> general_offsets;  // rows + 1
   DeviceBuffer<std::uint32_t> cols;             // nnz
   DeviceBuffer<Fr> values;                      // general coefficients
-  // Host mode: device-usable addresses of the page-locked host arrays.
+  // Host mode: device-usable addresses of the page-locked host arrays, and
+  // their host addresses (for copies by DMA, DeviceProver's streamed SpMV).
   DeviceCsrView<Fr> host_view{};
+  DeviceCsrView<Fr> host_arrays{};
+  std::size_t rows = 0;
   std::vector<std::shared_ptr<HostPin>> host_storage;
   std::size_t host_bytes = 0;
 
@@ -102,13 +105,17 @@ struct DeviceCsr {
   static DeviceCsr upload_host(const Csr<Fr>& m) {
     DeviceCsr d;
     std::size_t copied = 0;
-    auto pin = [&](const auto& vec) {
+    auto pin = [&](const auto& vec, auto& host) {
       using T = typename std::remove_cvref_t<decltype(vec)>::value_type;
       const std::span<const T> pinned = HostPin::pin(std::span<const T>(vec), d.host_storage, &copied);
       d.host_bytes += pinned.size_bytes();
+      host = pinned.empty() ? nullptr : pinned.data();
       return pinned.empty() ? nullptr : HostPin::device_pointer(pinned.data());
     };
-    d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets), pin(m.general_offsets), pin(m.cols), pin(m.values)};
+    auto& h = d.host_arrays;
+    d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets, h.row_offsets), pin(m.general_offsets, h.general_offsets),
+                                    pin(m.cols, h.cols), pin(m.values, h.values)};
+    d.rows = m.row_offsets.empty() ? 0 : m.row_offsets.size() - 1;
     return d;
   }
 
@@ -158,6 +165,7 @@ class DevicePce {
   }
   // Page-locked host bytes the kernels read (0 unless uploaded on_host).
   std::size_t host_bytes() const { return a_.host_bytes + b_.host_bytes + c_.host_bytes; }
+  bool on_host() const { return !a_.host_storage.empty() || a_.host_bytes != 0; }
 
   std::size_t num_rows() const { return num_rows_; }
   std::size_t num_cols() const { return num_cols_; }
@@ -205,6 +213,7 @@ struct DeviceProveTimings {
   // chunks copied before the NTTs, and the chunks the device had to wait
   // for with no resident work left to run (0 when PCIe kept ahead).
   int ring_slots = 0;
+  int ring_lanes = 0;
   std::size_t prefetched_chunks = 0;
   std::size_t copy_waits = 0;
   // ... and where its MSM stage went (host wall time of synchronous calls):
@@ -278,23 +287,41 @@ class DeviceProver {
     DeviceBuffer<Fr> device_witness(witness.size(), stream);
     DeviceBuffer<Fr> a(n, stream), b(n, stream), c;
     if (!release) c = DeviceBuffer<Fr>(n, stream);
-    DeviceBuffer<std::uint32_t> first_unsatisfied(1, stream);
+    DeviceBuffer<std::uint32_t> first_unsatisfied;
     local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + n * sizeof(Fr);
     upload_witness(witness, device_witness, stream);
     uploaded.record(stream);
+    first_unsatisfied = DeviceBuffer<std::uint32_t>(1, stream);
 
     // 3. a = A.w, b = B.w, c = a o b (+ the constraint check, read back
     // without a wait: it is checked once the proof's work is done).
     const bool check = options.check_constraints && pce.has_c();
-    ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
-    const DeviceCsrView<Fr> c_view = pce.c().view();
-    launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
-                            static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
-                            device_witness.data(), a.data(), b.data(), release ? nullptr : c.data(),
-                            first_unsatisfied.data(), stream);
+    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    const bool gather = key.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
+                                               !key.b2_host.empty() || !key.c_host.empty());
+    const bool overlap = key.overlap_msms && !release;
+    // A streaming key's five MSMs through rings of transfer slots; the
+    // first slots are filled while the NTTs run (msm_stream.h). With the
+    // PCE in host memory, those slots first carry it to the SpMV by DMA.
+    const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
+    std::optional<MsmPipeline<Curve>> pipeline;
+    if (pipelined)
+      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream);
+    std::vector<std::uint32_t> chunk_rows{0};  // first row of each SpMV launch (its unsatisfied-row slot)
+    if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream) {
+      chunk_rows = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
+                                 b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
+    } else {
+      ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
+      const DeviceCsrView<Fr> c_view = pce.c().view();
+      launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
+                              static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
+                              device_witness.data(), a.data(), b.data(), release ? nullptr : c.data(),
+                              first_unsatisfied.data(), stream);
+    }
     if (check) {
-      if (unsatisfied_row_.size() == 0) unsatisfied_row_ = PinnedBuffer<std::uint32_t>(1);
-      first_unsatisfied.download(unsatisfied_row_.data(), 1, stream);
+      if (unsatisfied_row_.size() < chunk_rows.size()) unsatisfied_row_ = PinnedBuffer<std::uint32_t>(chunk_rows.size());
+      first_unsatisfied.download(unsatisfied_row_.data(), chunk_rows.size(), stream);
     }
     if (release) {  // the witness off the device during the NTTs (stream-ordered free)
       device_witness = DeviceBuffer<Fr>();
@@ -308,7 +335,6 @@ class DeviceProver {
     const std::size_t num_private = key.num_vars - key.num_public - 1;
     // Each query's resident points from device memory, the rest streamed
     // from pinned host memory on a copy stream (msm_stream.h).
-    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
     auto placed = [&](auto device_span, auto host_span, const Fr* scalars, std::size_t count, cudaStream_t work,
                       cudaStream_t copy, MsmStreamStats* stats, const NonzeroGather<Fr>* gather) {
       using Affine = typename decltype(host_span)::value_type;
@@ -333,8 +359,6 @@ class DeviceProver {
     // Streamed witness queries move only the non-zero scalars' bases: their
     // indices are listed on the host while the device works (in the side
     // thread with overlap, else after the NTTs are queued).
-    const bool gather = key.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
-                                               !key.b2_host.empty() || !key.c_host.empty());
     Event side_start, side_done;
     auto witness_msms = [&](const Fr* w, cudaStream_t work, cudaStream_t copy) {
       ctx_.activate();
@@ -370,15 +394,7 @@ class DeviceProver {
       side_done.record(work);
       return out;
     };
-    const bool overlap = key.overlap_msms && !release;
-    // A streaming key's five MSMs through one ring of transfer slots; the
-    // first slots are filled now, while the NTTs run (msm_stream.h).
-    const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
-    std::optional<MsmPipeline<Curve>> pipeline;
-    if (pipelined) {
-      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, stream, copy_stream);
-      pipeline->prefetch(key.prefetch_slots);
-    }
+    if (pipelined) pipeline->prefetch(key.prefetch_slots);
     std::future<WitnessMsms> side;
     if (overlap) {
       if (!side_streams_) {
@@ -441,7 +457,12 @@ class DeviceProver {
       if (!overlap) done.record(stream);
     }
     done.synchronize();
-    if (check && unsatisfied_row_[0] != 0xffffffffu) throw UnsatisfiedConstraint(unsatisfied_row_[0]);
+    if (check) {
+      std::uint64_t first = ~std::uint64_t(0);
+      for (std::size_t k = 0; k < chunk_rows.size(); ++k)
+        if (unsatisfied_row_[k] != 0xffffffffu) first = std::min<std::uint64_t>(first, chunk_rows[k] + std::uint64_t(unsatisfied_row_[k]));
+      if (first != ~std::uint64_t(0)) throw UnsatisfiedConstraint(static_cast<std::uint32_t>(first));
+    }
 
     // 6. Assembly: the CPU prover's own code (groth16_assemble).
     Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, wm.a, wm.b1, wm.b2, wm.c, msm_h, r, s);
@@ -456,6 +477,7 @@ class DeviceProver {
       local.witness_msm_ms = Event::elapsed_ms(side_start, side_done);
       local.overlapped = overlap;
       local.ring_slots = pipelined ? pipeline->slots() : 0;
+      local.ring_lanes = pipelined ? pipeline->lanes() : 0;
       local.prefetched_chunks = streamed.prefetched;
       local.copy_waits = streamed.copy_waits;
       local.pipeline_h_ms = streamed.h_ms;
@@ -473,6 +495,104 @@ class DeviceProver {
   }
 
  private:
+  // The SpMV of a PCE in host memory by DMA instead of the kernels' reads
+  // over PCIe: rows in ranges whose slices of A, B (and C when checking)
+  // fill one of `slots` transfer slots of the pipeline, copied on
+  // copy_stream while the previous range's products run on stream (the
+  // kernels see each slice through views rebased to its first row). The
+  // slots are then the pipeline's to fill (MsmPipeline::lend_slots). Each
+  // range has its own unsatisfied-row word (first_unsatisfied is sized
+  // here); returns the ranges' first rows, to turn those words into rows.
+  std::vector<std::uint32_t> spmv_streamed(const DevicePce<Fr>& pce, MsmPipeline<Curve>& pipeline, int slots,
+                                           bool check, std::size_t n, const Fr* witness, Fr* out_a, Fr* out_b,
+                                           Fr* out_ab, DeviceBuffer<std::uint32_t>& first_unsatisfied,
+                                           cudaStream_t stream, cudaStream_t copy_stream) {
+    const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
+    const std::size_t slot_bytes = pipeline.slot_bytes();
+    const std::size_t rows = pce.num_rows();
+    std::vector<const DeviceCsr<Fr>*> matrices = {&pce.a(), &pce.b()};
+    if (check) matrices.push_back(&pce.c());
+    auto align = [](std::size_t x) { return (x + 15) & ~std::size_t(15); };
+    auto bytes_of = [&](std::size_t r0, std::size_t r1) {
+      std::size_t total = 0;
+      for (const DeviceCsr<Fr>* m : matrices) {
+        const auto& h = m->host_arrays;
+        total += 2 * align((r1 - r0 + 1) * sizeof(std::uint64_t));
+        total += align((h.row_offsets[r1] - h.row_offsets[r0]) * sizeof(std::uint32_t));
+        total += align((h.general_offsets[r1] - h.general_offsets[r0]) * sizeof(Fr));
+      }
+      return total;
+    };
+    // Ranges: the most rows whose slices fit a slot (binary search).
+    std::vector<std::uint32_t> starts;
+    for (std::size_t r0 = 0; r0 < rows;) {
+      std::size_t lo = r0 + 1, hi = rows;
+      if (bytes_of(r0, lo) > slot_bytes)
+        throw std::invalid_argument("PCE row " + std::to_string(r0) + " does not fit a transfer slot of " +
+                                    std::to_string(slot_bytes) + " bytes");
+      while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo + 1) / 2;
+        if (bytes_of(r0, mid) <= slot_bytes) lo = mid;
+        else hi = mid - 1;
+      }
+      starts.push_back(static_cast<std::uint32_t>(r0));
+      r0 = lo;
+    }
+    const std::size_t ranges = std::max<std::size_t>(starts.size(), 1);
+    first_unsatisfied = DeviceBuffer<std::uint32_t>(ranges, stream);
+    ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, ranges * sizeof(std::uint32_t), stream));
+    Event ready;
+    ready.record(stream);  // the slots' allocation, the witness upload
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, ready.get(), 0));
+    std::vector<Event> copied(buffers.size()), consumed(buffers.size());
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      const std::size_t s = k % buffers.size();
+      const std::size_t r0 = starts[k], r1 = k + 1 < starts.size() ? starts[k + 1] : rows;
+      if (k >= buffers.size()) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, consumed[s].get(), 0));
+      std::uint8_t* at = buffers[s];
+      auto put = [&](const void* host, std::size_t bytes) {
+        std::uint8_t* where = at;
+        if (bytes) ZKFARM_CUDA_CHECK(cudaMemcpyAsync(where, host, bytes, cudaMemcpyHostToDevice, copy_stream));
+        at += align(bytes);
+        return where;
+      };
+      std::vector<DeviceCsrView<Fr>> views;
+      for (const DeviceCsr<Fr>* m : matrices) {
+        const auto& h = m->host_arrays;
+        const std::uint64_t first_col = h.row_offsets[r0], first_value = h.general_offsets[r0];
+        DeviceCsrView<Fr> v;
+        v.row_offsets = reinterpret_cast<const std::uint64_t*>(
+            put(h.row_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
+        v.general_offsets = reinterpret_cast<const std::uint64_t*>(
+            put(h.general_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
+        // Rebased: the kernels index cols and values by the absolute offsets
+        // the row offsets hold.
+        v.cols = reinterpret_cast<const std::uint32_t*>(
+                     put(h.cols + first_col, (h.row_offsets[r1] - first_col) * sizeof(std::uint32_t))) -
+                 first_col;
+        v.values = reinterpret_cast<const Fr*>(put(h.values + first_value, (h.general_offsets[r1] - first_value) *
+                                                                                sizeof(Fr))) -
+                   first_value;
+        views.push_back(v);
+      }
+      copied[s].record(copy_stream);
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[s].get(), 0));
+      const std::uint32_t count = static_cast<std::uint32_t>(r1 - r0);
+      launch_pce_products<Fr>(views[0], views[1], check ? &views[2] : nullptr, count, count, witness, out_a + r0,
+                              out_b + r0, out_ab ? out_ab + r0 : nullptr, first_unsatisfied.data() + k, stream);
+      consumed[s].record(stream);
+    }
+    if (n > rows)  // the domain's padding rows: zero
+      launch_pce_products<Fr>(DeviceCsrView<Fr>{}, DeviceCsrView<Fr>{}, nullptr, 0,
+                              static_cast<std::uint32_t>(n - rows), witness, out_a + rows, out_b + rows,
+                              out_ab ? out_ab + rows : nullptr, first_unsatisfied.data(), stream);
+    Event done;
+    done.record(stream);
+    pipeline.return_slots(done);
+    if (starts.empty()) starts.push_back(0);
+    return starts;
+  }
+
   // Copies witness to device memory on stream. Pinned (or registered) host
   // memory is copied directly; pageable memory goes through two pinned
   // chunks, alternating, so that the memcpy into one (on all cores) overlaps

@@ -80,6 +80,9 @@ struct MemoryPlan {
   // before the NTTs).
   int ring_slots = 0;
   int prefetch_slots = 0;
+  // 2 when the ring has 4 slots or more: the witness chunks in a lane of
+  // their own beside the H chunks (MsmPipeline).
+  int ring_lanes = 1;
   std::size_t pce_bytes = 0;
   std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
 
@@ -124,8 +127,8 @@ struct MemoryPlan {
     if (overlap && at < int(sizeof line))
       at += std::snprintf(line + at, sizeof line - at, ", witness MSMs beside the NTTs");
     if (ring_slots && at < int(sizeof line))
-      at += std::snprintf(line + at, sizeof line - at, ", %d transfer slots (%d filled before the NTTs)", ring_slots,
-                          prefetch_slots);
+      at += std::snprintf(line + at, sizeof line - at, ", %d transfer slots (%d filled before the NTTs)%s",
+                          ring_slots, prefetch_slots, ring_lanes == 2 ? ", witness chunks in a lane of their own" : "");
     if (at < int(sizeof line)) {
       if (msm_chunk) {
         int log = 0;
@@ -171,8 +174,10 @@ constexpr std::size_t kPlanSlackBytes = std::size_t(256) << 20;
 // through one H chunk's bucket work (~4 chunk transfers at 2^24 points).
 constexpr int kRingSlots = 6;
 // Slots' worth of room for the dense points MsmPipeline collects from the
-// witness chunks (one slot of bases and their scalars).
-constexpr int kCollectSlots = 2;
+// witness chunks (a collection is one slot of bases and their scalars, at
+// most half a slot more) and their classification buffers: one collection
+// with one lane, two (one fills while the other is summed) with two.
+inline int collect_slots(int lanes) { return lanes >= 2 ? 4 : 2; }
 // Largest and smallest MSM chunk a budget plan uses (2^24: larger chunks
 // gain little per point -- BLS12-381 G1 2^24 in 119.6 ms, 2^26 in 427.6 --
 // and their transfer buffers and working set take room from resident
@@ -182,8 +187,9 @@ constexpr std::uint64_t kMinChunk = std::uint64_t(1) << 16;
 
 // The plan for shape under budget bytes (0 = no budget: everything
 // resident, unsplit). max_chunk: the largest MSM chunk (tests force small
-// ones). Throws BudgetTooSmall naming the bytes needed.
-inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::uint64_t max_chunk = kMaxChunk) {
+// ones); max_lanes: 1 keeps the streamed MSMs in one lane (measurements). Throws BudgetTooSmall naming the bytes needed.
+inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::uint64_t max_chunk = kMaxChunk,
+                              int max_lanes = 2) {
   MemoryPlan plan;
   plan.budget = budget;
   plan.pce_bytes = shape.pce_bytes;
@@ -203,8 +209,9 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   // The ring of kRingSlots slots of `chunk` G1 points (MsmPipeline), or,
   // with the zero-skipping gather (msm_placed), two transfer buffers of
   // `chunk` bases of `point` bytes and their scalars: room for either.
-  auto transfer = [&](std::uint64_t chunk, std::size_t point, int slots) {
-    return std::max<std::size_t>(std::size_t(slots + kCollectSlots) * chunk * shape.g1_bytes, 2 * chunk * (point + fr));
+  auto transfer = [&](std::uint64_t chunk, std::size_t point, int slots, int lanes = 1) {
+    return std::max<std::size_t>(std::size_t(slots + collect_slots(lanes)) * chunk * shape.g1_bytes,
+                                 2 * chunk * (point + fr));
   };
   auto msm_stage = [&](std::uint64_t chunk, bool streaming) {
     return msm_stage_base + (streaming ? transfer(chunk, widest, 2) : 0) + msm_working_bytes(chunk);
@@ -242,8 +249,8 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     bool pce_on_host, release_witness, overlap;
   };
   const Mode modes[4] = {{false, false, false}, {false, true, false}, {true, false, false}, {true, true, false}};
-  auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point, int slots = 2) {
-    const std::size_t msm = msm_stage_base + transfer(chunk, point, slots) + msm_working_bytes(chunk);
+  auto stage_of = [&](const Mode& m, std::uint64_t chunk, std::size_t point, int slots = 2, int lanes = 1) {
+    const std::size_t msm = msm_stage_base + transfer(chunk, point, slots, lanes) + msm_working_bytes(chunk);
     return std::max(m.release_witness ? ntt_released : ntt_stage, msm) + (m.overlap ? side(chunk, true) : 0);
   };
   auto fixed_need = [&](const Mode& m, std::uint64_t chunk) {
@@ -280,20 +287,32 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   // The largest chunk that fits with three transfer slots (two where even
   // the smallest chunk does not fit three), then as many slots as fit
   // (kRingSlots at most): larger chunks cost less per point, and three
-  // slots already keep one copy running ahead of the kernels.
+  // slots already keep one copy running ahead of the kernels. Two lanes
+  // (MsmPipeline: the witness chunks beside the H chunks) need four slots
+  // and a second collection; they are taken when their chunk is at least
+  // half the one-lane chunk (the H chunks' bucket work grows per point as
+  // chunks shrink, ~15% from 2^24 to 2^23 points on the H200).
   const int min_slots = device_pce + stage_of(*mode, first_chunk, widest, 3) <= budget ? 3 : 2;
   int slots = min_slots;
   for (int pass = 0; pass < 2; ++pass) {
     const std::size_t point = pass == 1 ? widest : shape.g1_bytes;
-    std::uint64_t chunk = first_chunk;
-    while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
-           device_pce + stage_of(*mode, chunk * 2, point, min_slots) <= budget)
-      chunk *= 2;
-    slots = min_slots;
-    while (slots < kRingSlots && device_pce + stage_of(*mode, chunk, point, slots + 1) <= budget) ++slots;
+    auto largest_chunk = [&](int with_slots, int lanes) {
+      std::uint64_t chunk = first_chunk;
+      if (device_pce + stage_of(*mode, chunk, point, with_slots, lanes) > budget) return std::uint64_t(0);
+      while (chunk * 2 <= max_chunk && chunk * 2 <= largest_pow2 &&
+             device_pce + stage_of(*mode, chunk * 2, point, with_slots, lanes) <= budget)
+        chunk *= 2;
+      return chunk;
+    };
+    const std::uint64_t one_lane = largest_chunk(min_slots, 1), two_lanes = largest_chunk(4, 2);
+    const int lanes = max_lanes >= 2 && two_lanes != 0 && two_lanes * 2 >= one_lane ? 2 : 1;
+    const std::uint64_t chunk = lanes == 2 ? two_lanes : one_lane;
+    slots = lanes == 2 ? 4 : min_slots;
+    while (slots < kRingSlots && device_pce + stage_of(*mode, chunk, point, slots + 1, lanes) <= budget) ++slots;
     plan.msm_chunk = chunk;
     plan.ring_slots = slots;
-    stage = stage_of(*mode, chunk, point, slots);
+    plan.ring_lanes = lanes;
+    stage = stage_of(*mode, chunk, point, slots, lanes);
     // (fits: first_chunk with G2 buffers fits, as the mode was chosen so)
     std::size_t room = budget - device_pce - stage;
     plan.resident = {0, 0, 0, 0, 0};

@@ -64,7 +64,7 @@ TEST(MemoryPlan, TheTransferRingFitsTheBudgetBeforeAndAfterTheNtts) {
     const std::size_t ntt = (p.release_witness ? fr * std::max(v + 2 * n, 3 * n) : fr * (v + 3 * n)) + kPlanSlackBytes;
     const std::size_t fixed = p.key_resident_bytes() + (p.pce_on_host ? 0 : s.pce_bytes);
     EXPECT_LE(fixed + ntt + std::size_t(p.prefetch_slots) * slot, budget);
-    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes + std::size_t(p.ring_slots + kCollectSlots) * slot +
+    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes + std::size_t(p.ring_slots + collect_slots(p.ring_lanes)) * slot +
                   msm_working_bytes(p.msm_chunk),
               budget);
     EXPECT_NE(p.summary().find("transfer slots"), std::string::npos);

@@ -38,6 +38,10 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -211,31 +215,37 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
 }
 
 
-// All five MSMs of a proof whose key is partly in host memory, through one
-// ring of transfer slots (MemoryPlan::ring_slots slots of msm_chunk G1
+// All five MSMs of a proof whose key is partly in host memory, through
+// rings of transfer slots (MemoryPlan::ring_slots slots of msm_chunk G1
 // points' bytes each; a G2 chunk holds half the points).
 //
-// The streamed part of every query is cut into chunks of one slot, and the
-// chunks are put in one order: the H chunks (dense scalars: their bucket
-// work takes ~4x their transfer) spread evenly among the witness queries'
-// chunks (A, B1, B2, C: mostly zeros and ones, their transfer takes ~3x
-// their bucket work). Chunk j is copied into slot j mod R on the copy
-// stream as soon as chunk j - R's kernels are done, so the copy engine runs
-// up to R - 1 chunks ahead of the kernels, across query boundaries, and the
-// transfers that a witness chunk cannot hide are hidden behind the H chunks
-// around it. The resident prefixes (no transfer) fill the gaps: whenever the
-// next chunk's copy is not done, a resident prefix runs instead. prefetch()
-// fills slots before the NTTs where the plan left room (the copy engine is
-// idle during the SpMV's last part and the NTTs otherwise).
+// The streamed part of every query is cut into chunks of one slot. Chunk j
+// of a ring is copied into slot j mod R on a copy stream as soon as chunk
+// j - R's kernels are done, so the copy engine runs up to R - 1 chunks ahead
+// of the kernels, across query boundaries. The resident prefixes (no
+// transfer) run whenever the next chunk's copy is not done yet.
 //
-// An H chunk is an ordinary msm_device() call (msm.h). A witness chunk
-// (mostly zeros and ones) is msm_device_split(): its ones are summed and its
-// few dense points (scalar neither 0 nor 1) copied to a collection buffer of
-// one slot's size, and one msm_device() over the collection runs when it is
-// full or the query changes: one Pippenger per witness query instead of one
-// per chunk (each of those costs ~10 ms of sorting and bucket reduction
-// whatever its size). The sums are exact group elements, so the order does
-// not change the proof's bytes.
+// The two kinds of chunk want different things: an H chunk (dense scalars)
+// is bucket work, ~4x its transfer; a witness chunk (A, B1, B2, C: mostly
+// zeros and ones) is msm_device_split(): its ones are summed and its few
+// dense points collected, bases and scalars, into a buffer of one slot's
+// size, so its time is the transfer. The collected points of a query go
+// through one Pippenger (msm_device) when the buffer is full or the query
+// changes: one per witness query instead of one per chunk (each costs ~10 ms
+// of sorting and bucket reduction whatever its size).
+//
+// With two lanes (MemoryPlan::ring_lanes, when the ring has 4 slots or
+// more) the witness chunks run in a second host thread on streams of their
+// own (higher priority: their small kernels take SMs first as the bucket
+// work's blocks retire) with the ring's slots but two, beside the H lane on
+// the prover's streams: H chunks, resident prefixes and the collected
+// points' Pippengers, which the witness lane hands over (two collection
+// buffers: one fills while the other is summed). So the witness chunks'
+// transfers overlap the H chunks' bucket work. With one lane every chunk
+// runs in one order, the H chunks spread evenly among the witness chunks.
+//
+// The sums are exact group elements, so the order does not change the
+// proof's bytes.
 template <class Curve>
 class MsmPipeline {
  public:
@@ -246,12 +256,15 @@ class MsmPipeline {
   using G2Affine = typename Curve::G2Affine;
 
   // key's streamed ranges in chunks of `chunk` G1 points (G2: chunk / 2),
-  // through `slots` slots (>= 2). Kernels run on work, copies on copy (two
-  // different streams of ctx). Nothing is allocated yet.
+  // through `slots` slots in all (>= 2; two lanes need >= 4). Kernels of
+  // the H lane run on work, its copies on copy (two different streams of
+  // ctx). Nothing is allocated yet.
   MsmPipeline(const DeviceContext& ctx, const DeviceProvingKey<Curve>& key, std::uint64_t chunk, int slots,
-              cudaStream_t work, cudaStream_t copy)
-      : ctx_(ctx), key_(key), work_(work), copy_(copy), slots_(std::max(slots, 2)) {
+              int lanes, cudaStream_t work, cudaStream_t copy)
+      : ctx_(ctx), key_(key) {
     if (chunk == 0) chunk = std::uint64_t(1) << 22;
+    slots = std::max(slots, 2);
+    two_lanes_ = lanes >= 2 && slots >= 4;
     slot_bytes_ = chunk * sizeof(G1Affine);
     std::vector<Piece> witness, h;
     auto cut = [&](int query, const void* host, std::size_t points, std::size_t point_bytes, std::size_t resident,
@@ -266,31 +279,82 @@ class MsmPipeline {
     cut(kQueryB2, key.b2_host.data(), key.b2_host.size(), sizeof(G2Affine), key.b2_points.size(), witness);
     cut(kQueryC, key.c_host.data(), key.c_host.size(), sizeof(G1Affine), key.c_points.size(), witness);
     cut(kQueryH, key.h_host.data(), key.h_host.size(), sizeof(G1Affine), key.h_points.size(), h);
-    // H chunks spread evenly, the first one first (its bucket work hides
-    // the copies of the chunks after it).
-    const std::size_t total = witness.size() + h.size();
-    std::size_t hi = 0, wi = 0;
-    for (std::size_t k = 0; k < total; ++k) {
-      const bool take_h = hi < h.size() && (wi >= witness.size() || hi * total <= k * h.size());
-      pieces_.push_back(take_h ? h[hi++] : witness[wi++]);
+    main_.work = work;
+    main_.copy = copy;
+    if (two_lanes_) {
+      int least = 0, greatest = 0;
+      ZKFARM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      ZKFARM_CUDA_CHECK(cudaStreamCreateWithPriority(&side_streams_[0], cudaStreamNonBlocking, greatest));
+      ZKFARM_CUDA_CHECK(cudaStreamCreateWithPriority(&side_streams_[1], cudaStreamNonBlocking, greatest));
+      side_.work = side_streams_[0];
+      side_.copy = side_streams_[1];
+      main_.pieces = std::move(h);
+      side_.pieces = std::move(witness);
+      main_.slot.resize(2);
+      side_.slot.resize(std::size_t(slots - 2));
+    } else {
+      // H chunks spread evenly, the first one first (its bucket work hides
+      // the copies of the chunks after it).
+      const std::size_t total = witness.size() + h.size();
+      std::size_t hi = 0, wi = 0;
+      for (std::size_t k = 0; k < total; ++k) {
+        const bool take_h = hi < h.size() && (wi >= witness.size() || hi * total <= k * h.size());
+        main_.pieces.push_back(take_h ? h[hi++] : witness[wi++]);
+      }
+      main_.slot.resize(std::size_t(slots));
     }
     for (int q : {kQueryH, kQueryA, kQueryB1, kQueryB2, kQueryC})
       if (resident_points(q) > 0) resident_.push_back(q);
-    slot_.resize(std::size_t(slots_));
   }
+  ~MsmPipeline() {
+    // Buffers first (freed in their streams' order), then the witness
+    // lane's streams (destroyed once their queued work is done).
+    for (Collection& c : collect_) c = Collection();
+    main_.slot.clear();
+    side_.slot.clear();
+    for (cudaStream_t s : side_streams_)
+      if (s) (void)cudaStreamDestroy(s);
+  }
+  MsmPipeline(const MsmPipeline&) = delete;
+  MsmPipeline& operator=(const MsmPipeline&) = delete;
 
   std::size_t slot_bytes() const { return slot_bytes_; }
-  int slots() const { return slots_; }
-  std::size_t streamed_chunks() const { return pieces_.size(); }
+  int slots() const { return int(main_.slot.size() + side_.slot.size()); }
+  int lanes() const { return two_lanes_ ? 2 : 1; }
 
-  // Allocates up to `count` slots now (on the work stream) and queues their
-  // chunks' copies: for the room the NTT stage leaves (MemoryPlan::
-  // prefetch_slots). Throws DeviceOutOfMemory when they do not fit.
+  // Allocates up to `count` slots now (on the H lane's work stream) and
+  // queues their chunks' copies: for the room the NTT stage leaves
+  // (MemoryPlan::prefetch_slots); with two lanes one H chunk, the rest
+  // witness chunks. Throws DeviceOutOfMemory when they do not fit.
   void prefetch(int count) {
     ctx_.activate();
-    for (int s = 0; s < std::min(count, slots_); ++s) allocate(s);
-    while (issued_ < pieces_.size() && issued_ < std::size_t(std::min(count, slots_))) issue();
-    stats_.prefetched = issued_;
+    const auto [h, w] = prefetch_split(count);
+    prefetch_lane(main_, int(h));
+    prefetch_lane(side_, int(w));
+    stats_.prefetched = main_.issued + side_.issued;
+  }
+
+  // The slots prefetch(count) will fill, allocated now and lent out first
+  // (DeviceProver's streamed SpMV stages the PCE in them); then
+  // return_slots(done): the copies into them wait for `done` (recorded
+  // behind the last kernel that reads them).
+  std::vector<std::uint8_t*> lend_slots(int count) {
+    ctx_.activate();
+    const auto [h, w] = prefetch_split(count);
+    std::vector<std::uint8_t*> out;
+    for (std::size_t s = 0; s < h; ++s) {
+      allocate(main_, s);
+      out.push_back(main_.slot[s].buffer.data());
+    }
+    for (std::size_t s = 0; s < w; ++s) {
+      allocate(side_, s);
+      out.push_back(side_.slot[s].buffer.data());
+    }
+    return out;
+  }
+  void return_slots(const Event& done) {
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(main_.copy, done.get(), 0));
+    if (side_.copy) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_.copy, done.get(), 0));
   }
 
   // Every MSM, with each query's scalars (device pointers, KeyQuery order:
@@ -298,48 +362,59 @@ class MsmPipeline {
   // are done; the sums are then g1(q) and b2().
   void run(const std::array<const Fr*, 5>& scalars) {
     ctx_.activate();
-    std::size_t next = 0;
-    top_up(next);
-    using Clock = std::chrono::steady_clock;
-    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
-    while (next < pieces_.size() || !resident_.empty()) {
-      const bool ready = next < pieces_.size() && done(slot_[next % slots_].copied);
-      if (!resident_.empty() && (!ready || next == pieces_.size())) {
-        const int q = resident_.front();
-        resident_.erase(resident_.begin());
-        const auto t = Clock::now();
-        run_resident(q, scalars[q]);
-        stats_.resident_ms += since(t);
-        continue;
-      }
-      if (!ready) ++stats_.copy_waits;
-      const Piece& p = pieces_[next];
-      Slot& slot = slot_[next % slots_];
-      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work_, slot.copied.get(), 0));
-      const Fr* piece_scalars = scalars[p.query] + p.offset;
-      const auto t = Clock::now();
-      if (p.query == kQueryH) {
-        g1_[kQueryH] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
-                                              piece_scalars, p.count, work_);
-        stats_.h_ms += since(t);
-      } else {
-        if (dense_query_ != p.query) flush();
-        dense_query_ = p.query;
-        std::size_t dense = 0;
-        if (p.query == kQueryB2)
-          b2_ += msm_device_split<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
-                                             piece_scalars, p.count, work_, reserve_, &dense);
-        else
-          g1_[p.query] += msm_device_split<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
-                                                      piece_scalars, p.count, work_, reserve_, &dense);
-        stats_.witness_ms += since(t);
-      }
-      slot.free_again.record(work_);
-      ++stats_.chunks;
-      ++next;
-      top_up(next);
+    scalars_ = scalars;
+    // Every slot and collection now, on the H lane's stream (after the
+    // proof's earlier frees), so that the witness lane never waits for an
+    // allocation queued behind H work.
+    for (Lane* lane : {&main_, &side_})
+      for (std::size_t s = 0; s < lane->slot.size(); ++s) allocate(*lane, s);
+    for (int c = 0; c < (two_lanes_ ? 2 : 1); ++c) {
+      collect_[c].bases = DeviceBuffer<std::uint8_t>(slot_bytes_, main_.work);
+      collect_[c].scalars = DeviceBuffer<Fr>(slot_bytes_ / sizeof(G1Affine), main_.work);
     }
-    flush();
+    if (two_lanes_) {  // the witness (and its re-upload) and the buffers before any witness-lane work
+      Event ready;
+      ready.record(main_.work);
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_.work, ready.get(), 0));
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_.copy, ready.get(), 0));
+    }
+    if (!two_lanes_) {
+      run_lane(main_, true);
+      flush(main_.work, collect_[0]);
+      return;
+    }
+    side_stats_ = MsmStreamStats();
+    std::future<void> side = std::async(std::launch::async, [this] {
+      struct Done {  // the H lane stops waiting for hand-overs, also when this lane throws
+        MsmPipeline* p;
+        ~Done() {
+          std::lock_guard<std::mutex> lock(p->mutex_);
+          p->side_done_ = true;
+          p->changed_.notify_all();
+        }
+      } done{this};
+      ctx_.activate();
+      run_lane(side_, false);
+      hand_over(collect_[current_]);
+    });
+    try {
+      run_h_lane();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        aborted_ = true;
+        changed_.notify_all();
+      }
+      side.wait();
+      throw;
+    }
+    side.get();  // rethrows the witness lane's error
+    for (int q = 0; q < 5; ++q) g1_[q] += side_g1_[q];
+    b2_ += side_b2_;
+    stats_.chunks += side_stats_.chunks;
+    stats_.streamed_bytes += side_stats_.streamed_bytes;
+    stats_.copy_waits += side_stats_.copy_waits;
+    stats_.witness_ms += side_stats_.witness_ms;
   }
 
   const G1& g1(int query) const { return g1_[query]; }
@@ -347,6 +422,11 @@ class MsmPipeline {
   const MsmStreamStats& stats() const { return stats_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  static double since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  }
+
   struct Piece {
     int query;
     const std::uint8_t* host;
@@ -358,6 +438,22 @@ class MsmPipeline {
     DeviceBuffer<std::uint8_t> buffer;
     Event copied, free_again;
   };
+  // One ring: its chunks in order, its slots, its streams.
+  struct Lane {
+    cudaStream_t work = nullptr, copy = nullptr;
+    std::vector<Piece> pieces;
+    std::vector<Slot> slot;
+    std::size_t issued = 0, next = 0;
+  };
+  // Dense points collected from one witness query's chunks.
+  struct Collection {
+    DeviceBuffer<std::uint8_t> bases;
+    DeviceBuffer<Fr> scalars;
+    int query = -1;
+    std::size_t fill = 0;
+    bool busy = false;  // handed over, its Pippenger not done yet
+    Event gathered;     // the witness lane's last gather into it
+  };
 
   std::size_t resident_points(int q) const {
     switch (q) {
@@ -368,55 +464,7 @@ class MsmPipeline {
       default: return key_.h_points.size();
     }
   }
-
   std::size_t point_bytes(int query) const { return query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine); }
-
-  // Room for `dense` more collected points of the current query: the
-  // collection is emptied first when they would not fit. The buffers (one
-  // slot of bases, their scalars) are allocated on first use, after the NTTs.
-  std::pair<void*, void*> reserve(std::size_t dense) {
-    if (dense_bases_.size() == 0) {
-      dense_bases_ = DeviceBuffer<std::uint8_t>(slot_bytes_, work_);
-      dense_scalars_ = DeviceBuffer<Fr>(slot_bytes_ / sizeof(G1Affine), work_);
-    }
-    const std::size_t bytes = point_bytes(dense_query_);
-    if ((dense_fill_ + dense) * bytes > slot_bytes_) flush();
-    std::pair<void*, void*> at{dense_bases_.data() + dense_fill_ * bytes, dense_scalars_.data() + dense_fill_};
-    dense_fill_ += dense;
-    return at;
-  }
-
-  // The collected dense points' MSM, added to their query's sum.
-  void flush() {
-    if (dense_fill_ == 0) return;
-    const auto t = std::chrono::steady_clock::now();
-    if (dense_query_ == kQueryB2)
-      b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(dense_bases_.data()), dense_scalars_.data(),
-                                   dense_fill_, work_);
-    else
-      g1_[dense_query_] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(dense_bases_.data()),
-                                                 dense_scalars_.data(), dense_fill_, work_);
-    ++stats_.chunks;
-    stats_.dense_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-    dense_fill_ = 0;
-  }
-
-  // A query's resident prefix: msm_placed() with nothing streamed (one call,
-  // halved when its working set does not fit).
-  void run_resident(int q, const Fr* scalars) {
-    auto none1 = std::span<const G1Affine>();
-    if (q == kQueryB2) {
-      b2_ += msm_placed<Curve, G2>(ctx_, std::span<const G2Affine>(key_.b2_points.data(), key_.b2_points.size()),
-                                   std::span<const G2Affine>(), scalars, 0, work_, copy_, &stats_);
-      return;
-    }
-    const DeviceBuffer<G1Affine>& points = q == kQueryA    ? key_.a_points
-                                           : q == kQueryB1 ? key_.b1_points
-                                           : q == kQueryC  ? key_.c_points
-                                                           : key_.h_points;
-    g1_[q] += msm_placed<Curve, G1>(ctx_, std::span<const G1Affine>(points.data(), points.size()), none1, scalars, 0,
-                                    work_, copy_, &stats_);
-  }
 
   static bool done(const Event& e) {
     const cudaError_t status = cudaEventQuery(e.get());
@@ -429,52 +477,235 @@ class MsmPipeline {
     return false;
   }
 
-  void allocate(int s) {
-    Slot& slot = slot_[std::size_t(s)];
+  // Slot s of lane, allocated on the H lane's work stream (stream-ordered
+  // after the proof's earlier frees) the first time it is used.
+  void allocate(Lane& lane, std::size_t s) {
+    Slot& slot = lane.slot[s];
     if (slot.buffer.size() != 0) return;
-    slot.buffer = DeviceBuffer<std::uint8_t>(slot_bytes_, work_);
+    slot.buffer = DeviceBuffer<std::uint8_t>(slot_bytes_, main_.work);
     Event allocated;
-    allocated.record(work_);  // the stream-ordered allocation precedes the copies into it
-    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_, allocated.get(), 0));
+    allocated.record(main_.work);  // the allocation precedes the copies into it
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.copy, allocated.get(), 0));
+    if (lane.work != main_.work) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.work, allocated.get(), 0));
   }
 
-  // Queues the copy of the next chunk into its slot, behind the kernels that
-  // last read that slot.
-  void issue() {
-    const std::size_t j = issued_++;
-    Slot& slot = slot_[j % slots_];
-    allocate(int(j % slots_));
-    if (j >= std::size_t(slots_)) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(copy_, slot.free_again.get(), 0));
-    const Piece& p = pieces_[j];
-    slot.buffer.upload(p.host, p.bytes, copy_);
-    slot.copied.record(copy_);
-    stats_.streamed_bytes += p.bytes;
+  // Queues the copy of lane's next chunk into its slot, behind the kernels
+  // that last read that slot.
+  void issue(Lane& lane, MsmStreamStats& stats) {
+    const std::size_t j = lane.issued++;
+    const std::size_t s = j % lane.slot.size();
+    allocate(lane, s);
+    Slot& slot = lane.slot[s];
+    if (j >= lane.slot.size()) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.copy, slot.free_again.get(), 0));
+    const Piece& p = lane.pieces[j];
+    slot.buffer.upload(p.host, p.bytes, lane.copy);
+    slot.copied.record(lane.copy);
+    stats.streamed_bytes += p.bytes;
   }
 
   // Copies run up to slots - 1 chunks ahead of the kernels (the slot of the
   // chunk being computed is busy).
-  void top_up(std::size_t next) {
-    while (issued_ < pieces_.size() && issued_ < next + std::size_t(slots_)) issue();
+  void top_up(Lane& lane, MsmStreamStats& stats) {
+    while (lane.issued < lane.pieces.size() && lane.issued < lane.next + lane.slot.size()) issue(lane, stats);
+  }
+
+  // Slots filled before the NTTs: with two lanes one H chunk, the rest
+  // witness chunks (the witness lane's transfers are what bounds it).
+  std::pair<std::size_t, std::size_t> prefetch_split(int count) const {
+    const std::size_t c = std::size_t(std::max(count, 0));
+    const std::size_t h = std::min(two_lanes_ ? std::min<std::size_t>(c, 1) : c, main_.slot.size());
+    const std::size_t w = two_lanes_ ? std::min(c - std::min<std::size_t>(c, 1), side_.slot.size()) : 0;
+    return {h, w};
+  }
+
+  void prefetch_lane(Lane& lane, int count) {
+    for (std::size_t s = 0; s < std::min(lane.slot.size(), std::size_t(std::max(count, 0))); ++s) allocate(lane, s);
+    while (lane.issued < lane.pieces.size() && lane.issued < std::size_t(std::max(count, 0)) &&
+           lane.issued < lane.slot.size())
+      issue(lane, stats_);
+  }
+
+  // The chunks of one lane in order. The H lane's (with_residents) runs a
+  // resident prefix instead of waiting for a copy, and (with two lanes)
+  // takes the witness lane's hand-overs between chunks.
+  void run_lane(Lane& lane, bool main_lane) {
+    MsmStreamStats& stats = main_lane ? stats_ : side_stats_;
+    top_up(lane, stats);
+    while (lane.next < lane.pieces.size() || (main_lane && !resident_.empty())) {
+      if (main_lane && two_lanes_ && flush_handed_over()) continue;
+      if (!main_lane && aborted()) return;
+      const bool ready = lane.next < lane.pieces.size() && done(lane.slot[lane.next % lane.slot.size()].copied);
+      if (main_lane && !resident_.empty() && (!ready || lane.next == lane.pieces.size())) {
+        const int q = resident_.front();
+        resident_.erase(resident_.begin());
+        const auto t = Clock::now();
+        run_resident(q, scalars_[q]);
+        stats_.resident_ms += since(t);
+        continue;
+      }
+      if (!ready) ++stats.copy_waits;
+      const Piece& p = lane.pieces[lane.next];
+      Slot& slot = lane.slot[lane.next % lane.slot.size()];
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.work, slot.copied.get(), 0));
+      const Fr* piece_scalars = scalars_[p.query] + p.offset;
+      const auto t = Clock::now();
+      if (p.query == kQueryH) {
+        g1_[kQueryH] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
+                                              piece_scalars, p.count, lane.work);
+        stats.h_ms += since(t);
+      } else {
+        Collection& c = collect_[current_];
+        if (c.query != p.query) {
+          if (two_lanes_) hand_over(c);
+          else flush(lane.work, c);
+          if (two_lanes_) acquire_collection(p.query);
+        }
+        collect_[current_].query = p.query;
+        std::size_t dense = 0;
+        auto& g1 = main_lane ? g1_ : side_g1_;
+        auto& b2 = main_lane ? b2_ : side_b2_;
+        const DenseReserve reserve = [&](std::size_t count) { return reserve_dense(lane.work, p.query, count); };
+        if (p.query == kQueryB2)
+          b2 += msm_device_split<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
+                                            piece_scalars, p.count, lane.work, reserve, &dense);
+        else
+          g1[p.query] += msm_device_split<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
+                                                     piece_scalars, p.count, lane.work, reserve, &dense);
+        collect_[current_].gathered.record(lane.work);
+        stats.witness_ms += since(t);
+      }
+      slot.free_again.record(lane.work);
+      ++stats.chunks;
+      ++lane.next;
+      top_up(lane, stats);
+    }
+  }
+
+  // The H lane with two lanes: its own chunks and residents, then the
+  // hand-overs until the witness lane is done.
+  void run_h_lane() {
+    run_lane(main_, true);
+    for (;;) {
+      if (flush_handed_over()) continue;
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (side_done_ && handed_.empty()) return;
+      changed_.wait(lock, [&] { return side_done_ || !handed_.empty(); });
+    }
+  }
+
+  // Room for `dense` more collected points of query in the current
+  // collection: emptied first (one lane) or handed over and the other
+  // taken (two lanes) when they would not fit. Buffers (one slot of bases,
+  // their scalars) are allocated on first use, after the NTTs.
+  std::pair<void*, void*> reserve_dense(cudaStream_t stream, int query, std::size_t dense) {
+    Collection* c = &collect_[current_];
+    const std::size_t bytes = point_bytes(query);
+    if ((c->fill + dense) * bytes > slot_bytes_) {
+      if (two_lanes_) {
+        hand_over(*c);
+        acquire_collection(query);
+      } else {
+        flush(stream, *c);
+      }
+      c = &collect_[current_];
+    }
+    c->query = query;
+    std::pair<void*, void*> at{c->bases.data() + c->fill * bytes, c->scalars.data() + c->fill};
+    c->fill += dense;
+    return at;
+  }
+
+  // The collected dense points' MSM (on stream), added to their query's sum.
+  void flush(cudaStream_t stream, Collection& c) {
+    if (c.fill == 0) return;
+    const auto t = Clock::now();
+    if (c.query == kQueryB2)
+      b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(c.bases.data()), c.scalars.data(), c.fill,
+                                   stream);
+    else
+      g1_[c.query] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(c.bases.data()),
+                                            c.scalars.data(), c.fill, stream);
+    ++stats_.chunks;
+    stats_.dense_ms += since(t);
+    c.fill = 0;
+  }
+
+  // Witness lane: c goes to the H lane for its Pippenger (if it holds any
+  // points; its gathers are ordered by c.gathered).
+  void hand_over(Collection& c) {
+    if (c.fill == 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    c.busy = true;
+    handed_.push_back(int(&c - collect_));
+    changed_.notify_all();
+  }
+  // Witness lane: switches to the other collection once the H lane has
+  // summed what it held (throws when the H lane gave up).
+  void acquire_collection(int query) {
+    const int other = 1 - current_;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !collect_[other].busy || aborted_; });
+    if (aborted_) throw std::runtime_error("msm pipeline: the H lane stopped");
+    current_ = other;
+    collect_[other].query = query;
+    collect_[other].fill = 0;
+  }
+  // H lane: sums one handed-over collection, if any; true when it did.
+  bool flush_handed_over() {
+    int index = -1;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (handed_.empty()) return false;
+      index = handed_.front();
+      handed_.erase(handed_.begin());
+    }
+    Collection& c = collect_[index];
+    ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(main_.work, c.gathered.get(), 0));
+    flush(main_.work, c);
+    std::lock_guard<std::mutex> lock(mutex_);
+    c.busy = false;
+    changed_.notify_all();
+    return true;
+  }
+  bool aborted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return aborted_;
+  }
+
+  // A query's resident prefix: msm_placed() with nothing streamed (one call,
+  // halved when its working set does not fit).
+  void run_resident(int q, const Fr* scalars) {
+    if (q == kQueryB2) {
+      b2_ += msm_placed<Curve, G2>(ctx_, std::span<const G2Affine>(key_.b2_points.data(), key_.b2_points.size()),
+                                   std::span<const G2Affine>(), scalars, 0, main_.work, main_.copy, &stats_);
+      return;
+    }
+    const DeviceBuffer<G1Affine>& points = q == kQueryA    ? key_.a_points
+                                           : q == kQueryB1 ? key_.b1_points
+                                           : q == kQueryC  ? key_.c_points
+                                                           : key_.h_points;
+    g1_[q] += msm_placed<Curve, G1>(ctx_, std::span<const G1Affine>(points.data(), points.size()),
+                                    std::span<const G1Affine>(), scalars, 0, main_.work, main_.copy, &stats_);
   }
 
   const DeviceContext& ctx_;
   const DeviceProvingKey<Curve>& key_;
-  cudaStream_t work_, copy_;
-  int slots_;
+  bool two_lanes_ = false;
   std::size_t slot_bytes_ = 0;
-  std::vector<Piece> pieces_;
+  Lane main_, side_;
+  cudaStream_t side_streams_[2] = {nullptr, nullptr};
   std::vector<int> resident_;
-  std::vector<Slot> slot_;
-  std::size_t issued_ = 0;
-  // The dense points collected from the current witness query's chunks.
-  DeviceBuffer<std::uint8_t> dense_bases_;
-  DeviceBuffer<Fr> dense_scalars_;
-  int dense_query_ = -1;
-  std::size_t dense_fill_ = 0;
-  DenseReserve reserve_ = [this](std::size_t dense) { return reserve(dense); };
+  std::array<const Fr*, 5> scalars_{};
+  Collection collect_[2];
+  int current_ = 0;  // the collection the witness chunks fill
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<int> handed_;  // collections handed over, in order
+  bool side_done_ = false, aborted_ = false;
   std::array<G1, 5> g1_{G1::identity(), G1::identity(), G1::identity(), G1::identity(), G1::identity()};
-  G2 b2_ = G2::identity();
-  MsmStreamStats stats_;
+  std::array<G1, 5> side_g1_{G1::identity(), G1::identity(), G1::identity(), G1::identity(), G1::identity()};
+  G2 b2_ = G2::identity(), side_b2_ = G2::identity();
+  MsmStreamStats stats_, side_stats_;
 };
 
 }  // namespace zkfarm::cuda

@@ -371,6 +371,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
       // transfer ring (MsmPipeline), its first slots filled before the NTTs.
       const bool ring = !gather && !t.overlapped && plan.ring_slots > 0 && plan.streamed_bytes() > 0;
       EXPECT_EQ(t.ring_slots, ring ? std::max(plan.ring_slots, 2) : 0) << label;
+      EXPECT_EQ(t.ring_lanes, ring ? (plan.ring_lanes >= 2 && plan.ring_slots >= 4 ? 2 : 1) : 0) << label;
       if (ring) {
         EXPECT_LE(t.prefetched_chunks, std::size_t(plan.prefetch_slots)) << label;
         if (plan.prefetch_slots > 0) {
@@ -402,6 +403,13 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     if (f.key.domain_size > 4096) {
       EXPECT_GT(t.msm_calls, 5u);
     }
+    // Two lanes: the witness chunks beside the H chunks, their dense points
+    // handed over through two collections (small chunks: many hand-overs).
+    MemoryPlan lanes = ring;
+    lanes.msm_chunk = 1024;
+    lanes.ring_slots = 5;
+    lanes.ring_lanes = 2;
+    prove_placed(lanes, "all streamed, two lanes", nullptr, false);
     MemoryPlan half = plan_memory(shape, 0);
     for (int q = 0; q < 5; ++q) half.resident[q] = half.points[q] / 2 + 1;
     prove_placed(half, "half resident");
@@ -409,6 +417,9 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     half_ring.msm_chunk = 2048;
     half_ring.ring_slots = 2;
     prove_placed(half_ring, "half resident, ring of 2", nullptr, false);
+    half_ring.ring_slots = 4;
+    half_ring.ring_lanes = 2;
+    prove_placed(half_ring, "half resident, two lanes", nullptr, false);
     MemoryPlan everything_on_host = all_streamed;  // PCE read over PCIe, witness re-uploaded for the MSMs
     everything_on_host.pce_on_host = true;
     everything_on_host.release_witness = true;
@@ -417,6 +428,29 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     everything_ring.ring_slots = 6;
     everything_ring.prefetch_slots = 6;
     prove_placed(everything_ring, "PCE+key on host, ring of 6", nullptr, false);
+    everything_ring.ring_lanes = 2;
+    prove_placed(everything_ring, "PCE+key on host, two lanes", nullptr, false);
+    {  // The SpMV by DMA (PCE in host memory, slices in the ring's slots)
+       // names the same first unsatisfied row as the CPU prover.
+      auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &everything_ring);
+      const DevicePce<Fr> host_pce = DevicePce<Fr>::upload(f.pce_r1cs, stream, true, true);
+      auto broken = f.witness;
+      broken[f.witness.size() / 2] += Fr::one();
+      broken[f.witness.size() - 3] += Fr::one();
+      std::string cpu_message = "(none)", gpu_message = "(none)";
+      try {
+        groth16_prove<TypeParam>(f.key.proving_key(), f.pce_r1cs, std::span<const Fr>(broken), options);
+      } catch (const ProveError& e) {
+        cpu_message = e.what();
+      }
+      try {
+        f.prover->prove(key, host_pce, std::span<const Fr>(broken), options);
+      } catch (const ProveError& e) {
+        gpu_message = e.what();
+      }
+      EXPECT_EQ(gpu_message, cpu_message);
+      EXPECT_NE(gpu_message.find("does not satisfy constraint"), std::string::npos) << gpu_message;
+    }
     // The planner's own plans, the budget enforced by the allocator on top
     // of what this process already holds.
     const MemoryPlan resident = plan_memory(shape, 0);

@@ -36,6 +36,8 @@
 // zero-skipping gather and with the witness MSMs' overlap toggled.
 // --chunk-logs=24,23: each budget planned with MSM chunks of at most 2^24
 // and again of at most 2^23 points (default: 24 only).
+// --one-lane: each budget also planned with the streamed MSMs in one lane
+// (MsmPipeline) when its plan has two.
 // --compare-serial: the resident proofs also with the witness MSMs after H
 // (no overlap), same r and s: what the overlap gives.
 // Memory: host peak RSS and device use are printed after each stage.
@@ -88,6 +90,7 @@ struct Options {
   std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   std::vector<unsigned> chunk_logs = {24};
+  bool one_lane = false;
 };
 
 int g_failures = 0;
@@ -365,11 +368,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
   std::printf("  budgets: key %.2f GiB in pinned host memory, PCE %.2f GiB resident; host peak %.1f GiB\n",
               double(key_bytes) / double(1 << 30), double(shape.pce_bytes) / double(1 << 30), host_peak_gib());
   for (double gib : o.budgets_gib)
-  for (unsigned chunk_log : o.chunk_logs) {
+  for (unsigned chunk_log : o.chunk_logs)
+  for (int max_lanes : {2, 1}) {
+    if (max_lanes == 1 && !o.one_lane) continue;
     const std::size_t budget = std::size_t(gib * double(std::size_t(1) << 30));
     MemoryPlan plan;
     try {
-      plan = plan_memory(shape, budget, std::uint64_t(1) << chunk_log);
+      plan = plan_memory(shape, budget, std::uint64_t(1) << chunk_log, max_lanes);
+      if (max_lanes == 1 && plan_memory(shape, budget, std::uint64_t(1) << chunk_log).ring_lanes == 1) continue;
     } catch (const BudgetTooSmall& e) {
       std::printf("RESULT budget %.0f GiB: cannot prove: %s\n", gib, e.what());
       continue;
@@ -398,14 +404,13 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         int ring_slots;
       };
       const bool gather = key.gather_nonzero;
-      const std::string planned = "planned (chunks <= 2^" + std::to_string(chunk_log) + ")";
+      const std::string planned = std::string(max_lanes == 1 ? "one lane" : "planned") + " (chunks <= 2^" +
+                                  std::to_string(chunk_log) + ", " + std::to_string(plan.ring_lanes) + " lane" +
+                                  (plan.ring_lanes == 1 ? ")" : "s)");
       std::vector<Variant> variants = {{planned, gather, plan.overlap, plan.ring_slots}};
-      if (std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end()) {
-        if (plan.ring_slots) variants.push_back({"no ring", gather, plan.overlap, 0});
-        variants.push_back({gather ? "no gather" : "gather", !gather, plan.overlap, plan.ring_slots});
-        if (!plan.release_witness)
-          variants.push_back({plan.overlap ? "no overlap" : "overlap", gather, !plan.overlap, plan.ring_slots});
-      }
+      if (max_lanes == 2 && std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end() &&
+          plan.ring_slots)
+        variants.push_back({"same placement, no ring", gather, plan.overlap, 0});
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
         key.overlap_msms = variant.overlap;
@@ -417,12 +422,12 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
           std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
                       "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
-                      "ring %d slots, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
+                      "ring %d slots %d lanes, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
                       "%.1f, witness chunks %.1f, dense %.1f, resident %.1f ms\n",
                       gib, variant.name.c_str(), r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms,
                       t.msm_ms, t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
                       double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
-                      t.msm_calls, t.ring_slots, t.prefetched_chunks, t.copy_waits, t.pipeline_h_ms,
+                      t.msm_calls, t.ring_slots, t.ring_lanes, t.prefetched_chunks, t.copy_waits, t.pipeline_h_ms,
                       t.pipeline_witness_ms, t.pipeline_dense_ms, t.pipeline_resident_ms);
           if (r > 0) runs.push_back(t);
         }
@@ -561,6 +566,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = std::max(1, int(value("--repeats=")));
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else if (a == "--compare-serial") o.compare_serial = true;
+    else if (a == "--one-lane") o.one_lane = true;
     else if (a.rfind("--chunk-logs=", 0) == 0) {
       o.chunk_logs.clear();
       std::string list = a.substr(a.find('=') + 1);
@@ -594,7 +600,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
                    "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--budgets-gib=141,80,40,24,16] "
-                   "[--ablate-gib=24] [--chunk-logs=24,23]\n",
+                   "[--ablate-gib=24] [--chunk-logs=24,23] [--one-lane]\n",
                    argv[0]);
       return 2;
     }
