@@ -22,12 +22,15 @@
 //      the key's overlap_msms (MemoryPlan::overlap; always without a plan)
 //      they run in a second host thread on the prover's own two streams,
 //      from the witness upload on, beside the SpMV, the NTTs and H. Under a
-//      memory budget each MSM runs in chunks of key.msm_chunk points, the
-//      key's streamed points copied from pinned host memory while the
-//      previous chunk runs (msm_stream.h); with the key's gather_nonzero,
-//      the witness MSMs move only the points of non-zero scalars (gathered
-//      by the GPU from mapped host memory, the indices listed on the host
-//      while the device works);
+//      memory budget the streamed points go through msm_stream.h's
+//      MsmPipeline: chunks of key.msm_chunk points of all five queries
+//      through one ring of transfer slots (key.ring_slots), the copies
+//      running ahead of the kernels across queries and the first slots
+//      filled before the NTTs; with the PCE in host memory those slots first
+//      carry its row slices to the SpMV by DMA. (With the key's
+//      gather_nonzero, or ring_slots 0, each query is streamed on its own by
+//      msm_placed; the gather moves only the points of non-zero scalars,
+//      read by the GPU from mapped host memory.)
 //   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
 // Field and curve arithmetic is exact, so any correct order of operations
 // gives the CPU's bits; tests/gpu/groth16_device_test compares them.

@@ -17,9 +17,10 @@
 //                     witness freed before c = a o b, so max(V + 2n, 3n))
 //   MSMs              witness V Fr + h: n Fr + one MSM's working set for
 //                     `chunk` points (kMsmBytesPerPoint each, plus its
-//                     buckets, at most a third more) + two transfer buffers
-//                     of `chunk` bases and their scalars when anything is
-//                     streamed.
+//                     buckets, at most a third more) + when anything is
+//                     streamed, the transfer ring (ring_slots slots of
+//                     `chunk` G1 points) and the dense-point collection
+//                     of msm_stream.h's MsmPipeline (collect_slots()).
 //   overlap           the witness MSMs (A, B1, B2, C) run on their own
 //                     streams beside the SpMV, the NTTs and the H MSM: one
 //                     more MSM working set on top of the larger stage.
@@ -27,14 +28,17 @@
 // unsplit, everything is resident (no chunking: the fastest case), with
 // the witness MSMs overlapped when their working set fits too (always
 // without a budget). Otherwise MSMs run in chunks of the largest power of
-// two up to kMaxChunk that fits, and what is left of the budget holds
-// resident prefixes of the queries in the order A, B1, C, B2, H: the
-// witness MSMs skip zeros and sum ones, so their time is mostly the
+// two up to kMaxChunk that fits with three transfer slots, the ring takes
+// as many slots as then fit (up to kRingSlots), and what is left of the
+// budget holds resident prefixes of the queries in the order A, B1, C, B2,
+// H: the witness MSMs skip zeros and sum ones, so their time is mostly the
 // transfer, while H (dense scalars) is compute-bound and hides its
-// transfer best. Streaming plans do not overlap: measured on the H200
-// (BENCHMARKS.md, "Device memory budgets"), the room a second MSM stage
-// takes from resident points costs more PCIe time than running the
-// witness MSMs' transfers beside the NTTs saves.
+// transfer best. The slots that fit beside the NTT stage are filled before
+// the NTTs (prefetch_slots; with the PCE in host memory they first carry
+// it to the SpMV). Streaming plans run the MSMs in one lane by default:
+// measured on the H200 (BENCHMARKS.md, "Device memory budgets"), a second
+// lane for the witness chunks slows the H chunks' bucket work more than
+// its overlap saves.
 #ifndef ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 #define ZKFARM_KERNELS_CUDA_MEMORY_PLAN_H_
 
@@ -187,9 +191,11 @@ constexpr std::uint64_t kMinChunk = std::uint64_t(1) << 16;
 
 // The plan for shape under budget bytes (0 = no budget: everything
 // resident, unsplit). max_chunk: the largest MSM chunk (tests force small
-// ones); max_lanes: 1 keeps the streamed MSMs in one lane (measurements). Throws BudgetTooSmall naming the bytes needed.
+// ones); max_lanes: 2 lets the streamed MSMs take two lanes where they fit
+// (MsmPipeline; measured slower on the H200, so not the default: see
+// BENCHMARKS.md, "Device memory budgets"). Throws BudgetTooSmall naming the bytes needed.
 inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::uint64_t max_chunk = kMaxChunk,
-                              int max_lanes = 2) {
+                              int max_lanes = 1) {
   MemoryPlan plan;
   plan.budget = budget;
   plan.pce_bytes = shape.pce_bytes;
@@ -288,10 +294,10 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
   // the smallest chunk does not fit three), then as many slots as fit
   // (kRingSlots at most): larger chunks cost less per point, and three
   // slots already keep one copy running ahead of the kernels. Two lanes
-  // (MsmPipeline: the witness chunks beside the H chunks) need four slots
-  // and a second collection; they are taken when their chunk is at least
-  // half the one-lane chunk (the H chunks' bucket work grows per point as
-  // chunks shrink, ~15% from 2^24 to 2^23 points on the H200).
+  // (max_lanes 2; MsmPipeline: the witness chunks beside the H chunks) need
+  // four slots and a second collection; they are taken when their chunk is
+  // at least half the one-lane chunk (the H chunks' bucket work grows per
+  // point as chunks shrink, ~15% from 2^24 to 2^23 points on the H200).
   const int min_slots = device_pce + stage_of(*mode, first_chunk, widest, 3) <= budget ? 3 : 2;
   int slots = min_slots;
   for (int pass = 0; pass < 2; ++pass) {
