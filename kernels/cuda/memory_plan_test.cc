@@ -72,6 +72,32 @@ TEST(MemoryPlan, TheTransferRingFitsTheBudgetBeforeAndAfterTheNtts) {
   EXPECT_EQ(plan_memory(s, 0).ring_slots, 0);  // nothing streamed: no ring
 }
 
+// Two lanes (opt-in): four slots at least and a second collection, within
+// the budget; one lane by default; a budget with no room for four slots of
+// at least half the one-lane chunk stays in one lane.
+TEST(MemoryPlan, TwoLanesOnlyWhenAskedAndWhereTheyFit) {
+  const ProofShape s = porep();
+  const std::size_t fr = s.fr_bytes, v = s.num_vars, n = s.domain_size;
+  for (double gib : {80.0, 40.0, 24.0, 16.0}) {
+    const std::size_t budget = std::size_t(gib * double(kGiB));
+    const MemoryPlan one = plan_memory(s, budget);
+    const MemoryPlan two = plan_memory(s, budget, kMaxChunk, 2);
+    SCOPED_TRACE(two.summary());
+    EXPECT_EQ(one.ring_lanes, 1);
+    if (two.ring_lanes == 2) {
+      EXPECT_GE(two.ring_slots, 4);
+      EXPECT_GE(two.msm_chunk * 2, one.msm_chunk);
+      EXPECT_NE(two.summary().find("lane of their own"), std::string::npos);
+    }
+    const std::size_t fixed = two.key_resident_bytes() + (two.pce_on_host ? 0 : s.pce_bytes);
+    EXPECT_LE(fixed + fr * (v + n) + kPlanSlackBytes +
+                  std::size_t(two.ring_slots + collect_slots(two.ring_lanes)) * two.msm_chunk * s.g1_bytes +
+                  msm_working_bytes(two.msm_chunk),
+              budget);
+  }
+  EXPECT_EQ(plan_memory(s, 24 * kGiB, kMaxChunk, 2).ring_lanes, 2);
+}
+
 TEST(MemoryPlan, SmallerBudgetsStreamMoreAndStayWithinTheBudget) {
   std::size_t first_streamed = 0;
   for (double gib : {80.0, 40.0, 24.0, 16.0}) {
