@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -256,6 +257,81 @@ void check_curve(const typename G::Affine& generator) {
     for (std::size_t i = 0; i < n; i += 3) scalars[i] = Fr::from_u64(6);
     check_case<Curve, G>("repeated", repeated, scalars, config);
   }
+}
+
+// The streamed witness MSMs' split (msm_device_split, MsmPipeline): chunk by
+// chunk, zeros and points at infinity skipped and ones summed by the same
+// bodies, the dense points collected in index order into a collection of
+// bounded size, and one Pippenger (run_emulated) over the collection
+// whenever the next chunk's dense points would not fit: the sum of it all is
+// the whole MSM.
+template <class Curve, class G>
+void check_split(const typename G::Affine& generator) {
+  using Fr = typename Curve::Fr;
+  using Cfg = typename G::Config;
+  using Pts = DevicePointsOf<Cfg>;
+  using Xyzz = typename Pts::Xyzz;
+  using DeviceAffine = typename Pts::Affine;
+  using FrDev = typename DeviceFieldOf<Fr>::type;
+  std::mt19937_64 rng(99);
+  const std::size_t n = 150;
+  auto bases = make_points(n, generator, rng);
+  for (std::size_t i = 0; i < n; i += 11) bases[i] = G::Affine::identity();
+  std::vector<Fr> scalars(n);
+  for (std::size_t i = 0; i < n; ++i)
+    scalars[i] = i % 4 == 0 ? Fr::zero() : i % 4 == 1 ? Fr::one() : i % 8 == 2 ? Fr::from_u64(rng() % 7 + 2)
+                                                                               : random_scalar<Fr>(rng);
+  const G expected = msm<Curve, G>(bases, scalars);
+  for (std::size_t chunk : {std::size_t(7), std::size_t(16), n})
+    for (std::size_t capacity : {std::size_t(12), std::size_t(40), n}) {
+      G result = G::identity();
+      std::vector<typename G::Affine> collected_bases;
+      std::vector<Fr> collected_scalars;
+      EmulationConfig config;
+      auto flush = [&] {
+        result += run_emulated<Curve, G>(collected_bases, collected_scalars, config);
+        collected_bases.clear();
+        collected_scalars.clear();
+      };
+      std::size_t flushes = 0;
+      for (std::size_t at = 0; at < n; at += chunk) {
+        const std::size_t count = std::min(chunk, n - at);
+        const auto* chunk_bases = reinterpret_cast<const DeviceAffine*>(bases.data() + at);
+        const auto* chunk_scalars = reinterpret_cast<const FrDev*>(scalars.data() + at);
+        std::vector<std::uint32_t> dense_flag(count), one_flag(count), ones_index;
+        std::vector<std::size_t> dense;
+        for (std::size_t i = 0; i < count; ++i) {
+          mk::classify(i, chunk_bases, chunk_scalars, dense_flag.data(), one_flag.data());
+          if (one_flag[i]) ones_index.push_back(std::uint32_t(i));
+          if (dense_flag[i]) dense.push_back(i);
+        }
+        if (!ones_index.empty()) {
+          Xyzz sum;
+          mk::sum_ones<Pts>(0, ones_index.size(), ones_index.size(), ones_index.data(), chunk_bases, &sum);
+          XyzzPoint<Cfg> host;
+          std::memcpy(static_cast<void*>(&host), &sum, sizeof(host));
+          result += host.to_jacobian();
+        }
+        if (collected_bases.size() + dense.size() > capacity) {
+          flush();
+          ++flushes;
+        }
+        for (std::size_t i : dense) {
+          collected_bases.push_back(bases[at + i]);
+          collected_scalars.push_back(scalars[at + i]);
+        }
+      }
+      flush();
+      ASSERT_TRUE(result == expected) << "chunk " << chunk << ", collection of " << capacity;
+      if (capacity < n / 4) {
+        EXPECT_GT(flushes, 0u) << "chunk " << chunk;
+      }
+    }
+}
+
+TEST(MsmEmulation, SplitChunksWithOnePippengerPerCollection) {
+  check_split<Bn254, Bn254::G1>(Bn254::g1_generator());
+  check_split<Bls12381, Bls12381::G2>(Bls12381::g2_generator());
 }
 
 TEST(MsmEmulation, Bn254G1) { check_curve<Bn254, Bn254::G1>(Bn254::g1_generator()); }
