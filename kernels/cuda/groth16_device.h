@@ -310,11 +310,12 @@ class DeviceProver {
     std::optional<MsmPipeline<Curve>> pipeline;
     if (pipelined)
       pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream);
-    std::vector<std::uint32_t> chunk_rows{0};  // first row of each SpMV launch (its unsatisfied-row slot)
-    if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream) {
+    std::vector<std::uint32_t> chunk_rows;  // first row of each SpMV launch (its unsatisfied-row slot)
+    if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
       chunk_rows = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
                                  b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
-    } else {
+    if (chunk_rows.empty()) {
+      chunk_rows = {0};
       ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
       const DeviceCsrView<Fr> c_view = pce.c().view();
       launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
@@ -505,12 +506,12 @@ class DeviceProver {
   // kernels see each slice through views rebased to its first row). The
   // slots are then the pipeline's to fill (MsmPipeline::lend_slots). Each
   // range has its own unsatisfied-row word (first_unsatisfied is sized
-  // here); returns the ranges' first rows, to turn those words into rows.
+  // here); returns the ranges' first rows, to turn those words into rows,
+  // or nothing (nothing queued) when one row's slices exceed a slot.
   std::vector<std::uint32_t> spmv_streamed(const DevicePce<Fr>& pce, MsmPipeline<Curve>& pipeline, int slots,
                                            bool check, std::size_t n, const Fr* witness, Fr* out_a, Fr* out_b,
                                            Fr* out_ab, DeviceBuffer<std::uint32_t>& first_unsatisfied,
                                            cudaStream_t stream, cudaStream_t copy_stream) {
-    const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
     const std::size_t slot_bytes = pipeline.slot_bytes();
     const std::size_t rows = pce.num_rows();
     std::vector<const DeviceCsr<Fr>*> matrices = {&pce.a(), &pce.b()};
@@ -530,9 +531,7 @@ class DeviceProver {
     std::vector<std::uint32_t> starts;
     for (std::size_t r0 = 0; r0 < rows;) {
       std::size_t lo = r0 + 1, hi = rows;
-      if (bytes_of(r0, lo) > slot_bytes)
-        throw std::invalid_argument("PCE row " + std::to_string(r0) + " does not fit a transfer slot of " +
-                                    std::to_string(slot_bytes) + " bytes");
+      if (bytes_of(r0, lo) > slot_bytes) return {};  // a row larger than a slot: the caller reads over PCIe
       while (lo < hi) {
         const std::size_t mid = lo + (hi - lo + 1) / 2;
         if (bytes_of(r0, mid) <= slot_bytes) lo = mid;
@@ -541,6 +540,7 @@ class DeviceProver {
       starts.push_back(static_cast<std::uint32_t>(r0));
       r0 = lo;
     }
+    const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
     const std::size_t ranges = std::max<std::size_t>(starts.size(), 1);
     first_unsatisfied = DeviceBuffer<std::uint32_t>(ranges, stream);
     ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, ranges * sizeof(std::uint32_t), stream));

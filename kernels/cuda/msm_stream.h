@@ -307,8 +307,12 @@ class MsmPipeline {
       if (resident_points(q) > 0) resident_.push_back(q);
   }
   ~MsmPipeline() {
-    // Buffers first (freed in their streams' order), then the witness
-    // lane's streams (destroyed once their queued work is done).
+    // Copies and witness-lane kernels still in flight (only when a run
+    // stopped on an error) must not outlive the buffers they use: wait for
+    // them, then free the buffers (in the H lane's stream order), then
+    // destroy the witness lane's streams.
+    for (cudaStream_t s : {main_.copy, side_.copy, side_.work})
+      if (s && s != main_.work) (void)cudaStreamSynchronize(s);
     for (Collection& c : collect_) c = Collection();
     main_.slot.clear();
     side_.slot.clear();
