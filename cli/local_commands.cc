@@ -434,6 +434,67 @@ int run_pce(const std::vector<std::string>& argv) {
 }
 
 // ---------------------------------------------------------------------------
+// plan
+
+const char kPlanUsage[] =
+    "zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE]";
+const char kPlanHelp[] =
+    "usage: zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE]\n\n"
+    "What a GPU worker would do with the circuit under each device memory budget\n"
+    "(e.g. 141GB,80GiB,24GiB,16GiB; `none` for no budget): which of the proving\n"
+    "key's points and the PCE stay on the device, how many bytes of key cross\n"
+    "PCIe at every proof, and the page-locked host memory the worker holds; or,\n"
+    "when the circuit cannot be proved within a budget even with its key and PCE\n"
+    "in host memory, how much it needs. Needs no GPU: the plan is the worker's own\n"
+    "(kernels/cuda/memory_plan.h), made from the key's and PCE's sizes. The PCE\n"
+    "is the one `zkfarm prove` would use (--pce, --r1cs, else from the key).\n"
+    "exit: 0 every budget fits, 1 some budget does not, 2 error\n";
+
+int run_plan(const std::vector<std::string>& argv) {
+  return run_guarded("plan", kPlanUsage, [&] {
+    Args args(argv, {"pce", "r1cs", "device-memory-budget"}, {});
+    args.expect_positional(1, kPlanUsage);
+    const auto text = args.option("device-memory-budget");
+    if (!text) throw UsageError("--device-memory-budget is required (one budget or a comma-separated list)");
+    std::vector<std::size_t> budgets;
+    std::vector<std::string> names;
+    for (std::size_t at = 0; at <= text->size();) {
+      const std::size_t comma = std::min(text->find(',', at), text->size());
+      const std::string item = text->substr(at, comma - at);
+      std::size_t budget = 0;
+      try {
+        budget = prover::parse_device_budget(item);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--device-memory-budget: ") + e.what());
+      }
+      if (budget == prover::kAutoDeviceBudget)
+        throw UsageError("--device-memory-budget: 'auto' is the free memory of a device at start; give a size");
+      budgets.push_back(budget);
+      names.push_back(item);
+      at = comma + 1;
+    }
+    const auto& pos = args.positional();
+    const auto circuit = prover::Prover::cpu()->load(
+        {pos[0], args.option("pce").value_or(""), args.option("r1cs").value_or("")});
+    auto gib = [](std::uint64_t b) { return double(b) / double(std::uint64_t(1) << 30); };
+    std::printf("%s: %s, %u signals (%u public)\n", pos[0].c_str(), curve_name(circuit->curve()),
+                circuit->num_vars(), circuit->num_public());
+    int status = 0;
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      const prover::DeviceMemoryPlan plan = prover::plan_device_memory(*circuit, budgets[i]);
+      if (!plan.fits) {
+        std::printf("%s: does not fit: %s\n", names[i].c_str(), plan.summary.c_str());
+        status = 1;
+        continue;
+      }
+      std::printf("%s: %s; page-locked host memory %.2f GiB\n", names[i].c_str(), plan.summary.c_str(),
+                  gib(plan.host_pinned_bytes));
+    }
+    return status;
+  });
+}
+
+// ---------------------------------------------------------------------------
 // encode-proof, decode-proof (Filecoin's 192-byte BLS12-381 encoding)
 
 const char kEncodeUsage[] = "zkfarm encode-proof <proof1.json> [<proof2.json> ...] <out.bin>";
@@ -515,6 +576,7 @@ const std::vector<Command>& local_commands() {
       {"gen-circuit", "write a synthetic PoRep-profile circuit and witness", kGenCircuitHelp,
        run_gen_circuit},
       {"pce", "build a circuit's pre-compiled constraint evaluator", kPceHelp, run_pce},
+      {"plan", "a circuit's device memory plan under given budgets (no GPU needed)", kPlanHelp, run_plan},
       {"encode-proof", "BLS12-381 proofs to Filecoin's 192-byte encoding", kEncodeHelp,
        run_encode_proof},
       {"decode-proof", "Filecoin's 192-byte encoding to proof.json files", kDecodeHelp,

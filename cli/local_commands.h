@@ -1,5 +1,5 @@
 // local_commands.h -- the zkfarm CLI commands that run on this machine alone:
-// prove, verify, verify-batch, setup, export-vk, gen-circuit, pce, encode-proof,
+// prove, verify, verify-batch, setup, export-vk, gen-circuit, pce, plan, encode-proof,
 // decode-proof.
 //
 // Each command takes its arguments (after the command name) and returns the

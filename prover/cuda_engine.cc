@@ -94,16 +94,6 @@ struct DeviceState {
   }
 };
 
-// Device bytes DevicePce::upload(pce) takes (A, B and C when present).
-template <class Fr>
-std::size_t pce_device_bytes(const Pce<Fr>& pce) {
-  auto csr = [](const Csr<Fr>& m) {
-    return m.row_offsets.size() * sizeof(std::uint64_t) + m.general_offsets.size() * sizeof(std::uint64_t) +
-           m.cols.size() * sizeof(std::uint32_t) + m.values.size() * sizeof(Fr);
-  };
-  return csr(pce.a()) + csr(pce.b()) + (pce.has_c() ? csr(pce.c()) : 0);
-}
-
 // A circuit's cache id; its device copies are evicted with it.
 class DeviceResidency final : public Residency {
  public:
@@ -267,15 +257,7 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   std::shared_ptr<const cuda::DeviceCircuit<Curve>> resident(const CircuitOf<Curve>& circuit) {
     return state_->cache.get<cuda::DeviceCircuit<Curve>>(id_of(circuit), [&] {
       const cudaStream_t stream = state_->ctx->stream(0);
-      cuda::ProofShape shape;
-      shape.num_vars = circuit.key.num_vars;
-      shape.num_public = circuit.key.num_public;
-      shape.domain_size = circuit.key.domain_size;
-      shape.fr_bytes = sizeof(typename Curve::Fr);
-      shape.g1_bytes = sizeof(typename Curve::G1Affine);
-      shape.g2_bytes = sizeof(typename Curve::G2Affine);
-      shape.pce_bytes = pce_device_bytes(circuit.pce);
-      const cuda::MemoryPlan plan = cuda::plan_memory(shape, state_->budget);
+      const cuda::MemoryPlan plan = cuda::plan_memory(proof_shape(circuit), state_->budget);
       cuda::DevicePce<typename Curve::Fr> pce =
           cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream, true, plan.pce_on_host);
       return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan),

@@ -11,6 +11,7 @@
 #include "formats/pce.h"
 #include "formats/zkey.h"
 #include "formats/zkey_proving_key.h"
+#include "kernels/cuda/memory_plan.h"
 #include "kernels/groth16_prover.h"
 #include "prover/prover.h"
 
@@ -39,6 +40,30 @@ class CircuitOf final : public Circuit {
   Groth16ProvingKey<Curve> key;
   std::unique_ptr<Residency> residency;  // last: released first
 };
+
+// Device bytes cuda::DevicePce::upload(pce) takes (A, B and C when present).
+template <class Fr>
+std::size_t pce_device_bytes(const Pce<Fr>& pce) {
+  auto csr = [](const Csr<Fr>& m) {
+    return m.row_offsets.size() * sizeof(std::uint64_t) + m.general_offsets.size() * sizeof(std::uint64_t) +
+           m.cols.size() * sizeof(std::uint32_t) + m.values.size() * sizeof(Fr);
+  };
+  return csr(pce.a()) + csr(pce.b()) + (pce.has_c() ? csr(pce.c()) : 0);
+}
+
+// The sizes kernels/cuda/memory_plan.h plans a circuit's device memory by.
+template <class Curve>
+cuda::ProofShape proof_shape(const CircuitOf<Curve>& circuit) {
+  cuda::ProofShape shape;
+  shape.num_vars = circuit.key.num_vars;
+  shape.num_public = circuit.key.num_public;
+  shape.domain_size = circuit.key.domain_size;
+  shape.fr_bytes = sizeof(typename Curve::Fr);
+  shape.g1_bytes = sizeof(typename Curve::G1Affine);
+  shape.g2_bytes = sizeof(typename Curve::G2Affine);
+  shape.pce_bytes = pce_device_bytes(circuit.pce);
+  return shape;
+}
 
 // Host memory for one prepared witness (Prover::prepare).
 class WitnessStorage {

@@ -173,6 +173,36 @@ std::size_t parse_device_budget(const std::string& text) {
   return static_cast<std::size_t>(bytes);
 }
 
+namespace {
+
+template <class Curve>
+DeviceMemoryPlan plan_for(const CircuitOf<Curve>& circuit, std::uint64_t budget) {
+  DeviceMemoryPlan out;
+  out.budget = budget;
+  const cuda::ProofShape shape = proof_shape(circuit);
+  try {
+    const cuda::MemoryPlan plan = cuda::plan_memory(shape, budget);
+    out.fits = true;
+    out.summary = plan.summary();
+    out.device_peak_bytes = plan.peak_bytes;
+    out.resident_bytes = plan.resident_bytes();
+    out.streamed_bytes = plan.streamed_bytes();
+    out.host_pinned_bytes = plan.streamed_bytes() + (plan.pce_on_host ? plan.pce_bytes : 0);
+  } catch (const cuda::BudgetTooSmall& e) {
+    out.summary = e.what();
+    out.needed_bytes = e.needed();
+  }
+  return out;
+}
+
+}  // namespace
+
+DeviceMemoryPlan plan_device_memory(const Circuit& circuit, std::uint64_t budget) {
+  if (const auto* c = dynamic_cast<const CircuitOf<Bn254>*>(&circuit)) return plan_for(*c, budget);
+  if (const auto* c = dynamic_cast<const CircuitOf<Bls12381>*>(&circuit)) return plan_for(*c, budget);
+  throw std::invalid_argument("plan_device_memory: not a circuit loaded by the prover service");
+}
+
 int Prover::cuda_device_count() { return cuda_engine_device_count(); }
 
 std::shared_ptr<const FileBytes> Prover::open_witness(const std::string& path) {

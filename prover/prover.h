@@ -149,6 +149,23 @@ constexpr std::size_t kDeviceBudgetMargin = std::size_t(1) << 30;
 // naming the text otherwise.
 std::size_t parse_device_budget(const std::string& text);
 
+// What a CUDA worker would do with a circuit under a device memory budget
+// (kernels/cuda/memory_plan.h's plan, made on any machine: no device
+// needed), for operators sizing cards and host memory before deploying.
+struct DeviceMemoryPlan {
+  std::uint64_t budget = 0;  // bytes (0: no budget)
+  bool fits = false;
+  // The plan in words (as `zkfarm prove --timings` and the worker's metrics
+  // report it), or, when it does not fit, why and how much it needs.
+  std::string summary;
+  std::uint64_t needed_bytes = 0;       // !fits: the least budget that proves it
+  std::uint64_t device_peak_bytes = 0;  // estimated, resident state included
+  std::uint64_t resident_bytes = 0;     // key points and PCE kept on the device
+  std::uint64_t streamed_bytes = 0;     // key bytes copied to the device at every proof
+  std::uint64_t host_pinned_bytes = 0;  // page-locked host memory: the streamed key (+ the PCE when on the host)
+};
+DeviceMemoryPlan plan_device_memory(const Circuit& circuit, std::uint64_t budget);
+
 class Prover {
  public:
   // On the CPU, all cores (kernels/parallel.h's pool).

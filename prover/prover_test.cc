@@ -279,6 +279,54 @@ TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
             ErrorKind::kCancelled);
 }
 
+// The device memory plan a GPU worker would make, from the loaded circuit on
+// any machine: no budget keeps everything resident; the least budget the
+// planner accepts (what "needs at least" names) proves it, one byte less
+// does not. A circuit of 2^17 constraints streams its key from page-locked
+// host memory there (which the plan counts); so does the small fixture.
+TEST(Prover, DeviceMemoryPlansWithoutADevice) {
+  using Fr = Bn254::Fr;
+  SyntheticCircuitOptions options;
+  options.num_constraints = 1 << 17;
+  options.num_public = 3;
+  options.seed = 8;
+  SyntheticCircuit<Fr> synthetic(options);
+  const R1cs<Fr> r1cs = synthetic.to_r1cs();
+  Groth16SetupOptions setup_options;
+  setup_options.seed = 9;
+  const auto key = groth16_setup<Bn254>(
+      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
+  const std::string zkey = temp_path("plan.zkey");
+  write_zkey<Bn254>(zkey, key.write_input());
+  auto prover = Prover::cpu();
+  for (const std::string& path : {zkey, fixture("bn128_mul.zkey")}) {
+    SCOPED_TRACE(path);
+    auto circuit = prover->load({path, "", ""});
+    const DeviceMemoryPlan resident = plan_device_memory(*circuit, 0);
+    EXPECT_TRUE(resident.fits);
+    EXPECT_EQ(resident.streamed_bytes, 0u);
+    EXPECT_EQ(resident.host_pinned_bytes, 0u);
+    EXPECT_GT(resident.resident_bytes, 0u);
+    EXPECT_NE(resident.summary.find("budget none"), std::string::npos) << resident.summary;
+
+    const DeviceMemoryPlan too_small = plan_device_memory(*circuit, 1 << 20);
+    EXPECT_FALSE(too_small.fits);
+    EXPECT_NE(too_small.summary.find("needs at least"), std::string::npos) << too_small.summary;
+    const std::uint64_t needed = too_small.needed_bytes;
+    ASSERT_GT(needed, std::uint64_t(1) << 20);
+    ASSERT_LE(needed, resident.device_peak_bytes);
+    const DeviceMemoryPlan least = plan_device_memory(*circuit, needed);
+    EXPECT_TRUE(least.fits) << least.summary;
+    EXPECT_LE(least.device_peak_bytes, needed);
+    EXPECT_FALSE(plan_device_memory(*circuit, needed - 1).fits);
+    EXPECT_GE(least.host_pinned_bytes, least.streamed_bytes);
+    if (path == zkey) {  // streamed through the transfer ring
+      EXPECT_GT(least.streamed_bytes, 0u) << least.summary;
+      EXPECT_NE(least.summary.find("transfer slots"), std::string::npos) << least.summary;
+    }
+  }
+}
+
 // A real allocation failure: caps this process's address space just above
 // what it has mapped (setrlimit), then prepares a 1 MiB witness for a
 // synthetic circuit of 2^15 signals, whose values cannot be allocated. The

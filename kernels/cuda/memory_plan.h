@@ -274,12 +274,20 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     return std::string(s);
   };
   if (!mode) {
-    const std::size_t needed = fixed_need(modes[3], min_chunk);
+    // The least budget that proves it: streaming everything, or, for a
+    // circuit whose key is smaller than the streaming machinery, keeping
+    // everything resident.
+    const std::size_t streaming = fixed_need(modes[3], min_chunk);
+    const std::size_t needed = std::min(streaming, all_resident);
     throw BudgetTooSmall("the circuit needs at least " + gib(needed) + " (" + std::to_string(needed) +
-                             " bytes) of device memory even with its whole proving key and PCE in host memory "
-                             "(NTT vectors " + gib(ntt_released) + "); the device memory budget is " + gib(budget) +
-                             " (" + std::to_string(budget) + " bytes); all resident it would need " +
-                             gib(all_resident),
+                             " bytes) of device memory" +
+                             (needed == all_resident ? std::string(" with everything resident; ")
+                                                     : std::string(" with its whole proving key and PCE in host "
+                                                                   "memory (NTT vectors ") +
+                                                           gib(ntt_released) + "); ") +
+                             "the device memory budget is " + gib(budget) + " (" + std::to_string(budget) +
+                             " bytes); all resident it would need " + gib(all_resident) +
+                             ", streaming at least " + gib(streaming),
                          needed);
   }
   plan.pce_on_host = mode->pce_on_host;

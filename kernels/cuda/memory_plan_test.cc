@@ -157,6 +157,33 @@ TEST(MemoryPlan, TooSmallABudgetSaysWhatItNeeds) {
   }
 }
 
+// The bytes a too-small budget's error names are the least that proves the
+// circuit, whether that least keeps everything resident (a key smaller than
+// the streaming machinery: transfer slots, collection, working set) or
+// streams it all.
+TEST(MemoryPlan, TheNeededBytesAreTheLeastThatProves) {
+  for (std::uint64_t vars : {std::uint64_t(300), std::uint64_t(5001), std::uint64_t(200000)}) {
+    ProofShape s;
+    s.num_vars = vars;
+    s.num_public = 2;
+    std::uint64_t n = 1;
+    while (n < vars + 3) n *= 2;
+    s.domain_size = n;
+    s.g1_bytes = 64;
+    s.g2_bytes = 128;
+    s.pce_bytes = vars * 40;
+    try {
+      plan_memory(s, 1024);
+      FAIL() << "1 KiB cannot hold " << vars << " signals";
+    } catch (const BudgetTooSmall& e) {
+      SCOPED_TRACE(e.what());
+      EXPECT_NO_THROW(plan_memory(s, e.needed()));
+      EXPECT_THROW(plan_memory(s, e.needed() - 1), BudgetTooSmall);
+      EXPECT_LE(e.needed(), plan_memory(s, 0).peak_bytes);
+    }
+  }
+}
+
 TEST(MemoryPlan, SmallCircuitsAndForcedChunks) {
   ProofShape s;
   s.num_vars = 5001;

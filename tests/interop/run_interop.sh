@@ -354,6 +354,21 @@ cli_checks() {
     "$CLI" verify vk.json f_public_too_short.json snarkjs_proof.json
   expect_input_error "$curve f/verify-missing-file" f_no_such_proof.json f12.log \
     "$CLI" verify vk.json snarkjs_public.json f_no_such_proof.json
+  # Device memory plans, made without a GPU: everything resident without a
+  # budget; too small a budget exits 1 naming the bytes it needs, and that
+  # many bytes fit; a malformed budget is an input error naming it.
+  if expect_status "$curve p/plan-too-small-exits-1" 1 p1.log \
+    "$CLI" plan circuit.zkey --device-memory-budget none,1MiB; then
+    if grep -q '^none: budget none: resident' p1.log && grep -q '^1MiB: does not fit: the circuit needs at least' p1.log; then
+      pass "$curve p/plan-says-resident-and-needed"
+    else
+      fail "$curve p/plan-says-resident-and-needed" "$(log_tail p1.log)"
+    fi
+    needed=$(grep -o 'needs at least [0-9.]* GiB ([0-9]* bytes)' p1.log | grep -o '([0-9]*' | tr -d '(')
+    expect_status "$curve p/plan-needed-bytes-fit" 0 p2.log "$CLI" plan circuit.zkey --device-memory-budget "$needed"
+  fi
+  expect_input_error "$curve p/plan-bad-budget" 24Gib p3.log \
+    "$CLI" plan circuit.zkey --device-memory-budget 24Gib
   echo "     $curve zkfarm checks took $((SECONDS - started)) s"
 }
 
