@@ -279,25 +279,34 @@ TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
             ErrorKind::kCancelled);
 }
 
+// A synthetic BN254 circuit (PoRep profile) and its test-only key, written
+// to a temporary .zkey; its witness through *witness when asked.
+std::string write_synthetic_zkey(std::uint64_t constraints, std::uint32_t num_public, std::uint64_t seed,
+                                 const std::string& name, std::vector<Bn254::Fr>* witness = nullptr) {
+  using Fr = Bn254::Fr;
+  SyntheticCircuitOptions options;
+  options.num_constraints = constraints;
+  options.num_public = num_public;
+  options.seed = seed;
+  SyntheticCircuit<Fr> synthetic(options);
+  const R1cs<Fr> r1cs = synthetic.to_r1cs();
+  Groth16SetupOptions setup_options;
+  setup_options.seed = seed + 1;
+  const auto key = groth16_setup<Bn254>(
+      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
+  const std::string zkey = temp_path(name);
+  write_zkey<Bn254>(zkey, key.write_input());
+  if (witness) *witness = synthetic.witness();
+  return zkey;
+}
+
 // The device memory plan a GPU worker would make, from the loaded circuit on
 // any machine: no budget keeps everything resident; the least budget the
 // planner accepts (what "needs at least" names) proves it, one byte less
 // does not. A circuit of 2^17 constraints streams its key from page-locked
 // host memory there (which the plan counts); so does the small fixture.
 TEST(Prover, DeviceMemoryPlansWithoutADevice) {
-  using Fr = Bn254::Fr;
-  SyntheticCircuitOptions options;
-  options.num_constraints = 1 << 17;
-  options.num_public = 3;
-  options.seed = 8;
-  SyntheticCircuit<Fr> synthetic(options);
-  const R1cs<Fr> r1cs = synthetic.to_r1cs();
-  Groth16SetupOptions setup_options;
-  setup_options.seed = 9;
-  const auto key = groth16_setup<Bn254>(
-      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
-  const std::string zkey = temp_path("plan.zkey");
-  write_zkey<Bn254>(zkey, key.write_input());
+  const std::string zkey = write_synthetic_zkey(1 << 17, 3, 8, "plan.zkey");
   auto prover = Prover::cpu();
   for (const std::string& path : {zkey, fixture("bn128_mul.zkey")}) {
     SCOPED_TRACE(path);
@@ -337,19 +346,8 @@ TEST(Prover, DeviceMemoryPlansWithoutADevice) {
 [[noreturn]] void prove_under_a_memory_cap() {
   using Fr = Bn254::Fr;
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  SyntheticCircuitOptions options;
-  options.num_constraints = 1 << 15;
-  options.num_public = 1;
-  options.seed = 5;
-  SyntheticCircuit<Fr> synthetic(options);
-  const R1cs<Fr> r1cs = synthetic.to_r1cs();
-  Groth16SetupOptions setup_options;
-  setup_options.seed = 6;
-  const auto key = groth16_setup<Bn254>(
-      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
-  const std::string zkey = temp_path("synthetic.zkey");
-  write_zkey<Bn254>(zkey, key.write_input());
-  const std::vector<Fr> values = synthetic.witness();
+  std::vector<Fr> values;
+  const std::string zkey = write_synthetic_zkey(1 << 15, 1, 5, "synthetic.zkey", &values);
   const std::vector<Fr> ones(std::size_t(1) << 17, Fr::one());
   auto prover = Prover::cpu();
   auto circuit = prover->load({zkey, "", ""});
