@@ -91,7 +91,6 @@ struct DeviceCsr {
   // their host addresses (for copies by DMA, DeviceProver's streamed SpMV).
   DeviceCsrView<Fr> host_view{};
   DeviceCsrView<Fr> host_arrays{};
-  std::size_t rows = 0;
   std::vector<std::shared_ptr<HostPin>> host_storage;
   std::size_t host_bytes = 0;
 
@@ -118,7 +117,6 @@ struct DeviceCsr {
     auto& h = d.host_arrays;
     d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets, h.row_offsets), pin(m.general_offsets, h.general_offsets),
                                     pin(m.cols, h.cols), pin(m.values, h.values)};
-    d.rows = m.row_offsets.empty() ? 0 : m.row_offsets.size() - 1;
     return d;
   }
 
