@@ -437,9 +437,9 @@ int run_pce(const std::vector<std::string>& argv) {
 // plan
 
 const char kPlanUsage[] =
-    "zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE]";
+    "zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE] [--json]";
 const char kPlanHelp[] =
-    "usage: zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE]\n\n"
+    "usage: zkfarm plan <circuit.zkey> --device-memory-budget B[,B...] [--pce FILE | --r1cs FILE] [--json]\n\n"
     "What a GPU worker would do with the circuit under each device memory budget\n"
     "(e.g. 141GB,80GiB,24GiB,16GiB; `none` for no budget): which of the proving\n"
     "key's points and the PCE stay on the device, how many bytes of key cross\n"
@@ -448,12 +448,35 @@ const char kPlanHelp[] =
     "in host memory, how much it needs. Needs no GPU: the plan is the worker's own\n"
     "(kernels/cuda/memory_plan.h), made from the key's and PCE's sizes. The PCE\n"
     "is the one `zkfarm prove` would use (--pce, --r1cs, else from the key).\n"
+    "--json: one JSON array on stdout, an object per budget (budget, budget_bytes,\n"
+    "fits, plan, needed_bytes, device_peak_bytes, resident_bytes, streamed_bytes,\n"
+    "host_pinned_bytes; 0 budget_bytes: no budget).\n"
     "exit: 0 every budget fits, 1 some budget does not, 2 error\n";
+
+// s as a JSON string literal.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
 
 int run_plan(const std::vector<std::string>& argv) {
   return run_guarded("plan", kPlanUsage, [&] {
-    Args args(argv, {"pce", "r1cs", "device-memory-budget"}, {});
+    Args args(argv, {"pce", "r1cs", "device-memory-budget"}, {"json"});
     args.expect_positional(1, kPlanUsage);
+    const bool json = args.flag("json");
     const auto text = args.option("device-memory-budget");
     if (!text) throw UsageError("--device-memory-budget is required (one budget or a comma-separated list)");
     std::vector<std::size_t> budgets;
@@ -477,14 +500,26 @@ int run_plan(const std::vector<std::string>& argv) {
     const auto circuit = prover::Prover::cpu()->load(
         {pos[0], args.option("pce").value_or(""), args.option("r1cs").value_or("")});
     auto gib = [](std::uint64_t b) { return double(b) / double(std::uint64_t(1) << 30); };
-    std::printf("%s: %s, %u signals (%u public)\n", pos[0].c_str(), curve_name(circuit->curve()),
-                circuit->num_vars(), circuit->num_public());
+    if (!json)
+      std::printf("%s: %s, %u signals (%u public)\n", pos[0].c_str(), curve_name(circuit->curve()),
+                  circuit->num_vars(), circuit->num_public());
     int status = 0;
     for (std::size_t i = 0; i < budgets.size(); ++i) {
       const prover::DeviceMemoryPlan plan = prover::plan_device_memory(*circuit, budgets[i]);
+      if (!plan.fits) status = 1;
+      if (json) {
+        auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+        std::printf("%s{\"budget\": %s, \"budget_bytes\": %llu, \"fits\": %s, \"plan\": %s, \"needed_bytes\": %llu, "
+                    "\"device_peak_bytes\": %llu, \"resident_bytes\": %llu, \"streamed_bytes\": %llu, "
+                    "\"host_pinned_bytes\": %llu}%s\n",
+                    i == 0 ? "[" : " ", json_string(names[i]).c_str(), u(plan.budget), plan.fits ? "true" : "false",
+                    json_string(plan.summary).c_str(), u(plan.needed_bytes), u(plan.device_peak_bytes),
+                    u(plan.resident_bytes), u(plan.streamed_bytes), u(plan.host_pinned_bytes),
+                    i + 1 == budgets.size() ? "]" : ",");
+        continue;
+      }
       if (!plan.fits) {
         std::printf("%s: does not fit: %s\n", names[i].c_str(), plan.summary.c_str());
-        status = 1;
         continue;
       }
       std::printf("%s: %s; page-locked host memory %.2f GiB\n", names[i].c_str(), plan.summary.c_str(),

@@ -364,11 +364,23 @@ cli_checks() {
     else
       fail "$curve p/plan-says-resident-and-needed" "$(log_tail p1.log)"
     fi
+    local needed
     needed=$(grep -o 'needs at least [0-9.]* GiB ([0-9]* bytes)' p1.log | grep -o '([0-9]*' | tr -d '(')
     expect_status "$curve p/plan-needed-bytes-fit" 0 p2.log "$CLI" plan circuit.zkey --device-memory-budget "$needed"
   fi
   expect_input_error "$curve p/plan-bad-budget" 24Gib p3.log \
     "$CLI" plan circuit.zkey --device-memory-budget 24Gib
+  "$CLI" plan circuit.zkey --device-memory-budget none,1MiB --json >p4.json 2>p4.log
+  local status=$?
+  if ((status == 1)) && node -e '
+    const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const ok = p.length === 2 && p[0].fits === true && p[0].budget_bytes === 0 && p[0].streamed_bytes === 0 &&
+      p[1].fits === false && p[1].budget === "1MiB" && p[1].needed_bytes > 1048576 && /needs at least/.test(p[1].plan);
+    process.exit(ok ? 0 : 1);' p4.json >>p4.log 2>&1; then
+    pass "$curve p/plan-json"
+  else
+    fail "$curve p/plan-json" "$(describe_status "$status" 1): $(head -c 300 p4.json) $(log_tail p4.log)"
+  fi
   echo "     $curve zkfarm checks took $((SECONDS - started)) s"
 }
 
