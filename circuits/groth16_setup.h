@@ -128,18 +128,23 @@ struct Groth16SetupKey {
   std::vector<G1Affine> ic, a, b1, c, h;
   std::vector<G2Affine> b2;
 
+  // The sizes and single points a zkey's writer and the prover's key share.
+  template <class Key>
+  void copy_header_to(Key& out) const {
+    out.num_vars = num_vars;
+    out.num_public = num_public;
+    out.domain_size = domain_size;
+    out.alpha1 = alpha1;
+    out.beta1 = beta1;
+    out.delta1 = delta1;
+    out.beta2 = beta2;
+    out.delta2 = delta2;
+  }
   // Views for write_zkey / serialize_zkey (valid while *this lives).
   ZkeyWriteInput<Curve> write_input() const {
     ZkeyWriteInput<Curve> in;
-    in.num_vars = num_vars;
-    in.num_public = num_public;
-    in.domain_size = domain_size;
-    in.alpha1 = alpha1;
-    in.beta1 = beta1;
-    in.delta1 = delta1;
-    in.beta2 = beta2;
+    copy_header_to(in);
     in.gamma2 = gamma2;
-    in.delta2 = delta2;
     in.coefficients = coefficients;
     in.ic = ic;
     in.a = a;
@@ -152,14 +157,7 @@ struct Groth16SetupKey {
   // Views for groth16_prove (valid while *this lives).
   Groth16ProvingKey<Curve> proving_key() const {
     Groth16ProvingKey<Curve> pk;
-    pk.num_vars = num_vars;
-    pk.num_public = num_public;
-    pk.domain_size = domain_size;
-    pk.alpha1 = alpha1;
-    pk.beta1 = beta1;
-    pk.delta1 = delta1;
-    pk.beta2 = beta2;
-    pk.delta2 = delta2;
+    copy_header_to(pk);
     pk.a_points = a;
     pk.b1_points = b1;
     pk.b2_points = b2;
