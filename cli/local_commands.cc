@@ -22,6 +22,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/files.h"
 #include "cli/args.h"
 #include "cli/progress.h"
@@ -453,25 +455,6 @@ const char kPlanHelp[] =
     "host_pinned_bytes; 0 budget_bytes: no budget).\n"
     "exit: 0 every budget fits, 1 some budget does not, 2 error\n";
 
-// s as a JSON string literal.
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 int run_plan(const std::vector<std::string>& argv) {
   return run_guarded("plan", kPlanUsage, [&] {
     Args args(argv, {"pce", "r1cs", "device-memory-budget"}, {"json"});
@@ -504,18 +487,20 @@ int run_plan(const std::vector<std::string>& argv) {
       std::printf("%s: %s, %u signals (%u public)\n", pos[0].c_str(), curve_name(circuit->curve()),
                   circuit->num_vars(), circuit->num_public());
     int status = 0;
+    nlohmann::json plans = nlohmann::json::array();
     for (std::size_t i = 0; i < budgets.size(); ++i) {
       const prover::DeviceMemoryPlan plan = prover::plan_device_memory(*circuit, budgets[i]);
       if (!plan.fits) status = 1;
       if (json) {
-        auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-        std::printf("%s{\"budget\": %s, \"budget_bytes\": %llu, \"fits\": %s, \"plan\": %s, \"needed_bytes\": %llu, "
-                    "\"device_peak_bytes\": %llu, \"resident_bytes\": %llu, \"streamed_bytes\": %llu, "
-                    "\"host_pinned_bytes\": %llu}%s\n",
-                    i == 0 ? "[" : " ", json_string(names[i]).c_str(), u(plan.budget), plan.fits ? "true" : "false",
-                    json_string(plan.summary).c_str(), u(plan.needed_bytes), u(plan.device_peak_bytes),
-                    u(plan.resident_bytes), u(plan.streamed_bytes), u(plan.host_pinned_bytes),
-                    i + 1 == budgets.size() ? "]" : ",");
+        plans.push_back({{"budget", names[i]},
+                         {"budget_bytes", plan.budget},
+                         {"fits", plan.fits},
+                         {"plan", plan.summary},
+                         {"needed_bytes", plan.needed_bytes},
+                         {"device_peak_bytes", plan.device_peak_bytes},
+                         {"resident_bytes", plan.resident_bytes},
+                         {"streamed_bytes", plan.streamed_bytes},
+                         {"host_pinned_bytes", plan.host_pinned_bytes}});
         continue;
       }
       if (!plan.fits) {
@@ -525,6 +510,7 @@ int run_plan(const std::vector<std::string>& argv) {
       std::printf("%s: %s; page-locked host memory %.2f GiB\n", names[i].c_str(), plan.summary.c_str(),
                   gib(plan.host_pinned_bytes));
     }
+    if (json) std::printf("%s\n", plans.dump().c_str());
     return status;
   });
 }
