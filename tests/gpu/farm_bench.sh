@@ -26,6 +26,9 @@ mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
 cd "$(dirname "$0")/../.."
 cores=$(nproc)
+# Temporary directories made below, removed on exit.
+scratch=()
+trap 'rm -rf "${scratch[@]}"' EXIT
 # unxz FILE.xz OUT (python3's lzma: the host may have no xz).
 unxz_to() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"; }
 # The bundle's libraries, less its libstdc++ and libgcc_s when the host's are
@@ -35,6 +38,7 @@ libs=$bundle/lib
 host_cxx=$(readlink -f "$(g++ -print-file-name=libstdc++.so.6)")
 if [ -f "$host_cxx" ] && grep -qa GLIBCXX_3.4.30 "$host_cxx"; then
   libs=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-lib.XXXXXX")
+  scratch+=("$libs")
   for f in "$bundle"/lib/*; do
     case $(basename "$f") in libstdc++.so* | libgcc_s.so*) ;; *) ln -s "$f" "$libs/" ;; esac
   done
@@ -42,14 +46,16 @@ fi
 export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CPLUS_INCLUDE_PATH=$bundle/witgen/include LIBRARY_PATH=$bundle/witgen/lib ZKFARM_BIN=$bundle
 if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
-  mkdir -p /tmp/farm-bench-node && unxz_to "$bundle/node.xz" /tmp/farm-bench-node/node &&
-    chmod 755 /tmp/farm-bench-node/node && export PATH=/tmp/farm-bench-node:$PATH
+  node_dir=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-node.XXXXXX")
+  scratch+=("$node_dir")
+  unxz_to "$bundle/node.xz" "$node_dir/node" && chmod 755 "$node_dir/node" && export PATH=$node_dir:$PATH
 fi
 echo "host: $cores cores, $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1);" \
   "g++ $(g++ -dumpfullversion); node $(node --version 2>/dev/null || echo none)"
 status=0
 if [ "${SKIP_INPUTS:-0}" != 1 ]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-circuit.XXXXXX")
+  scratch+=("$work")
   cp -r "$circuit"/. "$work/"
   for f in $(find "$work" -name '*.xz'); do unxz_to "$f" "${f%.xz}" && rm "$f"; done  # carried compressed
   clients=${INPUT_CLIENTS:-$((cores > 2 ? cores - 2 : 1))}
