@@ -206,7 +206,9 @@ struct DeviceProveTimings {
   std::size_t skipped_bytes = 0;
   // The H MSM and the four witness MSMs (A, B1, B2, C) on their own; with
   // overlapped, the witness MSMs ran on a second stream beside the SpMV,
-  // the NTTs and H, and msm_ms runs from h to whichever ended last.
+  // the NTTs and H, and msm_ms runs from h to whichever ended last. Through
+  // MsmPipeline (ring_slots > 0) the five MSMs are interleaved: h_msm_ms is
+  // then the whole stage, witness_msm_ms 0, and pipeline_*_ms below split it.
   double h_msm_ms = 0;
   double witness_msm_ms = 0;
   bool overlapped = false;

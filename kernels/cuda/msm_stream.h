@@ -529,7 +529,7 @@ class MsmPipeline {
       issue(lane, stats_);
   }
 
-  // The chunks of one lane in order. The H lane's (with_residents) runs a
+  // The chunks of one lane in order. The H lane (main_lane) runs a
   // resident prefix instead of waiting for a copy, and (with two lanes)
   // takes the witness lane's hand-overs between chunks.
   void run_lane(Lane& lane, bool main_lane) {
