@@ -135,6 +135,13 @@ struct DeviceProvingKey {
   // 2: the witness chunks in a lane of their own beside the H chunks
   // (MemoryPlan::ring_lanes).
   int ring_lanes = 1;
+  // Through the ring (one lane), the share of the streamed witness chunks
+  // offered to host compaction (msm_stream.h's HostCompaction: the CPU
+  // gathers the bases of the non-zero scalars, only those cross PCIe);
+  // 0: every chunk copied whole. Needs 4 or more CPU cores.
+  double host_compaction = 1.0;
+  // Tests: every offered chunk waits for the CPU (HostCompaction::wait_for_cpu).
+  bool host_compaction_wait = false;
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +

@@ -60,6 +60,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -223,6 +224,14 @@ struct DeviceProveTimings {
   // H chunks, witness chunks (ones summed, dense points collected), the
   // Pippengers over the collected points, resident prefixes.
   double pipeline_h_ms = 0, pipeline_witness_ms = 0, pipeline_dense_ms = 0, pipeline_resident_ms = 0;
+  // ... the copy engine's busy time over the H lane's chunks (device time),
+  // and host compaction (msm_stream.h's HostCompaction): witness chunks
+  // moved compacted, the CPU's wall time gathering them, chunks it gathered
+  // too late to be used.
+  double pipeline_copy_ms = 0;
+  std::size_t compacted_chunks = 0;
+  double compaction_ms = 0;
+  std::size_t compaction_late = 0;
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -308,8 +317,13 @@ class DeviceProver {
     // PCE in host memory, those slots first carry it to the SpMV by DMA.
     const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
     std::optional<MsmPipeline<Curve>> pipeline;
+    std::optional<HostCompaction<Fr>> compaction;
+    if (pipelined && key.host_compaction > 0 && (key.ring_lanes < 2 || key.ring_slots < 4) &&
+        (!key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty()))
+      compaction = host_compaction(key, witness);
     if (pipelined)
-      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream);
+      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream,
+                       compaction ? &*compaction : nullptr);
     std::vector<std::uint32_t> chunk_rows;  // first row of each SpMV launch (its unsatisfied-row slot)
     if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
       chunk_rows = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
@@ -488,6 +502,10 @@ class DeviceProver {
       local.pipeline_witness_ms = streamed.witness_ms;
       local.pipeline_dense_ms = streamed.dense_ms;
       local.pipeline_resident_ms = streamed.resident_ms;
+      local.pipeline_copy_ms = streamed.copy_ms;
+      local.compacted_chunks = streamed.compacted;
+      local.compaction_ms = streamed.compaction_ms;
+      local.compaction_late = streamed.compaction_late;
       local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
       local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
       local.msm_calls = streamed.chunks + wm.stats.chunks;
@@ -601,6 +619,39 @@ class DeviceProver {
   // chunks, alternating, so that the memcpy into one (on all cores) overlaps
   // the DMA out of the other. Returns once the copies are queued; a staging buffer is
   // refilled only after the event recorded behind its last DMA.
+  // Host compaction of the streamed witness chunks (msm_stream.h), when
+  // this machine has cores to spare for it (4 or more: all but two copy):
+  // kCompactionStaging page-locked buffers of one transfer slot, kept
+  // between proofs.
+  static constexpr std::size_t kCompactionStaging = 3;
+  std::optional<HostCompaction<Fr>> host_compaction(const DeviceProvingKey<Curve>& key, std::span<const Fr> witness) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores < 4) return std::nullopt;
+    const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(key.msm_chunk);
+    HostCompaction<Fr> out;
+    out.witness = witness;
+    out.c_offset = key.num_public + 1;
+    out.share = key.host_compaction;
+    out.wait_for_cpu = key.host_compaction_wait;
+    out.threads = std::min(cores - 2, 16u);
+    try {
+      for (std::size_t k = 0; k < kCompactionStaging; ++k) {
+        if (compaction_staging_.size() <= k) compaction_staging_.emplace_back();
+        if (compaction_staging_[k].size() < bytes) {
+          compaction_staging_[k] = PinnedBuffer<std::uint8_t>();  // the old one first: host memory
+          compaction_staging_[k] = PinnedBuffer<std::uint8_t>(bytes);
+        }
+        out.staging.push_back(compaction_staging_[k].data());
+      }
+    } catch (const std::exception&) {
+      // No page-locked memory to spare: every chunk is copied whole (the
+      // proof is the same).
+      compaction_staging_.clear();
+      return std::nullopt;
+    }
+    return out;
+  }
+
   void upload_witness(std::span<const Fr> witness, DeviceBuffer<Fr>& device, cudaStream_t stream) {
     cudaPointerAttributes attributes{};
     const cudaError_t status = cudaPointerGetAttributes(&attributes, witness.data());
@@ -670,6 +721,7 @@ class DeviceProver {
   GpuNtt<Fr> ntt_;
   std::size_t staging_chunk_;
   PinnedBuffer<Fr> staging_[2];
+  std::vector<PinnedBuffer<std::uint8_t>> compaction_staging_;
   Event staged_[2];
   std::unique_ptr<SideStreams> side_streams_;
   PinnedBuffer<std::uint32_t> nonzero_;

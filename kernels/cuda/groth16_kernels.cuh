@@ -12,10 +12,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include <cub/device/device_select.cuh>
+
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_context.h"
 #include "kernels/cuda/fp.cuh"
 #include "kernels/cuda/groth16_kernels.h"
 #include "kernels/field.h"
@@ -159,6 +163,31 @@ void launch_gather_nonzero(const std::uint32_t* index, std::uint64_t count, std:
       unsigned(sizeof(Fr) / 16)));
 }
 
+namespace groth16_kernels {
+template <class F>
+struct NonZero {
+  __device__ __forceinline__ bool operator()(const F& x) const { return !x.is_zero(); }
+};
+}  // namespace groth16_kernels
+
+template <class Fr>
+void launch_compact_nonzero(const Fr* in, std::uint64_t n, Fr* out, cudaStream_t stream) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace gk = groth16_kernels;
+  if (n == 0) return;
+  if (n >= (std::uint64_t(1) << 31))
+    throw std::invalid_argument("compact_nonzero: at most 2^31 - 1 scalars per call, got " + std::to_string(n));
+  const F* d_in = reinterpret_cast<const F*>(in);
+  F* d_out = reinterpret_cast<F*>(out);
+  DeviceBuffer<std::uint64_t> selected(1, stream);
+  std::size_t temp_bytes = 0;
+  ZKFARM_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, d_in, d_out, selected.data(), int(n),
+                                          gk::NonZero<F>(), stream));
+  DeviceBuffer<std::uint8_t> temp(temp_bytes, stream);
+  ZKFARM_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), temp_bytes, d_in, d_out, selected.data(), int(n),
+                                          gk::NonZero<F>(), stream));
+}
+
 template <class Fr>
 void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaStream_t stream) {
   using F = typename DeviceFieldOf<Fr>::type;
@@ -182,4 +211,5 @@ void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaS
   template void zkfarm::cuda::launch_hadamard<FR>(const FR*, const FR*, FR*, std::uint32_t, cudaStream_t);     \
   template void zkfarm::cuda::launch_gather_nonzero<FR>(const std::uint32_t*, std::uint64_t, std::uint64_t,    \
                                                         const void*, std::size_t, const FR*, void*, FR*,       \
-                                                        cudaStream_t);
+                                                        cudaStream_t);                                         \
+  template void zkfarm::cuda::launch_compact_nonzero<FR>(const FR*, std::uint64_t, FR*, cudaStream_t);

@@ -59,6 +59,12 @@ void launch_gather_nonzero(const std::uint32_t* index, std::uint64_t count, std:
                            const void* bases, std::size_t base_bytes, const Fr* witness, void* out_bases,
                            Fr* out_scalars, cudaStream_t stream);
 
+// The non-zero scalars of in[0, n), in order, to out (room for n): the
+// device side of MsmPipeline's host compaction, whose bases the CPU
+// gathered with the same test (msm_stream.h). Stream-ordered; n < 2^31.
+template <class Fr>
+void launch_compact_nonzero(const Fr* in, std::uint64_t n, Fr* out, cudaStream_t stream);
+
 // a[i] = a[i] * b[i] - c[i] for i < n (h on the odd coset, in a's storage).
 template <class Fr>
 void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaStream_t stream);

@@ -37,11 +37,15 @@
 #include <span>
 
 #include <array>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <exception>
 #include <future>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,6 +72,14 @@ struct MsmStreamStats {
   // collected), the Pippengers over the collected dense points, and the
   // resident prefixes.
   double h_ms = 0, witness_ms = 0, dense_ms = 0, resident_ms = 0;
+  // MsmPipeline only (its H lane): device time the copy engine spent on the
+  // chunks' transfers (CUDA events around each copy), and host compaction
+  // (HostCompaction): chunks moved compacted, the CPU's wall time gathering
+  // (including chunks it gathered too late to be used), chunks it gave up.
+  double copy_ms = 0;
+  std::uint64_t compacted = 0;
+  double compaction_ms = 0;
+  std::uint64_t compaction_late = 0;
 };
 
 // The non-zero scalars of a streamed range over the witness: index[0..count)
@@ -215,6 +227,32 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
 }
 
 
+// Host compaction of streamed witness chunks (MsmPipeline, one lane). A
+// witness chunk's scalars are mostly zeros and ones, and a base whose
+// scalar is zero adds nothing, yet a plain chunk moves every base over
+// PCIe, the bound of a streaming proof. Here CPU threads copy the bases of
+// the chunk's non-zero scalars, in order, into a page-locked staging
+// buffer (the test: the host witness value is not zero), the copy engine
+// moves only those, and the device compacts the chunk's scalars with the
+// same test (launch_compact_nonzero) into the slot's unused tail: the
+// chunk's MSM is then the same sum over fewer points. The CPU works ahead
+// of the copy engine on the chunks after the next to be copied; a chunk it
+// has not finished when the copy engine would otherwise run dry is copied
+// whole instead (the copy engine never waits for the CPU), so the CPU
+// takes the share of the chunks it can gather in time. A chunk whose
+// non-zero bases and scalars would not fit one slot is copied whole.
+template <class Fr>
+struct HostCompaction {
+  std::span<const Fr> witness;         // the proof's witness, host memory
+  std::size_t c_offset = 0;            // witness index of query C's first scalar
+  double share = 1;                    // of the streamed witness chunks offered to the CPU, (0, 1]
+  std::vector<std::uint8_t*> staging;  // >= 2 page-locked buffers of the pipeline's slot_bytes() each
+  unsigned threads = 1;                // CPU threads copying one chunk's bases
+  // Every offered chunk waits for the CPU instead (tests: each one then
+  // goes through the compacted path, unless too dense for one slot).
+  bool wait_for_cpu = false;
+};
+
 // All five MSMs of a proof whose key is partly in host memory, through
 // rings of transfer slots (MemoryPlan::ring_slots slots of msm_chunk G1
 // points' bytes each; a G2 chunk holds half the points).
@@ -259,8 +297,10 @@ class MsmPipeline {
   // through `slots` slots in all (>= 2; two lanes need >= 4). Kernels of
   // the H lane run on work, its copies on copy (two different streams of
   // ctx). Nothing is allocated yet.
+  // compaction (optional, one lane only): see HostCompaction; its staging
+  // buffers must hold slot_bytes_for(chunk) bytes each.
   MsmPipeline(const DeviceContext& ctx, const DeviceProvingKey<Curve>& key, std::uint64_t chunk, int slots,
-              int lanes, cudaStream_t work, cudaStream_t copy)
+              int lanes, cudaStream_t work, cudaStream_t copy, const HostCompaction<Fr>* compaction = nullptr)
       : ctx_(ctx), key_(key) {
     if (chunk == 0) chunk = std::uint64_t(1) << 22;
     slots = std::max(slots, 2);
@@ -305,12 +345,37 @@ class MsmPipeline {
     }
     for (int q : {kQueryH, kQueryA, kQueryB1, kQueryB2, kQueryC})
       if (resident_points(q) > 0) resident_.push_back(q);
+    copy_begin_.resize(main_.pieces.size());
+    copy_end_.resize(main_.pieces.size());
+    if (compaction && !two_lanes_ && compaction->share > 0 && compaction->staging.size() >= 2 &&
+        compaction->threads > 0) {
+      compaction_ = *compaction;
+      compact_.resize(main_.pieces.size());
+      double credit = 0;  // the share spread evenly over the witness chunks
+      for (std::size_t j = 0; j < main_.pieces.size(); ++j) {
+        if (main_.pieces[j].query == kQueryH) continue;
+        credit += std::min(compaction_.share, 1.0);
+        if (credit >= 1.0 - 1e-9) {
+          credit -= 1.0;
+          compact_[j].state = Compact::kPending;
+        }
+      }
+      staging_.resize(compaction_.staging.size());
+      for (std::size_t b = 0; b < staging_.size(); ++b) staging_[b].data = compaction_.staging[b];
+    }
+  }
+  // The slot size for `chunk` G1 points (0: 2^22), for HostCompaction's
+  // staging buffers.
+  static std::size_t slot_bytes_for(std::uint64_t chunk) {
+    return std::size_t(chunk ? chunk : std::uint64_t(1) << 22) * sizeof(G1Affine);
   }
   ~MsmPipeline() {
-    // Copies and witness-lane kernels still in flight (only when a run
-    // stopped on an error) must not outlive the buffers they use: wait for
-    // them, then free the buffers (in the H lane's stream order), then
-    // destroy the witness lane's streams.
+    // The compactor first (it may issue copies); then copies and
+    // witness-lane kernels still in flight (only when a run stopped on an
+    // error) must not outlive the buffers they use: wait for them, then
+    // free the buffers (in the H lane's stream order), then destroy the
+    // witness lane's streams.
+    stop_compactor();
     for (cudaStream_t s : {main_.copy, side_.copy, side_.work})
       if (s && s != main_.work) (void)cudaStreamSynchronize(s);
     for (Collection& c : collect_) c = Collection();
@@ -333,9 +398,13 @@ class MsmPipeline {
   void prefetch(int count) {
     ctx_.activate();
     const auto [h, w] = prefetch_split(count);
-    prefetch_lane(main_, int(h));
-    prefetch_lane(side_, int(w));
-    stats_.prefetched = main_.issued + side_.issued;
+    {
+      std::lock_guard<std::mutex> lock(issue_mutex_);
+      prefetch_lane(main_, int(h));
+      prefetch_lane(side_, int(w));
+      stats_.prefetched = main_.issued + side_.issued;
+    }
+    start_compactor();  // gathers while the NTTs run
   }
 
   // The slots prefetch(count) will fill, allocated now and lent out first
@@ -367,6 +436,10 @@ class MsmPipeline {
   void run(const std::array<const Fr*, 5>& scalars) {
     ctx_.activate();
     scalars_ = scalars;
+    struct StopCompactor {  // also when a chunk throws
+      MsmPipeline* p;
+      ~StopCompactor() { p->stop_compactor(); }
+    } stop_compactor_at_end{this};
     // Every slot and collection now, on the H lane's stream (after the
     // proof's earlier frees), so that the witness lane never waits for an
     // allocation queued behind H work.
@@ -383,8 +456,15 @@ class MsmPipeline {
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_.copy, ready.get(), 0));
     }
     if (!two_lanes_) {
+      {
+        std::lock_guard<std::mutex> lock(issue_mutex_);
+        running_ = true;  // the compactor may now issue copies (every slot is allocated)
+      }
+      start_compactor();
       run_lane(main_, true);
       flush(main_.work, collect_[0]);
+      stop_compactor();
+      finish_stats();
       return;
     }
     side_stats_ = MsmStreamStats();
@@ -419,6 +499,7 @@ class MsmPipeline {
     stats_.streamed_bytes += side_stats_.streamed_bytes;
     stats_.copy_waits += side_stats_.copy_waits;
     stats_.witness_ms += side_stats_.witness_ms;
+    finish_stats();
   }
 
   const G1& g1(int query) const { return g1_[query]; }
@@ -494,23 +575,55 @@ class MsmPipeline {
   }
 
   // Queues the copy of lane's next chunk into its slot, behind the kernels
-  // that last read that slot.
-  void issue(Lane& lane, MsmStreamStats& stats) {
-    const std::size_t j = lane.issued++;
+  // that last read that slot: compacted when the CPU has it ready, whole
+  // otherwise. Returns false (nothing queued) for a chunk the CPU is still
+  // gathering while the copy engine has at least two chunks queued; the
+  // compactor queues it when done. Called with issue_mutex_ held.
+  bool issue(Lane& lane, MsmStreamStats& stats, bool force = false) {
+    const std::size_t j = lane.issued;
+    const Piece& p = lane.pieces[j];
+    CompactState* cs = (&lane == &main_ && !compact_.empty()) ? &compact_[j] : nullptr;
+    if (cs && compaction_.wait_for_cpu && (cs->state == Compact::kPending || cs->state == Compact::kGathering))
+      return false;
+    if (cs && cs->state == Compact::kGathering) {
+      if (!force && j >= 2 && !done(copy_end_[j - 2])) return false;
+      cs->state = Compact::kPlain;  // too late: the compactor drops it
+      ++stats.compaction_late;
+    } else if (cs && cs->state == Compact::kPending) {
+      cs->state = Compact::kPlain;
+    }
+    const bool compacted = cs && cs->state == Compact::kReady;
     const std::size_t s = j % lane.slot.size();
     allocate(lane, s);
     Slot& slot = lane.slot[s];
     if (j >= lane.slot.size()) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.copy, slot.free_again.get(), 0));
-    const Piece& p = lane.pieces[j];
-    slot.buffer.upload(p.host, p.bytes, lane.copy);
+    const bool timed = &lane == &main_;
+    if (timed) copy_begin_[j].record(lane.copy);
+    if (compacted) {
+      const std::size_t bytes = cs->nz * point_bytes(p.query);
+      Staging& staging = staging_[std::size_t(cs->staging)];
+      slot.buffer.upload(staging.data, bytes, lane.copy);
+      staging.copied.record(lane.copy);
+      staging.in_flight = true;
+      stats.streamed_bytes += bytes;
+      stats.skipped_bytes += p.bytes - bytes;
+      ++stats.compacted;
+    } else {
+      slot.buffer.upload(p.host, p.bytes, lane.copy);
+      stats.streamed_bytes += p.bytes;
+    }
+    if (timed) copy_end_[j].record(lane.copy);
     slot.copied.record(lane.copy);
-    stats.streamed_bytes += p.bytes;
+    ++lane.issued;
+    issue_changed_.notify_all();
+    return true;
   }
 
   // Copies run up to slots - 1 chunks ahead of the kernels (the slot of the
-  // chunk being computed is busy).
+  // chunk being computed is busy). Called with issue_mutex_ held.
   void top_up(Lane& lane, MsmStreamStats& stats) {
-    while (lane.issued < lane.pieces.size() && lane.issued < lane.next + lane.slot.size()) issue(lane, stats);
+    while (lane.issued < lane.pieces.size() && lane.issued < lane.next + lane.slot.size())
+      if (!issue(lane, stats)) return;
   }
 
   // Slots filled before the NTTs: with two lanes one H chunk, the rest
@@ -526,7 +639,7 @@ class MsmPipeline {
     for (std::size_t s = 0; s < std::min(lane.slot.size(), std::size_t(std::max(count, 0))); ++s) allocate(lane, s);
     while (lane.issued < lane.pieces.size() && lane.issued < std::size_t(std::max(count, 0)) &&
            lane.issued < lane.slot.size())
-      issue(lane, stats_);
+      if (!issue(lane, stats_)) break;
   }
 
   // The chunks of one lane in order. The H lane (main_lane) runs a
@@ -534,11 +647,18 @@ class MsmPipeline {
   // takes the witness lane's hand-overs between chunks.
   void run_lane(Lane& lane, bool main_lane) {
     MsmStreamStats& stats = main_lane ? stats_ : side_stats_;
-    top_up(lane, stats);
+    {
+      std::lock_guard<std::mutex> lock(issue_mutex_);
+      top_up(lane, stats);
+    }
     while (lane.next < lane.pieces.size() || (main_lane && !resident_.empty())) {
       if (main_lane && two_lanes_ && flush_handed_over()) continue;
       if (!main_lane && aborted()) return;
-      const bool ready = lane.next < lane.pieces.size() && done(lane.slot[lane.next % lane.slot.size()].copied);
+      bool ready = false;
+      if (lane.next < lane.pieces.size()) {
+        std::lock_guard<std::mutex> lock(issue_mutex_);
+        ready = lane.next < lane.issued && done(lane.slot[lane.next % lane.slot.size()].copied);
+      }
       if (main_lane && !resident_.empty() && (!ready || lane.next == lane.pieces.size())) {
         const int q = resident_.front();
         resident_.erase(resident_.begin());
@@ -548,10 +668,26 @@ class MsmPipeline {
         continue;
       }
       if (!ready) ++stats.copy_waits;
+      bool compacted = false;
+      {
+        // Nothing left to run meanwhile: a chunk the CPU is still gathering
+        // is copied whole now.
+        std::unique_lock<std::mutex> lock(issue_mutex_);
+        while (lane.issued <= lane.next)
+          if (!issue(lane, stats, true)) issue_changed_.wait(lock);  // wait_for_cpu
+        compacted = !compact_.empty() && compact_[lane.next].state == Compact::kReady;
+      }
       const Piece& p = lane.pieces[lane.next];
       Slot& slot = lane.slot[lane.next % lane.slot.size()];
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(lane.work, slot.copied.get(), 0));
       const Fr* piece_scalars = scalars_[p.query] + p.offset;
+      std::size_t piece_count = p.count;
+      if (compacted) {  // the non-zero scalars, in the slot after the moved bases
+        piece_count = compact_[lane.next].nz;
+        Fr* tail = reinterpret_cast<Fr*>(slot.buffer.data() + compact_tail(piece_count, p.query));
+        launch_compact_nonzero<Fr>(piece_scalars, p.count, tail, lane.work);
+        piece_scalars = tail;
+      }
       const auto t = Clock::now();
       if (p.query == kQueryH) {
         g1_[kQueryH] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
@@ -571,13 +707,14 @@ class MsmPipeline {
         const DenseReserve reserve = [&](std::size_t count) { return reserve_dense(lane.work, p.query, count); };
         if (p.query == kQueryB2)
           b2 += msm_device_split<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(slot.buffer.data()),
-                                            piece_scalars, p.count, lane.work, reserve, &dense);
+                                            piece_scalars, piece_count, lane.work, reserve, &dense);
         else
           g1[p.query] += msm_device_split<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
-                                                     piece_scalars, p.count, lane.work, reserve, &dense);
+                                                     piece_scalars, piece_count, lane.work, reserve, &dense);
         collect_[current_].gathered.record(lane.work);
         stats.witness_ms += since(t);
       }
+      std::lock_guard<std::mutex> lock(issue_mutex_);
       slot.free_again.record(lane.work);
       ++stats.chunks;
       ++lane.next;
@@ -692,6 +829,206 @@ class MsmPipeline {
                                     std::span<const G1Affine>(), scalars, 0, main_.work, main_.copy, &stats_);
   }
 
+  // ---- Host compaction (HostCompaction) ----
+  enum class Compact : std::uint8_t {
+    kNo,         // copied whole (not offered to the CPU)
+    kPending,    // offered, not started
+    kGathering,  // the CPU is copying its bases into a staging buffer
+    kReady,      // gathered (nz bases in staging buffer `staging`); compacted once issued
+    kPlain,      // copied whole after all (too late, or too many non-zeros for one slot)
+  };
+  struct CompactState {
+    Compact state = Compact::kNo;
+    int staging = -1;
+    std::size_t nz = 0;
+  };
+  struct Staging {
+    std::uint8_t* data = nullptr;
+    long holder = -1;        // the chunk gathered into it, until its copy is done
+    bool in_flight = false;  // that chunk's copy is queued (copied records its end)
+    Event copied;
+  };
+  static constexpr std::size_t kNone = ~std::size_t(0);
+
+  // Where a compacted chunk's scalars start in its slot: after its bases,
+  // 256-byte aligned.
+  static std::size_t compact_tail(std::size_t nz, int query) {
+    const std::size_t bytes = nz * (query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine));
+    return (bytes + 255) / 256 * 256;
+  }
+
+  void start_compactor() {
+    if (compact_.empty() || compactor_.joinable() || compactor_done_) return;
+    compactor_ = std::thread([this] { compactor_main(); });
+  }
+  // Stops the compactor (waits for the chunk it is gathering) and rethrows
+  // its error, if any, once.
+  void stop_compactor() {
+    if (compactor_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(issue_mutex_);
+        stop_ = true;
+        issue_changed_.notify_all();
+      }
+      compactor_.join();
+    }
+    compactor_done_ = true;
+  }
+  void finish_stats() {
+    if (compactor_error_) std::rethrow_exception(std::exchange(compactor_error_, nullptr));
+    for (std::size_t j = 0; j < main_.issued; ++j) stats_.copy_ms += Event::elapsed_ms(copy_begin_[j], copy_end_[j]);
+  }
+
+  // Runs `threads` calls of f(t) at once (t = 0 on this thread).
+  template <class F>
+  static void parallel(unsigned threads, F&& f) {
+    std::vector<std::jthread> pool;
+    pool.reserve(threads > 0 ? threads - 1 : 0);
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&f, t] { f(t); });
+    f(0u);
+  }
+
+  // Bit i: witness[i] is not zero.
+  void build_nonzero_bits() {
+    const std::span<const Fr> w = compaction_.witness;
+    const std::size_t words = (w.size() + 63) / 64;
+    nonzero_bits_.assign(words, 0);
+    const unsigned threads = compaction_.threads;
+    parallel(threads, [&](unsigned t) {
+      for (std::size_t k = words * t / threads; k < words * (t + 1) / threads; ++k) {
+        std::uint64_t bits = 0;
+        const std::size_t end = std::min(w.size(), k * 64 + 64);
+        for (std::size_t i = k * 64; i < end; ++i) bits |= std::uint64_t(!w[i].is_zero()) << (i - k * 64);
+        nonzero_bits_[k] = bits;
+      }
+    });
+  }
+  // Set bits in [begin, end).
+  std::size_t count_nonzero(std::size_t begin, std::size_t end) const {
+    std::size_t total = 0;
+    for (std::size_t i = begin; i < end;) {
+      const std::size_t word = i / 64, bit = i % 64, take = std::min<std::size_t>(64 - bit, end - i);
+      const std::uint64_t mask = take == 64 ? ~std::uint64_t(0) : ((std::uint64_t(1) << take) - 1) << bit;
+      total += std::size_t(std::popcount(nonzero_bits_[word] & mask));
+      i += take;
+    }
+    return total;
+  }
+  template <std::size_t kBytes>
+  void copy_nonzero(const std::uint8_t* from, std::size_t first, std::size_t begin, std::size_t end,
+                    std::uint8_t* out) const {
+    for (std::size_t i = begin; i < end;) {
+      const std::size_t w = first + i, word = w / 64, bit = w % 64, take = std::min<std::size_t>(64 - bit, end - i);
+      std::uint64_t bits = nonzero_bits_[word] >> bit;
+      if (take < 64) bits &= (std::uint64_t(1) << take) - 1;
+      while (bits) {
+        const std::size_t k = std::size_t(std::countr_zero(bits));
+        bits &= bits - 1;
+        std::memcpy(out, from + (i + k) * kBytes, kBytes);
+        out += kBytes;
+      }
+      i += take;
+    }
+  }
+  // The CPU's part for chunk j: its non-zero scalars' bases into staging
+  // buffer b; returns how many, or kNone when they and their scalars would
+  // not fit one slot.
+  std::size_t gather(std::size_t j, std::size_t b) {
+    const Piece& p = main_.pieces[j];
+    const std::size_t first = p.offset + (p.query == kQueryC ? compaction_.c_offset : 0);
+    if (first + p.count > compaction_.witness.size())
+      throw std::logic_error("msm pipeline: chunk past the end of the witness");
+    const unsigned threads = compaction_.threads;
+    std::vector<std::size_t> begin(threads + 1), at(threads + 1, 0);
+    for (unsigned t = 0; t <= threads; ++t) begin[t] = p.count * t / threads;
+    for (unsigned t = 0; t < threads; ++t) at[t + 1] = at[t] + count_nonzero(first + begin[t], first + begin[t + 1]);
+    const std::size_t nz = at[threads];
+    if (compact_tail(nz, p.query) + nz * sizeof(Fr) > slot_bytes_) return kNone;
+    std::uint8_t* out = staging_[b].data;
+    parallel(threads, [&](unsigned t) {
+      if (p.query == kQueryB2)
+        copy_nonzero<sizeof(G2Affine)>(p.host, first, begin[t], begin[t + 1], out + at[t] * sizeof(G2Affine));
+      else
+        copy_nonzero<sizeof(G1Affine)>(p.host, first, begin[t], begin[t + 1], out + at[t] * sizeof(G1Affine));
+    });
+    return nz;
+  }
+  // A staging buffer free for the next chunk, or -1 (with issue_mutex_).
+  long free_staging() {
+    for (std::size_t b = 0; b < staging_.size(); ++b) {
+      Staging& st = staging_[b];
+      if (st.holder >= 0 && st.in_flight && done(st.copied)) {
+        st.holder = -1;
+        st.in_flight = false;
+      }
+      if (st.holder < 0) return long(b);
+    }
+    return -1;
+  }
+  // The next chunk to gather: the first offered one not yet started at or
+  // after the next to be copied (with issue_mutex_).
+  std::size_t next_candidate() const {
+    for (std::size_t j = main_.issued; j < compact_.size(); ++j)
+      if (compact_[j].state == Compact::kPending) return j;
+    return kNone;
+  }
+  void compactor_main() {
+    try {
+      build_nonzero_bits();
+      for (;;) {
+        std::size_t j = kNone;
+        long b = -1;
+        {
+          std::unique_lock<std::mutex> lock(issue_mutex_);
+          for (;;) {
+            if (stop_) return;
+            j = next_candidate();
+            if (j == kNone) return;
+            b = free_staging();
+            if (b >= 0) break;
+            // Every buffer holds a chunk: wait for the oldest copy under
+            // way, else for the next copy to be queued.
+            long flight = -1;
+            for (std::size_t k = 0; k < staging_.size(); ++k)
+              if (staging_[k].in_flight && (flight < 0 || staging_[k].holder < staging_[std::size_t(flight)].holder))
+                flight = long(k);
+            if (flight >= 0) {
+              lock.unlock();
+              staging_[std::size_t(flight)].copied.synchronize();
+              lock.lock();
+            } else {
+              issue_changed_.wait(lock);
+            }
+          }
+          compact_[j].state = Compact::kGathering;
+          compact_[j].staging = int(b);
+          staging_[std::size_t(b)].holder = long(j);
+          staging_[std::size_t(b)].in_flight = false;
+        }
+        const auto t = Clock::now();
+        const std::size_t nz = gather(j, std::size_t(b));
+        std::lock_guard<std::mutex> lock(issue_mutex_);
+        stats_.compaction_ms += since(t);
+        CompactState& cs = compact_[j];
+        if (cs.state == Compact::kGathering && nz != kNone) {
+          cs.state = Compact::kReady;
+          cs.nz = nz;
+        } else {
+          if (cs.state == Compact::kGathering) cs.state = Compact::kPlain;
+          staging_[std::size_t(b)].holder = -1;
+        }
+        if (running_) top_up(main_, stats_);
+        issue_changed_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(issue_mutex_);
+      compactor_error_ = std::current_exception();
+      for (CompactState& cs : compact_)
+        if (cs.state == Compact::kPending || cs.state == Compact::kGathering) cs.state = Compact::kPlain;
+      issue_changed_.notify_all();
+    }
+  }
+
   const DeviceContext& ctx_;
   const DeviceProvingKey<Curve>& key_;
   bool two_lanes_ = false;
@@ -710,6 +1047,20 @@ class MsmPipeline {
   std::array<G1, 5> side_g1_{G1::identity(), G1::identity(), G1::identity(), G1::identity(), G1::identity()};
   G2 b2_ = G2::identity(), side_b2_ = G2::identity();
   MsmStreamStats stats_, side_stats_;
+  // Per chunk of the H lane: its copy's start and end (copy_ms).
+  std::vector<Event> copy_begin_, copy_end_;
+  // Host compaction. issue_mutex_ guards the lanes' issued and next, the
+  // chunks' compaction states and the staging buffers (the compactor
+  // thread queues the copies of the chunks it finishes).
+  HostCompaction<Fr> compaction_;
+  std::vector<CompactState> compact_;  // per chunk of the H lane; empty: off
+  std::vector<Staging> staging_;
+  std::vector<std::uint64_t> nonzero_bits_;
+  std::thread compactor_;
+  std::exception_ptr compactor_error_;
+  std::mutex issue_mutex_;
+  std::condition_variable issue_changed_;
+  bool running_ = false, stop_ = false, compactor_done_ = false;
 };
 
 }  // namespace zkfarm::cuda

@@ -21,6 +21,7 @@ TEST(Groth16Device, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA devi
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "formats/pce.h"
@@ -339,10 +340,14 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     auto& f = Fixture<TypeParam>::get(size);
     const auto options = Fixture<TypeParam>::fixed(31 + size);
     const auto cpu = groth16_prove<TypeParam>(f.key.proving_key(), f.pce_r1cs, std::span<const Fr>(f.witness), options);
+    // compaction: the share of streamed witness chunks offered to host
+    // compaction (through the ring), each waiting for the CPU with wait.
     auto prove_placed = [&](const MemoryPlan& plan, const char* label, DeviceProveTimings* timings = nullptr,
-                            bool gather = true) {
+                            bool gather = true, double compaction = 1.0, bool wait = false) {
       auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
       key.gather_nonzero = gather;
+      key.host_compaction = compaction;
+      key.host_compaction_wait = wait;
       EXPECT_EQ(key.device_bytes(), plan.key_resident_bytes()) << label;
       EXPECT_EQ(key.host_bytes(), plan.streamed_bytes()) << label;
       // With C: the constraint check runs on the PCE wherever it is.
@@ -355,16 +360,24 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
       DeviceProveTimings t;
       const auto gpu = f.prover->prove(key, plan.pce_on_host ? host_pce : f.device_pce_r1cs,
                                        std::span<const Fr>(f.witness), options, &t);
-      std::printf("  %-10s n=%-7u %-30s streamed %8.2f MiB (+%.2f MiB of zeros' bases skipped) in %zu MSM calls, "
-                  "msm %.2f ms%s\n",
+      std::printf("  %-10s n=%-7u %-36s streamed %8.2f MiB (+%.2f MiB of zeros' bases skipped) in %zu MSM calls, "
+                  "msm %.2f ms%s, %zu chunks compacted (%zu too late)\n",
                   TypeParam::kName, f.key.domain_size, label, double(t.streamed_bytes) / double(1 << 20),
                   double(t.skipped_bytes) / double(1 << 20), t.msm_calls, t.msm_ms,
-                  t.overlapped ? " (witness MSMs overlapped)" : "");
+                  t.overlapped ? " (witness MSMs overlapped)" : "", t.compacted_chunks, t.compaction_late);
       // Every streamed base is either moved or skipped for its zero scalar;
-      // only witness queries skip, and only with the gather.
+      // only witness queries skip, only with the gather or compaction.
       EXPECT_EQ(t.streamed_bytes + t.skipped_bytes, plan.streamed_bytes()) << label;
-      if (!gather) {
+      if (!gather && (compaction == 0 || t.ring_slots == 0)) {
         EXPECT_EQ(t.skipped_bytes, 0u) << label;
+        EXPECT_EQ(t.compacted_chunks, 0u) << label;
+      }
+      if (wait && t.ring_slots > 0 && t.ring_lanes == 1 && compaction == 1.0 && std::thread::hardware_concurrency() >= 4) {
+        // Every witness chunk compacted (the fixtures' witnesses are sparse
+        // enough for one slot), none given up.
+        EXPECT_GT(t.compacted_chunks, 0u) << label;
+        EXPECT_EQ(t.compaction_late, 0u) << label;
+        EXPECT_GT(t.skipped_bytes, 0u) << label;
       }
       EXPECT_EQ(t.overlapped, plan.overlap && !plan.release_witness) << label;
       // Without the gather and the overlap, a streaming key goes through the
@@ -403,6 +416,11 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     if (f.key.domain_size > 4096) {
       EXPECT_GT(t.msm_calls, 5u);
     }
+    // Host compaction: every witness chunk gathered by the CPU (compacted
+    // on the device), half of them offered, and none.
+    prove_placed(ring, "all streamed, ring of 3, compacted", &t, false, 1.0, true);
+    prove_placed(ring, "all streamed, ring of 3, half offered", &t, false, 0.5, true);
+    prove_placed(ring, "all streamed, ring of 3, no compaction", &t, false, 0.0);
     // Two lanes: the witness chunks beside the H chunks, their dense points
     // handed over through two collections (small chunks: many hand-overs).
     MemoryPlan lanes = ring;
@@ -428,6 +446,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     everything_ring.ring_slots = 6;
     everything_ring.prefetch_slots = 6;
     prove_placed(everything_ring, "PCE+key on host, ring of 6", nullptr, false);
+    prove_placed(everything_ring, "PCE+key on host, ring of 6, compacted", nullptr, false, 1.0, true);
     everything_ring.ring_lanes = 2;
     prove_placed(everything_ring, "PCE+key on host, two lanes", nullptr, false);
     {  // The SpMV by DMA (PCE in host memory, slices in the ring's slots)
@@ -471,6 +490,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     try {
       prove_placed(tight, "planned, tight budget");
       prove_placed(tight, "planned, tight budget, ring", nullptr, false);
+      prove_placed(tight, "planned, tight budget, ring, compacted", nullptr, false, 1.0, true);
     } catch (...) {
       set_device_memory_budget(0);
       throw;

@@ -6,7 +6,7 @@
 //                       [--constraints=N] [--repeats=3] [--cpu-constraints=N]
 //                       [--msm-breakdown] [--compare-serial]
 //                       [--budgets-gib=G,G,...] [--ablate-gib=G,...]
-//                       [--chunk-logs=24,23]
+//                       [--chunk-logs=24,23] [--compaction=1,0]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -36,6 +36,9 @@
 // zero-skipping gather and with the witness MSMs' overlap toggled.
 // --chunk-logs=24,23: each budget planned with MSM chunks of at most 2^24
 // and again of at most 2^23 points (default: 24 only).
+// --compaction=1,0.5,0: each budget proved with each share of the streamed
+// witness chunks offered to host compaction (DeviceProvingKey::
+// host_compaction; default: the key's default only).
 // --two-lanes: each budget also planned with the streamed MSMs in two lanes
 // (MsmPipeline, plan_memory's max_lanes 2) where they fit.
 // --compare-serial: the resident proofs also with the witness MSMs after H
@@ -91,6 +94,7 @@ struct Options {
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
+  std::vector<double> compaction;  // host compaction shares to prove each budget with (empty: the default)
 };
 
 int g_failures = 0;
@@ -402,19 +406,31 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         std::string name;
         bool gather, overlap;
         int ring_slots;
+        double compaction;
       };
       const bool gather = key.gather_nonzero;
       const std::string planned = std::string(max_lanes == 2 ? "two lanes allowed" : "planned") + " (chunks <= 2^" +
                                   std::to_string(chunk_log) + ", " + std::to_string(plan.ring_lanes) + " lane" +
                                   (plan.ring_lanes == 1 ? ")" : "s)");
-      std::vector<Variant> variants = {{planned, gather, plan.overlap, plan.ring_slots}};
+      const double default_compaction = key.host_compaction;
+      std::vector<Variant> variants;
+      if (o.compaction.empty() || plan.ring_lanes != 1) {
+        variants.push_back({planned, gather, plan.overlap, plan.ring_slots, default_compaction});
+      } else {
+        for (double share : o.compaction) {
+          char label[64];
+          std::snprintf(label, sizeof label, ", host compaction %.2f", share);
+          variants.push_back({planned + label, gather, plan.overlap, plan.ring_slots, share});
+        }
+      }
       if (max_lanes == 1 && std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end() &&
           plan.ring_slots)
-        variants.push_back({"same placement, no ring", gather, plan.overlap, 0});
+        variants.push_back({"same placement, no ring", gather, plan.overlap, 0, default_compaction});
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
         key.overlap_msms = variant.overlap;
         key.ring_slots = variant.ring_slots;
+        key.host_compaction = variant.compaction;
         std::vector<DeviceProveTimings> runs;
         Groth16Proof<Curve> proof;
         for (int r = 0; r <= o.repeats; ++r) {
@@ -423,12 +439,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
                       "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
                       "ring %d slots %d lanes, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
-                      "%.1f, witness chunks %.1f, dense %.1f, resident %.1f ms\n",
+                      "%.1f, witness chunks %.1f, dense %.1f, resident %.1f ms; copy engine busy %.1f ms; "
+                      "%zu chunks compacted (CPU %.1f ms, %zu too late)\n",
                       gib, variant.name.c_str(), r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms,
                       t.msm_ms, t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
                       double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
                       t.msm_calls, t.ring_slots, t.ring_lanes, t.prefetched_chunks, t.copy_waits, t.pipeline_h_ms,
-                      t.pipeline_witness_ms, t.pipeline_dense_ms, t.pipeline_resident_ms);
+                      t.pipeline_witness_ms, t.pipeline_dense_ms, t.pipeline_resident_ms, t.pipeline_copy_ms,
+                      t.compacted_chunks, t.compaction_ms, t.compaction_late);
           if (r > 0) runs.push_back(t);
         }
         std::sort(runs.begin(), runs.end(),
@@ -441,13 +459,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         std::printf("RESULT budget %.0f GiB %s: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f "
                     "msm %.1f, H %.1f, witness MSMs %.1f%s), resident %.2f GiB, streamed %.2f GiB per proof (+%.2f "
                     "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB), load %.2f s, ring %d slots "
-                    "(%zu prefetched, %zu copy waits), proof %s\n",
+                    "(%zu prefetched, %zu copy waits, copy engine busy %.1f ms, %zu chunks compacted), proof %s\n",
                     gib, variant.name.c_str(), m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms,
                     m.ntt_ms, m.msm_ms, m.h_msm_ms, m.witness_msm_ms, m.overlapped ? " beside" : " after H",
                     double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
                     double(m.skipped_bytes) / double(1 << 30), double(key.host_bytes()) / double(1 << 30),
                     double(key.host_copied_bytes) / double(1 << 30), double(pce.host_bytes()) / double(1 << 30),
-                    load_s, m.ring_slots, m.prefetched_chunks, m.copy_waits, same && ok ? "identical, valid" : "WRONG");
+                    load_s, m.ring_slots, m.prefetched_chunks, m.copy_waits, m.pipeline_copy_ms, m.compacted_chunks,
+                    same && ok ? "identical, valid" : "WRONG");
       }
     } catch (const std::exception& e) {
       check(false, std::string("budget run: ") + e.what());
@@ -567,6 +586,21 @@ int main(int argc, char** argv) {
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else if (a == "--compare-serial") o.compare_serial = true;
     else if (a == "--two-lanes") o.two_lanes = true;
+    else if (a.rfind("--compaction=", 0) == 0) {
+      std::string list = a.substr(a.find('=') + 1);
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, comma - at);
+        char* end = nullptr;
+        const double share = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || share < 0 || share > 1) {
+          std::fprintf(stderr, "%s: --compaction: '%s' is not a share in [0, 1]\n", argv[0], item.c_str());
+          return 2;
+        }
+        o.compaction.push_back(share);
+        at = comma + 1;
+      }
+    }
     else if (a.rfind("--chunk-logs=", 0) == 0) {
       o.chunk_logs.clear();
       std::string list = a.substr(a.find('=') + 1);
@@ -600,7 +634,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
                    "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--budgets-gib=141,80,40,24,16] "
-                   "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes]\n",
+                   "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes] [--compaction=1,0]\n",
                    argv[0]);
       return 2;
     }
