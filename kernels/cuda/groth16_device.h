@@ -50,6 +50,7 @@
 #define ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +95,12 @@ struct DeviceCsr {
   DeviceCsrView<Fr> host_arrays{};
   std::vector<std::shared_ptr<HostPin>> host_storage;
   std::size_t host_bytes = 0;
+  // Host mode: the row offsets packed for the streamed SpMV's DMA
+  // (PackedCsrView: 4 bytes a row instead of the two 8-byte offsets);
+  // empty when a row has 65536 non-zeros or more.
+  PinnedBuffer<std::uint32_t> packed_counts;   // rows
+  PinnedBuffer<std::uint64_t> block_starts;    // 2 per block of kPackedRowBlock rows
+  std::size_t packed_bytes() const { return packed_counts.size() * 4 + block_starts.size() * 8; }
 
   std::size_t device_bytes() const {
     return row_offsets.bytes() + general_offsets.bytes() + cols.bytes() + values.bytes();
@@ -118,7 +125,35 @@ struct DeviceCsr {
     auto& h = d.host_arrays;
     d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets, h.row_offsets), pin(m.general_offsets, h.general_offsets),
                                     pin(m.cols, h.cols), pin(m.values, h.values)};
+    d.pack(m);
     return d;
+  }
+
+  // packed_counts and block_starts from m's offsets (left empty when a row
+  // does not fit 16 bits of count).
+  void pack(const Csr<Fr>& m) {
+    if (m.row_offsets.size() < 2) return;
+    const std::size_t rows = m.row_offsets.size() - 1;
+    const std::size_t blocks = (rows + kPackedRowBlock - 1) / kPackedRowBlock;
+    PinnedBuffer<std::uint32_t> counts(rows);
+    PinnedBuffer<std::uint64_t> starts(2 * blocks);
+    std::atomic<bool> fits{true};
+    parallel_for(blocks, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t k = b0; k < b1; ++k) {
+        const std::size_t r0 = k * kPackedRowBlock, r1 = std::min(rows, r0 + kPackedRowBlock);
+        starts[2 * k] = m.row_offsets[r0];
+        starts[2 * k + 1] = m.general_offsets[r0];
+        for (std::size_t r = r0; r < r1; ++r) {
+          const std::uint64_t length = m.row_offsets[r + 1] - m.row_offsets[r];
+          const std::uint64_t general = m.general_offsets[r + 1] - m.general_offsets[r];
+          if (length > 0xffff || general > length) fits = false;
+          counts[r] = std::uint32_t(length & 0xffff) | std::uint32_t((general & 0xffff) << 16);
+        }
+      }
+    });
+    if (!fits) return;
+    packed_counts = std::move(counts);
+    block_starts = std::move(starts);
   }
 
   // Throws DeviceOutOfMemory / CudaError; the copies are queued on stream.
@@ -167,6 +202,8 @@ class DevicePce {
   }
   // Page-locked host bytes the kernels read (0 unless uploaded on_host).
   std::size_t host_bytes() const { return a_.host_bytes + b_.host_bytes + c_.host_bytes; }
+  // ... and those of the packed row offsets beside them (on_host only).
+  std::size_t packed_bytes() const { return a_.packed_bytes() + b_.packed_bytes() + c_.packed_bytes(); }
   bool on_host() const { return !a_.host_storage.empty() || a_.host_bytes != 0; }
 
   std::size_t num_rows() const { return num_rows_; }
@@ -229,6 +266,10 @@ struct DeviceProveTimings {
   // moved compacted, the CPU's wall time gathering them, chunks it gathered
   // too late to be used.
   double pipeline_copy_ms = 0;
+  // The streamed SpMV (PCE in host memory through the ring): bytes of the
+  // PCE moved by DMA, and whether its row offsets travelled packed.
+  std::size_t spmv_streamed_bytes = 0;
+  bool spmv_packed = false;
   std::size_t compacted_chunks = 0;
   double compaction_ms = 0;
   std::size_t compaction_late = 0;
@@ -258,6 +299,11 @@ class DeviceProver {
   }
 
   const DeviceContext& context() const { return ctx_; }
+
+  // The streamed SpMV (PCE in host memory, through the ring) moves packed
+  // row offsets where the PCE has them (default); false: the 8-byte
+  // offsets as stored (measurements, tests).
+  void set_packed_spmv(bool packed) { packed_spmv_ = packed; }
 
   // The proof for witness; see the file comment for the stages and errors.
   Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce,
@@ -325,6 +371,8 @@ class DeviceProver {
       pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream,
                        compaction ? &*compaction : nullptr);
     std::vector<std::uint32_t> chunk_rows;  // first row of each SpMV launch (its unsatisfied-row slot)
+    spmv_bytes_ = 0;
+    spmv_was_packed_ = false;
     if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
       chunk_rows = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
                                  b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
@@ -503,6 +551,8 @@ class DeviceProver {
       local.pipeline_dense_ms = streamed.dense_ms;
       local.pipeline_resident_ms = streamed.resident_ms;
       local.pipeline_copy_ms = streamed.copy_ms;
+      local.spmv_streamed_bytes = spmv_bytes_;
+      local.spmv_packed = spmv_was_packed_;
       local.compacted_chunks = streamed.compacted;
       local.compaction_ms = streamed.compaction_ms;
       local.compaction_late = streamed.compaction_late;
@@ -534,30 +584,42 @@ class DeviceProver {
     const std::size_t rows = pce.num_rows();
     std::vector<const DeviceCsr<Fr>*> matrices = {&pce.a(), &pce.b()};
     if (check) matrices.push_back(&pce.c());
+    // Packed row offsets (4 bytes a row) when every matrix has them; ranges
+    // then start on a block of kPackedRowBlock rows.
+    bool packed = packed_spmv_;
+    for (const DeviceCsr<Fr>* m : matrices) packed = packed && m->packed_counts.size() == rows;
+    const std::size_t step = packed ? kPackedRowBlock : 1;
     auto align = [](std::size_t x) { return (x + 15) & ~std::size_t(15); };
     auto bytes_of = [&](std::size_t r0, std::size_t r1) {
       std::size_t total = 0;
       for (const DeviceCsr<Fr>* m : matrices) {
         const auto& h = m->host_arrays;
-        total += 2 * align((r1 - r0 + 1) * sizeof(std::uint64_t));
+        if (packed)
+          total += align((r1 - r0) * sizeof(std::uint32_t)) +
+                   align(2 * ((r1 - r0 + kPackedRowBlock - 1) / kPackedRowBlock) * sizeof(std::uint64_t));
+        else
+          total += 2 * align((r1 - r0 + 1) * sizeof(std::uint64_t));
         total += align((h.row_offsets[r1] - h.row_offsets[r0]) * sizeof(std::uint32_t));
         total += align((h.general_offsets[r1] - h.general_offsets[r0]) * sizeof(Fr));
       }
       return total;
     };
-    // Ranges: the most rows whose slices fit a slot (binary search).
+    // Ranges: the most rows (whole blocks when packed) whose slices fit a
+    // slot (binary search over the range's end in steps).
     std::vector<std::uint32_t> starts;
     for (std::size_t r0 = 0; r0 < rows;) {
-      std::size_t lo = r0 + 1, hi = rows;
-      if (bytes_of(r0, lo) > slot_bytes) return {};  // a row larger than a slot: the caller reads over PCIe
+      auto end_of = [&](std::size_t steps) { return std::min(rows, r0 + steps * step); };
+      std::size_t lo = 1, hi = (rows - r0 + step - 1) / step;
+      if (bytes_of(r0, end_of(lo)) > slot_bytes) return {};  // a block larger than a slot: the caller reads over PCIe
       while (lo < hi) {
         const std::size_t mid = lo + (hi - lo + 1) / 2;
-        if (bytes_of(r0, mid) <= slot_bytes) lo = mid;
+        if (bytes_of(r0, end_of(mid)) <= slot_bytes) lo = mid;
         else hi = mid - 1;
       }
       starts.push_back(static_cast<std::uint32_t>(r0));
-      r0 = lo;
+      r0 = end_of(lo);
     }
+    spmv_was_packed_ = packed;
     const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
     const std::size_t ranges = std::max<std::size_t>(starts.size(), 1);
     first_unsatisfied = DeviceBuffer<std::uint32_t>(ranges, stream);
@@ -575,32 +637,51 @@ class DeviceProver {
         std::uint8_t* where = at;
         if (bytes) ZKFARM_CUDA_CHECK(cudaMemcpyAsync(where, host, bytes, cudaMemcpyHostToDevice, copy_stream));
         at += align(bytes);
+        spmv_bytes_ += bytes;
         return where;
       };
       std::vector<DeviceCsrView<Fr>> views;
+      std::vector<PackedCsrView<Fr>> packed_views;
       for (const DeviceCsr<Fr>* m : matrices) {
         const auto& h = m->host_arrays;
         const std::uint64_t first_col = h.row_offsets[r0], first_value = h.general_offsets[r0];
         DeviceCsrView<Fr> v;
-        v.row_offsets = reinterpret_cast<const std::uint64_t*>(
-            put(h.row_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
-        v.general_offsets = reinterpret_cast<const std::uint64_t*>(
-            put(h.general_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
+        PackedCsrView<Fr> pv;
+        if (packed) {
+          pv.counts = reinterpret_cast<const std::uint32_t*>(
+              put(m->packed_counts.data() + r0, (r1 - r0) * sizeof(std::uint32_t)));
+          pv.block_starts = reinterpret_cast<const std::uint64_t*>(
+              put(m->block_starts.data() + 2 * (r0 / kPackedRowBlock),
+                  2 * ((r1 - r0 + kPackedRowBlock - 1) / kPackedRowBlock) * sizeof(std::uint64_t)));
+        } else {
+          v.row_offsets = reinterpret_cast<const std::uint64_t*>(
+              put(h.row_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
+          v.general_offsets = reinterpret_cast<const std::uint64_t*>(
+              put(h.general_offsets + r0, (r1 - r0 + 1) * sizeof(std::uint64_t)));
+        }
         // Rebased: the kernels index cols and values by the absolute offsets
-        // the row offsets hold.
+        // the row offsets (block starts) hold.
         v.cols = reinterpret_cast<const std::uint32_t*>(
                      put(h.cols + first_col, (h.row_offsets[r1] - first_col) * sizeof(std::uint32_t))) -
                  first_col;
         v.values = reinterpret_cast<const Fr*>(put(h.values + first_value, (h.general_offsets[r1] - first_value) *
                                                                                 sizeof(Fr))) -
                    first_value;
+        pv.cols = v.cols;
+        pv.values = v.values;
         views.push_back(v);
+        packed_views.push_back(pv);
       }
       copied[s].record(copy_stream);
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[s].get(), 0));
       const std::uint32_t count = static_cast<std::uint32_t>(r1 - r0);
-      launch_pce_products<Fr>(views[0], views[1], check ? &views[2] : nullptr, count, count, witness, out_a + r0,
-                              out_b + r0, out_ab ? out_ab + r0 : nullptr, first_unsatisfied.data() + k, stream);
+      if (packed)
+        launch_pce_products_packed<Fr>(packed_views[0], packed_views[1], check ? &packed_views[2] : nullptr, count,
+                                       witness, out_a + r0, out_b + r0, out_ab ? out_ab + r0 : nullptr,
+                                       first_unsatisfied.data() + k, stream);
+      else
+        launch_pce_products<Fr>(views[0], views[1], check ? &views[2] : nullptr, count, count, witness, out_a + r0,
+                                out_b + r0, out_ab ? out_ab + r0 : nullptr, first_unsatisfied.data() + k, stream);
       consumed[s].record(stream);
     }
     if (n > rows)  // the domain's padding rows: zero
@@ -720,6 +801,10 @@ class DeviceProver {
   const DeviceContext& ctx_;
   GpuNtt<Fr> ntt_;
   std::size_t staging_chunk_;
+  bool packed_spmv_ = true;
+  // What the last streamed SpMV moved (DeviceProveTimings).
+  std::size_t spmv_bytes_ = 0;
+  bool spmv_was_packed_ = false;
   PinnedBuffer<Fr> staging_[2];
   std::vector<PinnedBuffer<std::uint8_t>> compaction_staging_;
   Event staged_[2];

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include "kernels/cuda/cuda_check.h"
@@ -69,6 +70,58 @@ __global__ void __launch_bounds__(kThreads)
   out_b[row] = y;
   if (out_ab) out_ab[row] = xy;
   if (check && row_dot(c, row, witness) != xy) atomicMin(first_unsatisfied, row);
+}
+
+// Packed rows (launch_pce_products_packed): one block of kThreads threads
+// per kPackedRowBlock rows; each matrix's row offsets come from one block
+// scan of the packed counts (non-zeros in the low 32 bits, general
+// coefficients in the high 32, summed at once).
+template <class F>
+struct PackedCsr {
+  const std::uint32_t* counts;
+  const std::uint64_t* block_starts;
+  const std::uint32_t* cols;
+  const F* values;
+};
+
+template <class F, class Scan>
+__device__ __forceinline__ F packed_row_dot(const PackedCsr<F>& m, std::uint32_t row, bool live,
+                                            typename Scan::TempStorage& temp, const F* __restrict__ witness) {
+  const std::uint32_t count = live ? m.counts[row] : 0u;
+  const std::uint64_t mine = std::uint64_t(count & 0xffffu) | (std::uint64_t(count >> 16) << 32);
+  std::uint64_t before = 0;
+  Scan(temp).ExclusiveSum(mine, before);
+  __syncthreads();  // temp is reused by the next matrix's scan
+  F sum = F::zero();
+  if (!live) return sum;
+  const std::uint64_t begin = m.block_starts[2 * blockIdx.x] + (before & 0xffffffffu);
+  const std::uint64_t general = m.block_starts[2 * blockIdx.x + 1] + (before >> 32);
+  const std::uint64_t end = begin + (count & 0xffffu);
+  const std::uint64_t unit_end = end - (count >> 16);
+  for (std::uint64_t j = begin; j < unit_end; ++j) sum += witness[m.cols[j]];
+  for (std::uint64_t j = unit_end, g = general; j < end; ++j, ++g) sum += m.values[g] * witness[m.cols[j]];
+  return sum;
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads)
+    pce_products_packed_kernel(PackedCsr<F> a, PackedCsr<F> b, PackedCsr<F> c, bool check, std::uint32_t rows,
+                               const F* __restrict__ witness, F* out_a, F* out_b, F* out_ab,
+                               std::uint32_t* first_unsatisfied) {
+  static_assert(kThreads == kPackedRowBlock, "one thread per row of a packed block");
+  using Scan = cub::BlockScan<std::uint64_t, kThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const std::uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool live = row < rows;
+  const F x = packed_row_dot<F, Scan>(a, row, live, temp, witness);
+  const F y = packed_row_dot<F, Scan>(b, row, live, temp, witness);
+  const F z = check ? packed_row_dot<F, Scan>(c, row, live, temp, witness) : F::zero();
+  if (!live) return;
+  const F xy = x * y;
+  out_a[row] = x;
+  out_b[row] = y;
+  if (out_ab) out_ab[row] = xy;
+  if (check && z != xy) atomicMin(first_unsatisfied, row);
 }
 
 template <class F>
@@ -129,6 +182,23 @@ void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b,
       gk::device_view<F>(a), gk::device_view<F>(b), c_view, c != nullptr, rows, n,
       reinterpret_cast<const F*>(witness), reinterpret_cast<F*>(out_a), reinterpret_cast<F*>(out_b),
       reinterpret_cast<F*>(out_ab), first_unsatisfied));
+}
+
+template <class Fr>
+void launch_pce_products_packed(const PackedCsrView<Fr>& a, const PackedCsrView<Fr>& b, const PackedCsrView<Fr>* c,
+                                std::uint32_t rows, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
+                                std::uint32_t* first_unsatisfied, cudaStream_t stream) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  namespace gk = groth16_kernels;
+  if (rows == 0) return;
+  auto view = [](const PackedCsrView<Fr>& m) {
+    return gk::PackedCsr<F>{m.counts, m.block_starts, m.cols, reinterpret_cast<const F*>(m.values)};
+  };
+  const gk::PackedCsr<F> c_view = c ? view(*c) : gk::PackedCsr<F>{nullptr, nullptr, nullptr, nullptr};
+  const unsigned blocks = (rows + kPackedRowBlock - 1) / kPackedRowBlock;
+  ZKFARM_CUDA_LAUNCH(gk::pce_products_packed_kernel<F><<<blocks, gk::kThreads, 0, stream>>>(
+      view(a), view(b), c_view, c != nullptr, rows, reinterpret_cast<const F*>(witness), reinterpret_cast<F*>(out_a),
+      reinterpret_cast<F*>(out_b), reinterpret_cast<F*>(out_ab), first_unsatisfied));
 }
 
 template <class Fr>
@@ -212,4 +282,8 @@ void launch_h_from_coset(Fr* a, const Fr* b, const Fr* c, std::uint32_t n, cudaS
   template void zkfarm::cuda::launch_gather_nonzero<FR>(const std::uint32_t*, std::uint64_t, std::uint64_t,    \
                                                         const void*, std::size_t, const FR*, void*, FR*,       \
                                                         cudaStream_t);                                         \
-  template void zkfarm::cuda::launch_compact_nonzero<FR>(const FR*, std::uint64_t, FR*, cudaStream_t);
+  template void zkfarm::cuda::launch_compact_nonzero<FR>(const FR*, std::uint64_t, FR*, cudaStream_t);         \
+  template void zkfarm::cuda::launch_pce_products_packed<FR>(                                                 \
+      const zkfarm::cuda::PackedCsrView<FR>&, const zkfarm::cuda::PackedCsrView<FR>&,                        \
+      const zkfarm::cuda::PackedCsrView<FR>*, std::uint32_t, const FR*, FR*, FR*, FR*, std::uint32_t*,       \
+      cudaStream_t);

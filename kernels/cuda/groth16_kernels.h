@@ -42,6 +42,28 @@ void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b,
                          std::uint32_t rows, std::uint32_t n, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
                          std::uint32_t* first_unsatisfied, cudaStream_t stream);
 
+// The same products over row ranges whose offsets travel packed (the
+// streamed SpMV of a PCE in host memory: 4 bytes a row instead of 16). A
+// range's rows are cut in blocks of kPackedRowBlock; for row r of the range,
+// counts[r] = its non-zeros | its general (non-unit) coefficients << 16,
+// and block_starts[2k], block_starts[2k + 1] are the absolute cols and
+// values offsets of block k's first row (cols and values are addressed by
+// absolute offsets, like DeviceCsrView's).
+constexpr std::uint32_t kPackedRowBlock = 256;
+template <class Fr>
+struct PackedCsrView {
+  const std::uint32_t* counts = nullptr;        // rows
+  const std::uint64_t* block_starts = nullptr;  // 2 per block of kPackedRowBlock rows
+  const std::uint32_t* cols = nullptr;
+  const Fr* values = nullptr;
+};
+// Rows [0, rows) of the range: out_a[r], out_b[r] (out_ab[r]) and the
+// check, as launch_pce_products with n = rows.
+template <class Fr>
+void launch_pce_products_packed(const PackedCsrView<Fr>& a, const PackedCsrView<Fr>& b, const PackedCsrView<Fr>* c,
+                                std::uint32_t rows, const Fr* witness, Fr* out_a, Fr* out_b, Fr* out_ab,
+                                std::uint32_t* first_unsatisfied, cudaStream_t stream);
+
 // out[i] = a[i] * b[i] for i < n.
 template <class Fr>
 void launch_hadamard(const Fr* a, const Fr* b, Fr* out, std::uint32_t n, cudaStream_t stream);

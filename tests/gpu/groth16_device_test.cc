@@ -445,7 +445,17 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     MemoryPlan everything_ring = everything_on_host;  // the witness re-uploaded beside the ring's copies
     everything_ring.ring_slots = 6;
     everything_ring.prefetch_slots = 6;
-    prove_placed(everything_ring, "PCE+key on host, ring of 6", nullptr, false);
+    prove_placed(everything_ring, "PCE+key on host, ring of 6", &t, false);
+    // The SpMV's row ranges by DMA with packed row offsets (the default),
+    // and with the 8-byte offsets as stored.
+    EXPECT_TRUE(t.spmv_packed);
+    EXPECT_GT(t.spmv_streamed_bytes, 0u);
+    const std::size_t packed_bytes = t.spmv_streamed_bytes;
+    f.prover->set_packed_spmv(false);
+    prove_placed(everything_ring, "PCE+key on host, ring of 6, offsets", &t, false);
+    f.prover->set_packed_spmv(true);
+    EXPECT_FALSE(t.spmv_packed);
+    EXPECT_LT(packed_bytes, t.spmv_streamed_bytes) << "packed offsets should move fewer bytes";
     prove_placed(everything_ring, "PCE+key on host, ring of 6, compacted", nullptr, false, 1.0, true);
     everything_ring.ring_lanes = 2;
     prove_placed(everything_ring, "PCE+key on host, two lanes", nullptr, false);
@@ -462,13 +472,18 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
       } catch (const ProveError& e) {
         cpu_message = e.what();
       }
-      try {
-        f.prover->prove(key, host_pce, std::span<const Fr>(broken), options);
-      } catch (const ProveError& e) {
-        gpu_message = e.what();
+      for (bool packed : {true, false}) {  // packed row offsets and the 8-byte ones
+        f.prover->set_packed_spmv(packed);
+        gpu_message = "(none)";
+        try {
+          f.prover->prove(key, host_pce, std::span<const Fr>(broken), options);
+        } catch (const ProveError& e) {
+          gpu_message = e.what();
+        }
+        EXPECT_EQ(gpu_message, cpu_message) << (packed ? "packed" : "offsets");
+        EXPECT_NE(gpu_message.find("does not satisfy constraint"), std::string::npos) << gpu_message;
       }
-      EXPECT_EQ(gpu_message, cpu_message);
-      EXPECT_NE(gpu_message.find("does not satisfy constraint"), std::string::npos) << gpu_message;
+      f.prover->set_packed_spmv(true);
     }
     // The planner's own plans, the budget enforced by the allocator on top
     // of what this process already holds.

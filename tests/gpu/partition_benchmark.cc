@@ -32,8 +32,9 @@
 // proof checked against the resident one (same r, s). A budget too small
 // for the circuit prints the planner's error (what it needs).
 // --ablate-gib=24: at those budgets, the same placement also proved without
-// the transfer ring (each query streamed on its own), with the
-// zero-skipping gather and with the witness MSMs' overlap toggled.
+// the transfer ring (each query streamed on its own) and, with the PCE in
+// host memory, with the SpMV moving the 8-byte row offsets instead of the
+// packed ones.
 // --chunk-logs=24,23: each budget planned with MSM chunks of at most 2^24
 // and again of at most 2^23 points (default: 24 only).
 // --compaction=1,0.5,0: each budget proved with each share of the streamed
@@ -407,6 +408,7 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         bool gather, overlap;
         int ring_slots;
         double compaction;
+        bool packed = true;
       };
       const bool gather = key.gather_nonzero;
       const std::string planned = std::string(max_lanes == 2 ? "two lanes allowed" : "planned") + " (chunks <= 2^" +
@@ -426,11 +428,16 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
       if (max_lanes == 1 && std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end() &&
           plan.ring_slots)
         variants.push_back({"same placement, no ring", gather, plan.overlap, 0, default_compaction});
+      if (max_lanes == 1 && std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end() &&
+          plan.ring_slots && plan.pce_on_host)
+        variants.push_back({"same plan, SpMV with 8-byte row offsets", gather, plan.overlap, plan.ring_slots,
+                            default_compaction, false});
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
         key.overlap_msms = variant.overlap;
         key.ring_slots = variant.ring_slots;
         key.host_compaction = variant.compaction;
+        prover.set_packed_spmv(variant.packed);
         std::vector<DeviceProveTimings> runs;
         Groth16Proof<Curve> proof;
         for (int r = 0; r <= o.repeats; ++r) {
@@ -440,13 +447,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
                       "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
                       "ring %d slots %d lanes, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
                       "%.1f, witness chunks %.1f, dense %.1f, resident %.1f ms; copy engine busy %.1f ms; "
-                      "%zu chunks compacted (CPU %.1f ms, %zu too late)\n",
+                      "%zu chunks compacted (CPU %.1f ms, %zu too late); SpMV moved %.2f GiB of PCE%s\n",
                       gib, variant.name.c_str(), r, r == 0 ? " (warm-up)" : "", t.upload_ms, t.spmv_ms, t.ntt_ms,
                       t.msm_ms, t.h_msm_ms, t.witness_msm_ms, t.overlapped ? " beside" : " after H", t.total_ms,
                       double(t.streamed_bytes) / double(1 << 30), double(t.skipped_bytes) / double(1 << 30),
                       t.msm_calls, t.ring_slots, t.ring_lanes, t.prefetched_chunks, t.copy_waits, t.pipeline_h_ms,
                       t.pipeline_witness_ms, t.pipeline_dense_ms, t.pipeline_resident_ms, t.pipeline_copy_ms,
-                      t.compacted_chunks, t.compaction_ms, t.compaction_late);
+                      t.compacted_chunks, t.compaction_ms, t.compaction_late,
+                      double(t.spmv_streamed_bytes) / double(1 << 30), t.spmv_packed ? " (packed row offsets)" : "");
           if (r > 0) runs.push_back(t);
         }
         std::sort(runs.begin(), runs.end(),
