@@ -50,6 +50,7 @@
 #define ZKFARM_KERNELS_CUDA_GROTH16_DEVICE_H_
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -63,6 +64,8 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -100,7 +103,14 @@ struct DeviceCsr {
   // empty when a row has 65536 non-zeros or more.
   PinnedBuffer<std::uint32_t> packed_counts;   // rows
   PinnedBuffer<std::uint64_t> block_starts;    // 2 per block of kPackedRowBlock rows
-  std::size_t packed_bytes() const { return packed_counts.size() * 4 + block_starts.size() * 8; }
+  // ... and its general coefficients as 2-byte indices into the table of
+  // their distinct values, when there are at most 65536 of them (empty
+  // otherwise: the values travel as they are).
+  PinnedBuffer<std::uint16_t> value_index;     // one per general coefficient
+  PinnedBuffer<Fr> value_table;
+  std::size_t packed_bytes() const {
+    return packed_counts.size() * 4 + block_starts.size() * 8 + value_index.size() * 2 + value_table.size() * sizeof(Fr);
+  }
 
   std::size_t device_bytes() const {
     return row_offsets.bytes() + general_offsets.bytes() + cols.bytes() + values.bytes();
@@ -154,6 +164,68 @@ struct DeviceCsr {
     if (!fits) return;
     packed_counts = std::move(counts);
     block_starts = std::move(starts);
+    index_values(m);
+  }
+
+  // value_index and value_table from m's general coefficients (left empty
+  // beyond 65536 distinct values). Two passes on all cores: the distinct
+  // values of each slice (a slice stops early past the limit), then each
+  // coefficient's index in their union.
+  void index_values(const Csr<Fr>& m) {
+    constexpr std::size_t kMaxDistinct = std::size_t(1) << 16;
+    const std::size_t count = m.values.size();
+    if (count == 0) return;
+    using Key = std::array<std::uint64_t, sizeof(Fr) / 8>;
+    struct Hash {
+      std::size_t operator()(const Key& k) const {
+        std::uint64_t h = 0;
+        for (std::uint64_t w : k) h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        return std::size_t(h ^ (h >> 29));
+      }
+    };
+    auto key_of = [&](std::size_t g) {
+      Key k;
+      std::memcpy(k.data(), static_cast<const void*>(&m.values[g]), sizeof(Fr));
+      return k;
+    };
+    const std::size_t slices = std::min<std::size_t>(std::max<std::size_t>(parallel_threads(), 1) * 4, count);
+    std::vector<std::vector<Key>> found(slices);
+    std::atomic<bool> too_many{false};
+    parallel_for(
+        slices,
+        [&](std::size_t s0, std::size_t s1) {
+          for (std::size_t s = s0; s < s1 && !too_many; ++s) {
+            std::unordered_set<Key, Hash> local;
+            for (std::size_t g = count * s / slices; g < count * (s + 1) / slices; ++g) {
+              local.insert(key_of(g));
+              if (local.size() > kMaxDistinct) {
+                too_many = true;
+                break;
+              }
+            }
+            found[s].assign(local.begin(), local.end());
+          }
+        },
+        slices);
+    if (too_many) return;
+    std::unordered_map<Key, std::uint16_t, Hash> where;
+    std::vector<Key> table;
+    for (const auto& keys : found)
+      for (const Key& k : keys) {
+        if (where.count(k)) continue;
+        if (table.size() == kMaxDistinct) return;
+        where.emplace(k, static_cast<std::uint16_t>(table.size()));
+        table.push_back(k);
+      }
+    PinnedBuffer<std::uint16_t> index(count);
+    PinnedBuffer<Fr> distinct(table.size());
+    for (std::size_t t = 0; t < table.size(); ++t)
+      std::memcpy(static_cast<void*>(&distinct[t]), table[t].data(), sizeof(Fr));
+    parallel_for(count, [&](std::size_t g0, std::size_t g1) {
+      for (std::size_t g = g0; g < g1; ++g) index[g] = where.find(key_of(g))->second;
+    });
+    value_index = std::move(index);
+    value_table = std::move(distinct);
   }
 
   // Throws DeviceOutOfMemory / CudaError; the copies are queued on stream.
@@ -594,13 +666,17 @@ class DeviceProver {
       std::size_t total = 0;
       for (const DeviceCsr<Fr>* m : matrices) {
         const auto& h = m->host_arrays;
+        const std::size_t generals = h.general_offsets[r1] - h.general_offsets[r0];
         if (packed)
           total += align((r1 - r0) * sizeof(std::uint32_t)) +
                    align(2 * ((r1 - r0 + kPackedRowBlock - 1) / kPackedRowBlock) * sizeof(std::uint64_t));
         else
           total += 2 * align((r1 - r0 + 1) * sizeof(std::uint64_t));
         total += align((h.row_offsets[r1] - h.row_offsets[r0]) * sizeof(std::uint32_t));
-        total += align((h.general_offsets[r1] - h.general_offsets[r0]) * sizeof(Fr));
+        if (packed && m->value_index.size())  // indices and the table of distinct values
+          total += align(generals * sizeof(std::uint16_t)) + align(m->value_table.size() * sizeof(Fr));
+        else
+          total += align(generals * sizeof(Fr));
       }
       return total;
     };
@@ -664,9 +740,18 @@ class DeviceProver {
         v.cols = reinterpret_cast<const std::uint32_t*>(
                      put(h.cols + first_col, (h.row_offsets[r1] - first_col) * sizeof(std::uint32_t))) -
                  first_col;
-        v.values = reinterpret_cast<const Fr*>(put(h.values + first_value, (h.general_offsets[r1] - first_value) *
-                                                                                sizeof(Fr))) -
-                   first_value;
+        if (packed && m->value_index.size()) {
+          pv.value_index = reinterpret_cast<const std::uint16_t*>(
+                               put(m->value_index.data() + first_value,
+                                   (h.general_offsets[r1] - first_value) * sizeof(std::uint16_t))) -
+                           first_value;
+          pv.value_table =
+              reinterpret_cast<const Fr*>(put(m->value_table.data(), m->value_table.size() * sizeof(Fr)));
+        } else {
+          v.values = reinterpret_cast<const Fr*>(put(h.values + first_value, (h.general_offsets[r1] - first_value) *
+                                                                                  sizeof(Fr))) -
+                     first_value;
+        }
         pv.cols = v.cols;
         pv.values = v.values;
         views.push_back(v);

@@ -82,6 +82,8 @@ struct PackedCsr {
   const std::uint64_t* block_starts;
   const std::uint32_t* cols;
   const F* values;
+  const std::uint16_t* value_index;  // null: values
+  const F* value_table;
 };
 
 template <class F, class Scan>
@@ -99,7 +101,11 @@ __device__ __forceinline__ F packed_row_dot(const PackedCsr<F>& m, std::uint32_t
   const std::uint64_t end = begin + (count & 0xffffu);
   const std::uint64_t unit_end = end - (count >> 16);
   for (std::uint64_t j = begin; j < unit_end; ++j) sum += witness[m.cols[j]];
-  for (std::uint64_t j = unit_end, g = general; j < end; ++j, ++g) sum += m.values[g] * witness[m.cols[j]];
+  if (m.value_index)
+    for (std::uint64_t j = unit_end, g = general; j < end; ++j, ++g)
+      sum += m.value_table[m.value_index[g]] * witness[m.cols[j]];
+  else
+    for (std::uint64_t j = unit_end, g = general; j < end; ++j, ++g) sum += m.values[g] * witness[m.cols[j]];
   return sum;
 }
 
@@ -192,9 +198,11 @@ void launch_pce_products_packed(const PackedCsrView<Fr>& a, const PackedCsrView<
   namespace gk = groth16_kernels;
   if (rows == 0) return;
   auto view = [](const PackedCsrView<Fr>& m) {
-    return gk::PackedCsr<F>{m.counts, m.block_starts, m.cols, reinterpret_cast<const F*>(m.values)};
+    return gk::PackedCsr<F>{m.counts, m.block_starts, m.cols, reinterpret_cast<const F*>(m.values), m.value_index,
+                            reinterpret_cast<const F*>(m.value_table)};
   };
-  const gk::PackedCsr<F> c_view = c ? view(*c) : gk::PackedCsr<F>{nullptr, nullptr, nullptr, nullptr};
+  const gk::PackedCsr<F> c_view =
+      c ? view(*c) : gk::PackedCsr<F>{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   const unsigned blocks = (rows + kPackedRowBlock - 1) / kPackedRowBlock;
   ZKFARM_CUDA_LAUNCH(gk::pce_products_packed_kernel<F><<<blocks, gk::kThreads, 0, stream>>>(
       view(a), view(b), c_view, c != nullptr, rows, reinterpret_cast<const F*>(witness), reinterpret_cast<F*>(out_a),

@@ -48,7 +48,10 @@ void launch_pce_products(const DeviceCsrView<Fr>& a, const DeviceCsrView<Fr>& b,
 // counts[r] = its non-zeros | its general (non-unit) coefficients << 16,
 // and block_starts[2k], block_starts[2k + 1] are the absolute cols and
 // values offsets of block k's first row (cols and values are addressed by
-// absolute offsets, like DeviceCsrView's).
+// absolute offsets, like DeviceCsrView's). With value_index, general
+// coefficient g is value_table[value_index[g]] (a PCE with few distinct
+// coefficients: 2 bytes each instead of a field element) and values is
+// unused.
 constexpr std::uint32_t kPackedRowBlock = 256;
 template <class Fr>
 struct PackedCsrView {
@@ -56,6 +59,8 @@ struct PackedCsrView {
   const std::uint64_t* block_starts = nullptr;  // 2 per block of kPackedRowBlock rows
   const std::uint32_t* cols = nullptr;
   const Fr* values = nullptr;
+  const std::uint16_t* value_index = nullptr;
+  const Fr* value_table = nullptr;
 };
 // Rows [0, rows) of the range: out_a[r], out_b[r] (out_ab[r]) and the
 // check, as launch_pce_products with n = rows.
