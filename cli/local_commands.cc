@@ -149,12 +149,15 @@ void print_timings(const prover::Prover& prover, const prover::Circuit& circuit,
     std::fprintf(stderr,
                  ", \"upload_key_pce\": %.6f, \"upload_witness\": %.6f, \"device_resident_bytes\": %llu, "
                  "\"device_scratch_bytes\": %llu, \"device_used_bytes\": %llu, \"device_streamed_bytes\": %llu, "
+                 "\"device_skipped_bytes\": %llu, \"device_pce_streamed_bytes\": %llu, "
                  "\"host_pinned_bytes\": %llu, \"memory_plan\": \"%s\"",
                  circuit.upload_seconds, timings.upload_witness,
                  static_cast<unsigned long long>(circuit.device_bytes),
                  static_cast<unsigned long long>(timings.device_scratch_bytes),
                  static_cast<unsigned long long>(prover.memory_used_bytes()),
                  static_cast<unsigned long long>(timings.device_streamed_bytes),
+                 static_cast<unsigned long long>(timings.device_skipped_bytes),
+                 static_cast<unsigned long long>(timings.device_pce_streamed_bytes),
                  static_cast<unsigned long long>(circuit.host_pinned_bytes), circuit.memory_plan.c_str());
   std::fprintf(stderr, "}\n");
 }

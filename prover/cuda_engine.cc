@@ -274,7 +274,9 @@ class CudaEngine final : public EngineOf<CudaEngine> {
     circuit.upload_seconds = clock.lap();
     circuit.device_bytes = device->device_bytes();
     circuit.streamed_bytes = device->key.host_bytes();
-    circuit.host_pinned_bytes = device->key.host_bytes() + device->pce.host_bytes();
+    // The key and PCE in host memory, and the PCE's packed row offsets and
+    // coefficient indices for the streamed SpMV.
+    circuit.host_pinned_bytes = device->key.host_bytes() + device->pce.host_bytes() + device->pce.packed_bytes();
     circuit.host_copied_bytes = device->key.host_copied_bytes;
     circuit.memory_plan = device->plan;
   }
@@ -299,6 +301,8 @@ class CudaEngine final : public EngineOf<CudaEngine> {
     timings->prove = t.total_ms / 1e3;
     timings->device_scratch_bytes = t.scratch_bytes;
     timings->device_streamed_bytes = t.streamed_bytes;
+    timings->device_skipped_bytes = t.skipped_bytes;
+    timings->device_pce_streamed_bytes = t.spmv_streamed_bytes;
     return proof;
   }
 

@@ -113,6 +113,8 @@ struct Timings {
   double verify = 0;
   std::uint64_t device_scratch_bytes = 0;  // device memory the proof allocated for itself
   std::uint64_t device_streamed_bytes = 0;  // key points copied from host memory during the MSMs
+  std::uint64_t device_skipped_bytes = 0;   // streamed key points left on the host (their scalars were zero)
+  std::uint64_t device_pce_streamed_bytes = 0;  // PCE bytes copied from host memory for the SpMV
 };
 
 // A witness parsed and checked against one circuit (Prover::prepare), ready
