@@ -34,7 +34,7 @@
 // --ablate-gib=24: at those budgets, the same placement also proved without
 // the transfer ring (each query streamed on its own) and, with the PCE in
 // host memory, with the SpMV moving the 8-byte row offsets instead of the
-// packed ones.
+// packed ones, and without host compaction.
 // --chunk-logs=24,23: each budget planned with MSM chunks of at most 2^24
 // and again of at most 2^23 points (default: 24 only).
 // --compaction=1,0.5,0: each budget proved with each share of the streamed
@@ -432,6 +432,9 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           plan.ring_slots && plan.pce_on_host)
         variants.push_back({"same plan, SpMV with 8-byte row offsets", gather, plan.overlap, plan.ring_slots,
                             default_compaction, false});
+      if (max_lanes == 1 && std::find(o.ablate_gib.begin(), o.ablate_gib.end(), gib) != o.ablate_gib.end() &&
+          plan.ring_slots && o.compaction.empty() && default_compaction > 0)
+        variants.push_back({"same plan, no host compaction", gather, plan.overlap, plan.ring_slots, 0.0});
       for (const Variant& variant : variants) {
         key.gather_nonzero = variant.gather;
         key.overlap_msms = variant.overlap;
@@ -466,13 +469,14 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         check(ok, "budget proof verifies");
         std::printf("RESULT budget %.0f GiB %s: %.1f ms median (%.2fx resident %.1f ms; upload %.1f spmv %.1f ntt %.1f "
                     "msm %.1f, H %.1f, witness MSMs %.1f%s), resident %.2f GiB, streamed %.2f GiB per proof (+%.2f "
-                    "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB), load %.2f s, ring %d slots "
+                    "GiB skipped), host pinned %.2f GiB (+%.2f copied; PCE %.2f GiB + %.2f GiB packed), load %.2f s, ring %d slots "
                     "(%zu prefetched, %zu copy waits, copy engine busy %.1f ms, %zu chunks compacted), proof %s\n",
                     gib, variant.name.c_str(), m.total_ms, m.total_ms / resident_ms, resident_ms, m.upload_ms, m.spmv_ms,
                     m.ntt_ms, m.msm_ms, m.h_msm_ms, m.witness_msm_ms, m.overlapped ? " beside" : " after H",
                     double(plan.resident_bytes()) / double(1 << 30), double(m.streamed_bytes) / double(1 << 30),
                     double(m.skipped_bytes) / double(1 << 30), double(key.host_bytes()) / double(1 << 30),
                     double(key.host_copied_bytes) / double(1 << 30), double(pce.host_bytes()) / double(1 << 30),
+                    double(pce.packed_bytes()) / double(1 << 30),
                     load_s, m.ring_slots, m.prefetched_chunks, m.copy_waits, m.pipeline_copy_ms, m.compacted_chunks,
                     same && ok ? "identical, valid" : "WRONG");
       }
