@@ -345,6 +345,7 @@ struct DeviceProveTimings {
   std::size_t compacted_chunks = 0;
   double compaction_ms = 0;
   std::size_t compaction_late = 0;
+  std::size_t compaction_failed = 0;  // the CPU's part stopped on an error (its chunks copied whole)
 };
 
 // Proves on one device, keeping the NTT tables and pinned staging buffers
@@ -628,6 +629,7 @@ class DeviceProver {
       local.compacted_chunks = streamed.compacted;
       local.compaction_ms = streamed.compaction_ms;
       local.compaction_late = streamed.compaction_late;
+      local.compaction_failed = streamed.compaction_failed;
       local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
       local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
       local.msm_calls = streamed.chunks + wm.stats.chunks;
@@ -657,10 +659,11 @@ class DeviceProver {
     std::vector<const DeviceCsr<Fr>*> matrices = {&pce.a(), &pce.b()};
     if (check) matrices.push_back(&pce.c());
     // Packed row offsets (4 bytes a row) when every matrix has them; ranges
-    // then start on a block of kPackedRowBlock rows.
+    // then start on a block of kPackedRowBlock rows. Where one block (with
+    // the tables of distinct coefficients) does not fit a slot, the offsets
+    // as stored.
     bool packed = packed_spmv_;
     for (const DeviceCsr<Fr>* m : matrices) packed = packed && m->packed_counts.size() == rows;
-    const std::size_t step = packed ? kPackedRowBlock : 1;
     auto align = [](std::size_t x) { return (x + 15) & ~std::size_t(15); };
     auto bytes_of = [&](std::size_t r0, std::size_t r1) {
       std::size_t total = 0;
@@ -681,20 +684,31 @@ class DeviceProver {
       return total;
     };
     // Ranges: the most rows (whole blocks when packed) whose slices fit a
-    // slot (binary search over the range's end in steps).
-    std::vector<std::uint32_t> starts;
-    for (std::size_t r0 = 0; r0 < rows;) {
-      auto end_of = [&](std::size_t steps) { return std::min(rows, r0 + steps * step); };
-      std::size_t lo = 1, hi = (rows - r0 + step - 1) / step;
-      if (bytes_of(r0, end_of(lo)) > slot_bytes) return {};  // a block larger than a slot: the caller reads over PCIe
-      while (lo < hi) {
-        const std::size_t mid = lo + (hi - lo + 1) / 2;
-        if (bytes_of(r0, end_of(mid)) <= slot_bytes) lo = mid;
-        else hi = mid - 1;
+    // slot (binary search over the range's end in steps); empty when a
+    // single step does not fit.
+    auto plan_ranges = [&] {
+      const std::size_t step = packed ? kPackedRowBlock : 1;
+      std::vector<std::uint32_t> out;
+      for (std::size_t r0 = 0; r0 < rows;) {
+        auto end_of = [&](std::size_t steps) { return std::min(rows, r0 + steps * step); };
+        std::size_t lo = 1, hi = (rows - r0 + step - 1) / step;
+        if (bytes_of(r0, end_of(lo)) > slot_bytes) return std::vector<std::uint32_t>();
+        while (lo < hi) {
+          const std::size_t mid = lo + (hi - lo + 1) / 2;
+          if (bytes_of(r0, end_of(mid)) <= slot_bytes) lo = mid;
+          else hi = mid - 1;
+        }
+        out.push_back(static_cast<std::uint32_t>(r0));
+        r0 = end_of(lo);
       }
-      starts.push_back(static_cast<std::uint32_t>(r0));
-      r0 = end_of(lo);
+      return out;
+    };
+    std::vector<std::uint32_t> starts = plan_ranges();
+    if (starts.empty() && packed && rows > 0) {
+      packed = false;
+      starts = plan_ranges();
     }
+    if (starts.empty() && rows > 0) return {};  // a row larger than a slot: the caller reads over PCIe
     spmv_was_packed_ = packed;
     const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
     const std::size_t ranges = std::max<std::size_t>(starts.size(), 1);
@@ -780,11 +794,6 @@ class DeviceProver {
     return starts;
   }
 
-  // Copies witness to device memory on stream. Pinned (or registered) host
-  // memory is copied directly; pageable memory goes through two pinned
-  // chunks, alternating, so that the memcpy into one (on all cores) overlaps
-  // the DMA out of the other. Returns once the copies are queued; a staging buffer is
-  // refilled only after the event recorded behind its last DMA.
   // Host compaction of the streamed witness chunks (msm_stream.h), when
   // this machine has cores to spare for it (4 or more: all but two copy):
   // kCompactionStaging page-locked buffers of one transfer slot, kept
@@ -818,6 +827,11 @@ class DeviceProver {
     return out;
   }
 
+  // Copies witness to device memory on stream. Pinned (or registered) host
+  // memory is copied directly; pageable memory goes through two pinned
+  // chunks, alternating, so that the memcpy into one (on all cores) overlaps
+  // the DMA out of the other. Returns once the copies are queued; a staging buffer is
+  // refilled only after the event recorded behind its last DMA.
   void upload_witness(std::span<const Fr> witness, DeviceBuffer<Fr>& device, cudaStream_t stream) {
     cudaPointerAttributes attributes{};
     const cudaError_t status = cudaPointerGetAttributes(&attributes, witness.data());

@@ -80,6 +80,7 @@ struct MsmStreamStats {
   std::uint64_t compacted = 0;
   double compaction_ms = 0;
   std::uint64_t compaction_late = 0;
+  std::uint64_t compaction_failed = 0;  // the compactor stopped on an error (its chunks copied whole)
 };
 
 // The non-zero scalars of a streamed range over the witness: index[0..count)
@@ -236,11 +237,12 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
 // moves only those, and the device compacts the chunk's scalars with the
 // same test (launch_compact_nonzero) into the slot's unused tail: the
 // chunk's MSM is then the same sum over fewer points. The CPU works ahead
-// of the copy engine on the chunks after the next to be copied; a chunk it
-// has not finished when the copy engine would otherwise run dry is copied
-// whole instead (the copy engine never waits for the CPU), so the CPU
-// takes the share of the chunks it can gather in time. A chunk whose
-// non-zero bases and scalars would not fit one slot is copied whole.
+// of the copy engine on the chunks after the next to be copied. The copies
+// wait for a chunk it has not finished only while at least two earlier
+// copies are still queued; otherwise (checked as each chunk is computed or
+// gathered) that chunk is copied whole, so the CPU takes the share of the
+// chunks it can gather in time. A chunk whose non-zero bases and scalars would not fit one slot is
+// copied whole.
 template <class Fr>
 struct HostCompaction {
   std::span<const Fr> witness;         // the proof's witness, host memory
@@ -874,8 +876,22 @@ class MsmPipeline {
     }
     compactor_done_ = true;
   }
+  // Once the lane's work is done: the copy engine's busy time (every copy
+  // finished first: a compacted chunk of zeros leaves nothing that waited
+  // for its copy). A compactor that failed (e.g. no thread to be had) only
+  // left its chunks to be copied whole: the sums are right, the failure is
+  // counted; a logic error is rethrown.
   void finish_stats() {
-    if (compactor_error_) std::rethrow_exception(std::exchange(compactor_error_, nullptr));
+    if (compactor_error_) {
+      ++stats_.compaction_failed;
+      try {
+        std::rethrow_exception(std::exchange(compactor_error_, nullptr));
+      } catch (const std::logic_error&) {
+        throw;
+      } catch (...) {
+      }
+    }
+    if (main_.issued > 0) copy_end_[main_.issued - 1].synchronize();  // one copy stream: all before it too
     for (std::size_t j = 0; j < main_.issued; ++j) stats_.copy_ms += Event::elapsed_ms(copy_begin_[j], copy_end_[j]);
   }
 
@@ -974,6 +990,7 @@ class MsmPipeline {
   }
   void compactor_main() {
     try {
+      ctx_.activate();  // this thread's CUDA calls (top_up, events) on the pipeline's device
       build_nonzero_bits();
       for (;;) {
         std::size_t j = kNone;

@@ -391,6 +391,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
           EXPECT_GT(t.prefetched_chunks, 0u) << label;
         }
       }
+      EXPECT_EQ(t.compaction_failed, 0u) << label;
       EXPECT_TRUE(gpu == cpu) << label << " at " << size << " constraints: device proof differs from the CPU proof";
       if (timings) *timings = t;
     };
