@@ -138,4 +138,59 @@ ZKFARM_HD std::uint32_t pair_round(const DevAffine<F>* points, std::uint32_t beg
   return pairs + (end - begin) % 2;
 }
 
+// ---------------------------------------------------------------------------
+// Pairwise rounds over many buckets at once (the layout a device version
+// would use): bucket b's points are points[starts[b], starts[b + 1]), all
+// windows' buckets in one array. A round writes bucket b's ceil(len / 2)
+// sums (its last point carried when len is odd, a lone point carried as
+// is) to out[next[b], next[b + 1]), next being the exclusive scan of the
+// halved lengths (next[buckets] = the round's output size). Rounds repeat
+// until no bucket holds more than one point: ceil(log2) of the largest.
+
+ZKFARM_HD std::uint32_t halved(std::uint32_t len) { return (len + 1) / 2; }
+
+// The bucket that output position o belongs to: the last b with next[b] <=
+// o (next non-decreasing, buckets + 1 entries, o < next[buckets]).
+ZKFARM_HD std::uint32_t bucket_at(const std::uint32_t* next, std::uint32_t buckets, std::uint32_t o) {
+  std::uint32_t lo = 0, hi = buckets - 1;
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (next[mid] <= o) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Thread t of a round: outputs [t * kBatch, (t + 1) * kBatch), its pairs in
+// one batch (one inversion for up to kBatch additions). A device version
+// would share the inversion across a warp's batches instead of holding
+// kBatch points per thread.
+template <class F, std::uint32_t kBatch>
+ZKFARM_HD void round_thread(std::uint64_t t, const DevAffine<F>* points, const std::uint32_t* starts,
+                            const std::uint32_t* next, std::uint32_t buckets, DevAffine<F>* out) {
+  const std::uint32_t total = next[buckets];
+  const std::uint64_t first_out = t * kBatch;
+  if (first_out >= total) return;
+  const std::uint32_t o0 = static_cast<std::uint32_t>(first_out);
+  const std::uint32_t o1 = total - o0 < kBatch ? total : o0 + kBatch;
+  DevAffine<F> left[kBatch] = {}, right[kBatch] = {};
+  std::uint32_t where[kBatch];
+  F scratch[kBatch];
+  std::uint32_t pairs = 0;
+  std::uint32_t b = bucket_at(next, buckets, o0);
+  for (std::uint32_t o = o0; o < o1; ++o) {
+    while (next[b + 1] <= o) ++b;
+    const std::uint32_t first = starts[b] + 2 * (o - next[b]);
+    if (first + 1 < starts[b + 1]) {
+      left[pairs] = points[first];
+      right[pairs] = points[first + 1];
+      where[pairs++] = o;
+    } else {
+      out[o] = points[first];  // the odd point, carried
+    }
+  }
+  batch_affine_add(left, right, 1, left, pairs, scratch);
+  for (std::uint32_t i = 0; i < pairs; ++i) out[where[i]] = left[i];
+}
+
 }  // namespace zkfarm::cuda

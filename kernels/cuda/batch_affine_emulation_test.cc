@@ -2,15 +2,22 @@
 // inversion, batched affine additions, pairwise bucket rounds) run on the
 // CPU against the host curve arithmetic (kernels/curve.h), on both curves'
 // G1 and G2, including every special case: points at infinity, equal
-// points, opposite points.
+// points, opposite points; and whole MSMs whose buckets are summed by the
+// rounds (msm_kernels.cuh's digits), against kernels/msm.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "kernels/cuda/batch_affine.cuh"
+#include "kernels/cuda/msm_kernels.cuh"
 #include "kernels/curves.h"
+#include "kernels/msm.h"
 
 namespace zkfarm::cuda {
 namespace {
@@ -140,6 +147,122 @@ void check_rounds(const AffinePoint<Cfg>& generator) {
       EXPECT_TRUE(to_host<Cfg>(points[0]) == expected.to_affine())
           << "run of " << len << ", variant " << variant << ", " << rounds << " rounds";
     }
+}
+
+template <class Fr>
+Fr random_scalar(std::mt19937_64& rng) {
+  typename Fr::Int i;
+  for (auto& l : i.limbs) l = rng();
+  i.limbs[Fr::N - 1] &= (~std::uint64_t(0)) >> 2;
+  while (i >= Fr::kModulus) i.sub_in_place(Fr::kModulus);
+  return Fr::from_mont(i);
+}
+
+// An MSM whose buckets are summed by pairwise rounds (round_thread, batches
+// of kBatch): msm_kernels.cuh's signed digits sorted per window, every
+// window's buckets in one array of runs, rounds until each bucket holds at
+// most one point; then sum_b (b + 1) B_b per window and Horner on the host.
+template <class Curve, class G, std::uint32_t kBatch>
+G rounds_msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+             unsigned window_bits, int* rounds_out) {
+  using Cfg = typename G::Config;
+  using Pts = Dev<Cfg>;
+  using Affine = typename Pts::Affine;
+  using FrDev = typename DeviceFieldOf<typename Curve::Fr>::type;
+  namespace mk = msm_kernels;
+  const std::uint64_t n = bases.size();
+  const mk::Layout layout = mk::choose_layout(n, 256, window_bits, 0.05, sizeof(typename Pts::Xyzz), ~0ULL);
+  std::vector<std::uint32_t> index(n), keys(layout.windows * n), values(layout.windows * n);
+  std::iota(index.begin(), index.end(), 0u);
+  const auto* dev_scalars = reinterpret_cast<const FrDev*>(scalars.data());
+  for (std::uint64_t j = 0; j < n; ++j)
+    mk::make_digits(j, n, index.data(), dev_scalars, layout, keys.data(), values.data());
+  // Runs: slot w * (B + 1) + key, the EMPTY key (digit 0) dropped.
+  const std::uint32_t slots = static_cast<std::uint32_t>(layout.bucket_slots());
+  std::vector<std::vector<Affine>> runs(slots);
+  for (std::uint64_t w = 0; w < layout.windows; ++w)
+    for (std::uint64_t j = 0; j < n; ++j) {
+      const std::uint32_t key = keys[w * n + j], v = values[w * n + j];
+      if (key == layout.buckets) continue;
+      Affine p = to_device<Cfg>(bases[v & mk::kIndexMask]);
+      p.y = p.y.cneg((v & mk::kSignBit) != 0);
+      runs[w * (layout.buckets + 1) + key].push_back(p);
+    }
+  std::vector<std::uint32_t> starts(slots + 1, 0);
+  std::vector<Affine> points;
+  for (std::uint32_t b = 0; b < slots; ++b) {
+    starts[b + 1] = starts[b] + static_cast<std::uint32_t>(runs[b].size());
+    points.insert(points.end(), runs[b].begin(), runs[b].end());
+  }
+  int rounds = 0;
+  for (;;) {
+    std::uint32_t longest = 0;
+    for (std::uint32_t b = 0; b < slots; ++b) longest = std::max(longest, starts[b + 1] - starts[b]);
+    if (longest <= 1) break;
+    std::vector<std::uint32_t> next(slots + 1, 0);
+    for (std::uint32_t b = 0; b < slots; ++b) next[b + 1] = next[b] + halved(starts[b + 1] - starts[b]);
+    std::vector<Affine> out(next[slots]);
+    for (std::uint64_t t = 0; t * kBatch < next[slots]; ++t)
+      round_thread<typename Pts::Field, kBatch>(t, points.data(), starts.data(), next.data(), slots, out.data());
+    points = std::move(out);
+    starts = std::move(next);
+    ++rounds;
+  }
+  if (rounds_out) *rounds_out = rounds;
+  using Jac = JacobianPoint<Cfg>;
+  G result = G::identity();
+  for (unsigned w = layout.windows; w-- > 0;) {
+    Jac running = Jac::identity(), window = Jac::identity();
+    for (std::uint32_t b = layout.buckets; b-- > 0;) {
+      const std::uint32_t slot = w * (layout.buckets + 1) + b;
+      if (starts[slot + 1] > starts[slot]) running += Jac::from_affine(to_host<Cfg>(points[starts[slot]]));
+      window += running;
+    }
+    for (unsigned d = 0; d < layout.window_bits; ++d) result = result.dbl();
+    result += window;
+  }
+  return result;
+}
+
+// sizes: emulated arithmetic is slow (G2 most), so they stay small.
+template <class Curve, class G>
+void check_msm(const typename G::Affine& generator, std::initializer_list<std::size_t> sizes) {
+  using Fr = typename Curve::Fr;
+  std::mt19937_64 rng(17);
+  for (std::size_t n : sizes) {
+    const auto bases = random_points<typename G::Config>(n, generator, rng);
+    // Random scalars; then skewed ones: zeros, ones, all equal (one bucket
+    // per window holds every point: many rounds, many doublings).
+    std::vector<std::vector<Fr>> cases(3, std::vector<Fr>(n));
+    const Fr same = random_scalar<Fr>(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      cases[0][i] = random_scalar<Fr>(rng);
+      cases[1][i] = i % 3 == 0 ? Fr::zero() : i % 3 == 1 ? Fr::one() : random_scalar<Fr>(rng);
+      cases[2][i] = same;
+    }
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const G expected = msm<Curve, G>(bases, cases[c]);
+      for (unsigned window_bits : {3u, 6u}) {
+        int rounds = 0;
+        const G small = rounds_msm<Curve, G, 4>(bases, cases[c], window_bits, &rounds);
+        EXPECT_TRUE(small == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 4";
+        const G large = rounds_msm<Curve, G, 32>(bases, cases[c], window_bits, nullptr);
+        EXPECT_TRUE(large == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 32";
+        if (c == 2 && n >= 32) {
+          EXPECT_GE(rounds, 5) << "equal scalars put every point in one bucket per window";
+        }
+      }
+    }
+  }
+}
+
+TEST(BatchAffineEmulation, MsmBn254) {
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), {1, 5, 40, 100});
+  check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), {1, 5, 32});
+}
+TEST(BatchAffineEmulation, MsmBls12381) {
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), {1, 5, 40, 100});
+  check_msm<Bls12381, Bls12381::G2>(Bls12381::g2_generator(), {1, 5, 32});
 }
 
 TEST(BatchAffineEmulation, InverseBn254) {
