@@ -37,10 +37,8 @@
 #include <span>
 
 #include <array>
-#include <bit>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <exception>
 #include <future>
 #include <mutex>
@@ -54,6 +52,7 @@
 #include "kernels/cuda/groth16_kernels.h"
 #include "kernels/cuda/memory_plan.h"
 #include "kernels/cuda/msm.h"
+#include "kernels/nonzero_bitmap.h"
 
 namespace zkfarm::cuda {
 
@@ -895,57 +894,6 @@ class MsmPipeline {
     for (std::size_t j = 0; j < main_.issued; ++j) stats_.copy_ms += Event::elapsed_ms(copy_begin_[j], copy_end_[j]);
   }
 
-  // Runs `threads` calls of f(t) at once (t = 0 on this thread).
-  template <class F>
-  static void parallel(unsigned threads, F&& f) {
-    std::vector<std::jthread> pool;
-    pool.reserve(threads > 0 ? threads - 1 : 0);
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&f, t] { f(t); });
-    f(0u);
-  }
-
-  // Bit i: witness[i] is not zero.
-  void build_nonzero_bits() {
-    const std::span<const Fr> w = compaction_.witness;
-    const std::size_t words = (w.size() + 63) / 64;
-    nonzero_bits_.assign(words, 0);
-    const unsigned threads = compaction_.threads;
-    parallel(threads, [&](unsigned t) {
-      for (std::size_t k = words * t / threads; k < words * (t + 1) / threads; ++k) {
-        std::uint64_t bits = 0;
-        const std::size_t end = std::min(w.size(), k * 64 + 64);
-        for (std::size_t i = k * 64; i < end; ++i) bits |= std::uint64_t(!w[i].is_zero()) << (i - k * 64);
-        nonzero_bits_[k] = bits;
-      }
-    });
-  }
-  // Set bits in [begin, end).
-  std::size_t count_nonzero(std::size_t begin, std::size_t end) const {
-    std::size_t total = 0;
-    for (std::size_t i = begin; i < end;) {
-      const std::size_t word = i / 64, bit = i % 64, take = std::min<std::size_t>(64 - bit, end - i);
-      const std::uint64_t mask = take == 64 ? ~std::uint64_t(0) : ((std::uint64_t(1) << take) - 1) << bit;
-      total += std::size_t(std::popcount(nonzero_bits_[word] & mask));
-      i += take;
-    }
-    return total;
-  }
-  template <std::size_t kBytes>
-  void copy_nonzero(const std::uint8_t* from, std::size_t first, std::size_t begin, std::size_t end,
-                    std::uint8_t* out) const {
-    for (std::size_t i = begin; i < end;) {
-      const std::size_t w = first + i, word = w / 64, bit = w % 64, take = std::min<std::size_t>(64 - bit, end - i);
-      std::uint64_t bits = nonzero_bits_[word] >> bit;
-      if (take < 64) bits &= (std::uint64_t(1) << take) - 1;
-      while (bits) {
-        const std::size_t k = std::size_t(std::countr_zero(bits));
-        bits &= bits - 1;
-        std::memcpy(out, from + (i + k) * kBytes, kBytes);
-        out += kBytes;
-      }
-      i += take;
-    }
-  }
   // The CPU's part for chunk j: its non-zero scalars' bases into staging
   // buffer b; returns how many, or kNone when they and their scalars would
   // not fit one slot.
@@ -954,20 +902,9 @@ class MsmPipeline {
     const std::size_t first = p.offset + (p.query == kQueryC ? compaction_.c_offset : 0);
     if (first + p.count > compaction_.witness.size())
       throw std::logic_error("msm pipeline: chunk past the end of the witness");
-    const unsigned threads = compaction_.threads;
-    std::vector<std::size_t> begin(threads + 1), at(threads + 1, 0);
-    for (unsigned t = 0; t <= threads; ++t) begin[t] = p.count * t / threads;
-    for (unsigned t = 0; t < threads; ++t) at[t + 1] = at[t] + count_nonzero(first + begin[t], first + begin[t + 1]);
-    const std::size_t nz = at[threads];
+    const std::size_t nz = nonzero_.count(first, first + p.count);
     if (compact_tail(nz, p.query) + nz * sizeof(Fr) > slot_bytes_) return kNone;
-    std::uint8_t* out = staging_[b].data;
-    parallel(threads, [&](unsigned t) {
-      if (p.query == kQueryB2)
-        copy_nonzero<sizeof(G2Affine)>(p.host, first, begin[t], begin[t + 1], out + at[t] * sizeof(G2Affine));
-      else
-        copy_nonzero<sizeof(G1Affine)>(p.host, first, begin[t], begin[t + 1], out + at[t] * sizeof(G1Affine));
-    });
-    return nz;
+    return nonzero_.gather(p.host, point_bytes(p.query), first, p.count, staging_[b].data, compaction_.threads);
   }
   // A staging buffer free for the next chunk, or -1 (with issue_mutex_).
   long free_staging() {
@@ -991,7 +928,7 @@ class MsmPipeline {
   void compactor_main() {
     try {
       ctx_.activate();  // this thread's CUDA calls (top_up, events) on the pipeline's device
-      build_nonzero_bits();
+      nonzero_.build(compaction_.witness, compaction_.threads);
       for (;;) {
         std::size_t j = kNone;
         long b = -1;
@@ -1072,7 +1009,7 @@ class MsmPipeline {
   HostCompaction<Fr> compaction_;
   std::vector<CompactState> compact_;  // per chunk of the H lane; empty: off
   std::vector<Staging> staging_;
-  std::vector<std::uint64_t> nonzero_bits_;
+  NonzeroBitmap nonzero_;  // the host witness's non-zero values
   std::thread compactor_;
   std::exception_ptr compactor_error_;
   std::mutex issue_mutex_;
