@@ -795,12 +795,14 @@ class DeviceProver {
   }
 
   // Host compaction of the streamed witness chunks (msm_stream.h), when
-  // this machine has cores to spare for it (4 or more: all but two copy):
-  // kCompactionStaging page-locked buffers of one transfer slot, kept
-  // between proofs.
+  // the process has cores to spare for it: of the CPU threads it may use
+  // (the cores, or ZKFARM_THREADS when lower: kernels/parallel.h), 4 or
+  // more, all but two copy. kCompactionStaging page-locked buffers of one
+  // transfer slot, kept between proofs.
   static constexpr std::size_t kCompactionStaging = 3;
   std::optional<HostCompaction<Fr>> host_compaction(const DeviceProvingKey<Curve>& key, std::span<const Fr> witness) {
-    const unsigned cores = std::thread::hardware_concurrency();
+    const unsigned cores = static_cast<unsigned>(
+        std::min<std::size_t>(std::max(std::thread::hardware_concurrency(), 1u), parallel_threads()));
     if (cores < 4) return std::nullopt;
     const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(key.msm_chunk);
     HostCompaction<Fr> out;
