@@ -123,21 +123,6 @@ ZKFARM_HD void batch_affine_add(const DevAffine<F>* left, const DevAffine<F>* ri
   }
 }
 
-// One round of pairwise sums over one bucket's points, the run [begin,
-// end) of `points`: out[k] = points[begin + 2k] + points[begin + 2k + 1],
-// and the last point carried when the run is odd; returns ceil(len / 2),
-// the points written. out must not overlap the run. The device version is
-// to batch the pairs of many runs per inversion; this one batches one
-// run's (scratch: room for len / 2 field elements).
-template <class F>
-ZKFARM_HD std::uint32_t pair_round(const DevAffine<F>* points, std::uint32_t begin, std::uint32_t end,
-                                   DevAffine<F>* out, F* scratch) {
-  const std::uint32_t pairs = (end - begin) / 2;
-  batch_affine_add(points + begin, points + begin + 1, 2, out, pairs, scratch);
-  if ((end - begin) % 2) out[pairs] = points[end - 1];
-  return pairs + (end - begin) % 2;
-}
-
 // ---------------------------------------------------------------------------
 // Pairwise rounds over many buckets at once (the layout a device version
 // would use): bucket b's points are points[starts[b], starts[b + 1]), all

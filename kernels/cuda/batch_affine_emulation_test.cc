@@ -10,7 +10,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <numeric>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "kernels/cuda/msm_kernels.cuh"
 #include "kernels/curves.h"
 #include "kernels/msm.h"
+#include "kernels/prng.h"
 
 namespace zkfarm::cuda {
 namespace {
@@ -40,11 +40,11 @@ AffinePoint<Cfg> to_host(const typename Dev<Cfg>::Affine& d) {
 
 // n points k_i * generator for random odd k_i.
 template <class Cfg>
-std::vector<AffinePoint<Cfg>> random_points(std::size_t n, const AffinePoint<Cfg>& generator, std::mt19937_64& rng) {
+std::vector<AffinePoint<Cfg>> random_points(std::size_t n, const AffinePoint<Cfg>& generator, Xoshiro256& rng) {
   using Jac = JacobianPoint<Cfg>;
   std::vector<AffinePoint<Cfg>> out;
   for (std::size_t i = 0; i < n; ++i)
-    out.push_back(Jac::from_affine(generator).scalar_mul(BigInt<1>{{rng() | 1}}).to_affine());
+    out.push_back(Jac::from_affine(generator).scalar_mul(BigInt<1>{{rng.next() | 1}}).to_affine());
   return out;
 }
 
@@ -62,7 +62,7 @@ AffinePoint<Cfg> negate(const AffinePoint<Cfg>& p) {
 template <class Cfg>
 void check_inverse(const AffinePoint<Cfg>& generator) {
   using F = typename Dev<Cfg>::Field;
-  std::mt19937_64 rng(7);
+  Xoshiro256 rng(7);
   for (const auto& p : random_points<Cfg>(8, generator, rng)) {
     const F x = to_device<Cfg>(p).x;
     EXPECT_TRUE(inverse(x) * x == F::one());
@@ -77,7 +77,7 @@ template <class Cfg>
 void check_batch(const AffinePoint<Cfg>& generator) {
   using Affine = typename Dev<Cfg>::Affine;
   using F = typename Dev<Cfg>::Field;
-  std::mt19937_64 rng(11);
+  Xoshiro256 rng(11);
   const auto pts = random_points<Cfg>(12, generator, rng);
   const AffinePoint<Cfg> inf = AffinePoint<Cfg>::identity();
   std::vector<AffinePoint<Cfg>> left, right;
@@ -113,49 +113,44 @@ void check_batch(const AffinePoint<Cfg>& generator) {
     EXPECT_TRUE(to_host<Cfg>(in_place[i]) == host_sum(left[i], right[i])) << "pair " << i << " in place";
 }
 
-// Buckets summed by pairwise rounds until one point each, against their
-// sums on the host: runs of 1 to 9 points, with repeats and opposites
+// One bucket summed by pairwise rounds until one point, against its sum
+// on the host: runs of 1 to 9 points, with repeats and opposites
 // inside a run so that the rounds meet equal and opposite partial sums.
 template <class Cfg>
 void check_rounds(const AffinePoint<Cfg>& generator) {
   using Affine = typename Dev<Cfg>::Affine;
   using F = typename Dev<Cfg>::Field;
   using Jac = JacobianPoint<Cfg>;
-  std::mt19937_64 rng(13);
+  Xoshiro256 rng(13);
   const auto pool = random_points<Cfg>(6, generator, rng);
   for (std::uint32_t len = 1; len <= 9; ++len)
     for (int variant = 0; variant < 3; ++variant) {
       std::vector<AffinePoint<Cfg>> run;
       for (std::uint32_t k = 0; k < len; ++k) {
-        AffinePoint<Cfg> p = pool[rng() % pool.size()];
+        AffinePoint<Cfg> p = pool[rng.below(pool.size())];
         if (variant == 1 && k % 2 == 1) p = run.back();             // repeats: doublings
         if (variant == 2 && k % 2 == 1) p = negate(run.back());     // opposites: infinity
         run.push_back(p);
       }
       Jac expected = Jac::identity();
       for (const auto& p : run) expected += Jac::from_affine(p);
-      std::vector<Affine> points(len), next(len);
+      // One bucket, its run [0, count): round_thread's pairs in batches of 4.
+      std::vector<Affine> points(len);
       for (std::uint32_t k = 0; k < len; ++k) points[k] = to_device<Cfg>(run[k]);
-      std::vector<F> scratch(len);
       std::uint32_t count = len;
       int rounds = 0;
       while (count > 1) {
-        count = pair_round(points.data(), 0, count, next.data(), scratch.data());
-        std::swap(points, next);
+        const std::uint32_t starts[2] = {0, count}, next[2] = {0, halved(count)};
+        std::vector<Affine> out(next[1]);
+        for (std::uint64_t t = 0; t * 4 < next[1]; ++t)
+          round_thread<F, 4>(t, points.data(), starts, next, 1, out.data());
+        points = std::move(out);
+        count = next[1];
         ++rounds;
       }
       EXPECT_TRUE(to_host<Cfg>(points[0]) == expected.to_affine())
           << "run of " << len << ", variant " << variant << ", " << rounds << " rounds";
     }
-}
-
-template <class Fr>
-Fr random_scalar(std::mt19937_64& rng) {
-  typename Fr::Int i;
-  for (auto& l : i.limbs) l = rng();
-  i.limbs[Fr::N - 1] &= (~std::uint64_t(0)) >> 2;
-  while (i >= Fr::kModulus) i.sub_in_place(Fr::kModulus);
-  return Fr::from_mont(i);
 }
 
 // An MSM whose buckets are summed by pairwise rounds (round_thread, batches
@@ -228,16 +223,16 @@ G rounds_msm(std::span<const typename G::Affine> bases, std::span<const typename
 template <class Curve, class G>
 void check_msm(const typename G::Affine& generator, std::initializer_list<std::size_t> sizes) {
   using Fr = typename Curve::Fr;
-  std::mt19937_64 rng(17);
+  Xoshiro256 rng(17);
   for (std::size_t n : sizes) {
     const auto bases = random_points<typename G::Config>(n, generator, rng);
     // Random scalars; then skewed ones: zeros, ones, all equal (one bucket
     // per window holds every point: many rounds, many doublings).
     std::vector<std::vector<Fr>> cases(3, std::vector<Fr>(n));
-    const Fr same = random_scalar<Fr>(rng);
+    const Fr same = rng.field_element<Fr>();
     for (std::size_t i = 0; i < n; ++i) {
-      cases[0][i] = random_scalar<Fr>(rng);
-      cases[1][i] = i % 3 == 0 ? Fr::zero() : i % 3 == 1 ? Fr::one() : random_scalar<Fr>(rng);
+      cases[0][i] = rng.field_element<Fr>();
+      cases[1][i] = i % 3 == 0 ? Fr::zero() : i % 3 == 1 ? Fr::one() : rng.field_element<Fr>();
       cases[2][i] = same;
     }
     for (std::size_t c = 0; c < cases.size(); ++c) {
