@@ -22,7 +22,10 @@ namespace zkfarm {
 class NonzeroBitmap {
  public:
   // Runs `threads` calls of f(t), t in [0, threads), at once (t = 0 on the
-  // calling thread); returns when all are done.
+  // calling thread); returns when all are done. Threads of its own, not
+  // kernels/parallel.h's pool: host compaction runs beside the worker's
+  // other CPU work (the next witness's parse), and the pool takes one job
+  // at a time, so either would wait for the other.
   template <class F>
   static void parallel(unsigned threads, F&& f) {
     std::vector<std::jthread> pool;

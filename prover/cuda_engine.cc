@@ -259,7 +259,8 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       const cudaStream_t stream = state_->ctx->stream(0);
       const cuda::MemoryPlan plan = cuda::plan_memory(proof_shape(circuit), state_->budget);
       cuda::DevicePce<typename Curve::Fr> pce =
-          cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream, true, plan.pce_on_host);
+          cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream, true, plan.pce_on_host,
+                                                      plan.ring_slots > 0 && plan.prefetch_slots >= 2);
       return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan),
                                         std::move(pce), plan.summary()};
     });

@@ -121,8 +121,9 @@ struct DeviceCsr {
   }
 
   // m left in host memory (registered in place, or a pinned copy): no
-  // device memory; the kernels read it over PCIe at every proof.
-  static DeviceCsr upload_host(const Csr<Fr>& m) {
+  // device memory; the kernels read it over PCIe at every proof, or the
+  // streamed SpMV moves its rows by DMA, packed when `packed` (pack()).
+  static DeviceCsr upload_host(const Csr<Fr>& m, bool packed) {
     DeviceCsr d;
     std::size_t copied = 0;
     auto pin = [&](const auto& vec, auto& host) {
@@ -135,7 +136,7 @@ struct DeviceCsr {
     auto& h = d.host_arrays;
     d.host_view = DeviceCsrView<Fr>{pin(m.row_offsets, h.row_offsets), pin(m.general_offsets, h.general_offsets),
                                     pin(m.cols, h.cols), pin(m.values, h.values)};
-    d.pack(m);
+    if (packed) d.pack(m);
     return d;
   }
 
@@ -257,14 +258,21 @@ class DevicePce {
   // Throws DeviceOutOfMemory (nothing stays allocated) or CudaError.
   // on_host: leave the matrices in (page-locked) host memory, read by the
   // kernels over PCIe (MemoryPlan::pce_on_host); pce must then outlive this
-  // object when registered in place.
-  static DevicePce upload(const Pce<Fr>& pce, cudaStream_t stream, bool with_c = true, bool on_host = false) {
+  // object when registered in place. packed (on_host): also the packed row
+  // offsets and coefficient indices that the streamed SpMV moves (about 2 s
+  // and 1.4 GiB of page-locked memory at PoRep-32G); only worth it where
+  // the plan streams the SpMV through the ring (MemoryPlan::prefetch_slots
+  // of 2 or more).
+  static DevicePce upload(const Pce<Fr>& pce, cudaStream_t stream, bool with_c = true, bool on_host = false,
+                          bool packed = true) {
     DevicePce d;
     d.num_rows_ = static_cast<std::uint32_t>(pce.num_rows());
     d.num_cols_ = static_cast<std::uint32_t>(pce.num_cols());
     d.num_public_ = pce.num_public();
     d.domain_size_ = pce.domain_size();
-    auto put = [&](const Csr<Fr>& m) { return on_host ? DeviceCsr<Fr>::upload_host(m) : DeviceCsr<Fr>::upload(m, stream); };
+    auto put = [&](const Csr<Fr>& m) {
+      return on_host ? DeviceCsr<Fr>::upload_host(m, packed) : DeviceCsr<Fr>::upload(m, stream);
+    };
     d.a_ = put(pce.a());
     d.b_ = put(pce.b());
     d.has_c_ = with_c && pce.has_c();
@@ -443,12 +451,12 @@ class DeviceProver {
     if (pipelined)
       pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream,
                        compaction ? &*compaction : nullptr);
-    std::vector<std::uint32_t> chunk_rows;  // first row of each SpMV launch (its unsatisfied-row slot)
-    spmv_bytes_ = 0;
-    spmv_was_packed_ = false;
+    StreamedSpmv streamed_spmv;
     if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
-      chunk_rows = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
-                                 b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
+      streamed_spmv = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
+                                    b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
+    // The first row of each SpMV launch (its unsatisfied-row slot).
+    std::vector<std::uint32_t> chunk_rows = std::move(streamed_spmv.starts);
     if (chunk_rows.empty()) {
       chunk_rows = {0};
       ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
@@ -624,8 +632,8 @@ class DeviceProver {
       local.pipeline_dense_ms = streamed.dense_ms;
       local.pipeline_resident_ms = streamed.resident_ms;
       local.pipeline_copy_ms = streamed.copy_ms;
-      local.spmv_streamed_bytes = spmv_bytes_;
-      local.spmv_packed = spmv_was_packed_;
+      local.spmv_streamed_bytes = streamed_spmv.bytes;
+      local.spmv_packed = streamed_spmv.packed;
       local.compacted_chunks = streamed.compacted;
       local.compaction_ms = streamed.compaction_ms;
       local.compaction_late = streamed.compaction_late;
@@ -649,8 +657,14 @@ class DeviceProver {
   // slots are then the pipeline's to fill (MsmPipeline::lend_slots). Each
   // range has its own unsatisfied-row word (first_unsatisfied is sized
   // here); returns the ranges' first rows, to turn those words into rows,
-  // or nothing (nothing queued) when one row's slices exceed a slot.
-  std::vector<std::uint32_t> spmv_streamed(const DevicePce<Fr>& pce, MsmPipeline<Curve>& pipeline, int slots,
+  // and what was moved, or no rows (nothing queued) when one row's slices
+  // exceed a slot.
+  struct StreamedSpmv {
+    std::vector<std::uint32_t> starts;
+    std::size_t bytes = 0;  // of the PCE, by DMA
+    bool packed = false;    // row offsets packed (PackedCsrView)
+  };
+  StreamedSpmv spmv_streamed(const DevicePce<Fr>& pce, MsmPipeline<Curve>& pipeline, int slots,
                                            bool check, std::size_t n, const Fr* witness, Fr* out_a, Fr* out_b,
                                            Fr* out_ab, DeviceBuffer<std::uint32_t>& first_unsatisfied,
                                            cudaStream_t stream, cudaStream_t copy_stream) {
@@ -709,7 +723,8 @@ class DeviceProver {
       starts = plan_ranges();
     }
     if (starts.empty() && rows > 0) return {};  // a row larger than a slot: the caller reads over PCIe
-    spmv_was_packed_ = packed;
+    StreamedSpmv out;
+    out.packed = packed;
     const std::vector<std::uint8_t*> buffers = pipeline.lend_slots(slots);
     const std::size_t ranges = std::max<std::size_t>(starts.size(), 1);
     first_unsatisfied = DeviceBuffer<std::uint32_t>(ranges, stream);
@@ -727,7 +742,7 @@ class DeviceProver {
         std::uint8_t* where = at;
         if (bytes) ZKFARM_CUDA_CHECK(cudaMemcpyAsync(where, host, bytes, cudaMemcpyHostToDevice, copy_stream));
         at += align(bytes);
-        spmv_bytes_ += bytes;
+        out.bytes += bytes;
         return where;
       };
       std::vector<DeviceCsrView<Fr>> views;
@@ -791,7 +806,8 @@ class DeviceProver {
     done.record(stream);
     pipeline.return_slots(done);
     if (starts.empty()) starts.push_back(0);
-    return starts;
+    out.starts = std::move(starts);
+    return out;
   }
 
   // Host compaction of the streamed witness chunks (msm_stream.h), when
@@ -903,9 +919,6 @@ class DeviceProver {
   GpuNtt<Fr> ntt_;
   std::size_t staging_chunk_;
   bool packed_spmv_ = true;
-  // What the last streamed SpMV moved (DeviceProveTimings).
-  std::size_t spmv_bytes_ = 0;
-  bool spmv_was_packed_ = false;
   PinnedBuffer<Fr> staging_[2];
   std::vector<PinnedBuffer<std::uint8_t>> compaction_staging_;
   Event staged_[2];

@@ -550,7 +550,7 @@ class MsmPipeline {
       default: return key_.h_points.size();
     }
   }
-  std::size_t point_bytes(int query) const { return query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine); }
+  static std::size_t point_bytes(int query) { return query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine); }
 
   static bool done(const Event& e) {
     const cudaError_t status = cudaEventQuery(e.get());
@@ -853,10 +853,7 @@ class MsmPipeline {
 
   // Where a compacted chunk's scalars start in its slot: after its bases,
   // 256-byte aligned.
-  static std::size_t compact_tail(std::size_t nz, int query) {
-    const std::size_t bytes = nz * (query == kQueryB2 ? sizeof(G2Affine) : sizeof(G1Affine));
-    return (bytes + 255) / 256 * 256;
-  }
+  static std::size_t compact_tail(std::size_t nz, int query) { return (nz * point_bytes(query) + 255) / 256 * 256; }
 
   void start_compactor() {
     if (compact_.empty() || compactor_.joinable() || compactor_done_) return;
