@@ -1,9 +1,11 @@
 // batch_affine_emulation_test -- batch_affine.cuh's per-thread code (field
-// inversion, batched affine additions, pairwise bucket rounds) run on the
-// CPU against the host curve arithmetic (kernels/curve.h), on both curves'
-// G1 and G2, including every special case: points at infinity, equal
-// points, opposite points; and whole MSMs whose buckets are summed by the
-// rounds (msm_kernels.cuh's digits), against kernels/msm.h.
+// inversion, batched affine additions, the MSM's bucket rounds, shifted
+// bases' doublings) run on the CPU against the host curve arithmetic
+// (kernels/curve.h), on both curves' G1 and G2, including every special
+// case: points at infinity, equal points, opposite points; and whole MSMs
+// whose buckets are summed by the rounds exactly as msm.cuh drives them
+// (msm_kernels.cuh's digits, with and without shifted bases), against
+// kernels/msm.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <initializer_list>
 #include <numeric>
 #include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/batch_affine.cuh"
@@ -113,13 +117,72 @@ void check_batch(const AffinePoint<Cfg>& generator) {
     EXPECT_TRUE(to_host<Cfg>(in_place[i]) == host_sum(left[i], right[i])) << "pair " << i << " in place";
 }
 
-// One bucket summed by pairwise rounds until one point, against its sum
-// on the host: runs of 1 to 9 points, with repeats and opposites
-// inside a run so that the rounds meet equal and opposite partial sums.
+template <class Cfg>
+JacobianPoint<Cfg> from_xyzz(const typename Dev<Cfg>::Xyzz& d) {
+  XyzzPoint<Cfg> p;
+  std::memcpy(static_cast<void*>(&p), &d, sizeof(p));
+  return p.to_jacobian();
+}
+
+// The device's rounds over one array of sorted (key, value) pairs holding
+// `sets` windows of set_m entries each (msm.cuh's accumulate_batch_affine,
+// one thread at a time): bucket_run per slot, ceil(log2(longest)) rounds
+// of batch_round (the first over the sorted digits, then over each round's
+// output), bucket_from_run. Returns the XYZZ bucket sums (slot order).
+template <class Cfg>
+std::vector<typename Dev<Cfg>::Xyzz> round_buckets(const std::vector<std::uint32_t>& keys,
+                                                   const std::vector<std::uint32_t>& values,
+                                                   const std::vector<typename Dev<Cfg>::Affine>& bases,
+                                                   std::uint32_t sets, std::uint32_t set_m, std::uint32_t buckets,
+                                                   std::uint32_t batch, int* rounds_out) {
+  using Affine = typename Dev<Cfg>::Affine;
+  using F = typename Dev<Cfg>::Field;
+  const std::uint32_t slots = sets * (buckets + 1);
+  std::vector<std::uint32_t> start(slots), length(slots), halves(slots + 1, 0);
+  std::uint32_t longest = 0;
+  for (std::uint32_t s = 0; s < slots; ++s)
+    longest = std::max(longest, bucket_run(s, keys.data(), set_m, buckets, start.data(), length.data(), halves.data()));
+  const SortedRuns sorted_runs{start.data(), length.data()};
+  const SortedPoints<F> sorted_points{values.data(), bases.data()};
+  std::vector<typename Dev<Cfg>::Xyzz> sums(slots, Dev<Cfg>::Xyzz::identity());
+  int rounds = 0;
+  std::vector<std::uint32_t> prev_next;
+  std::vector<Affine> prev_points;
+  while ((std::uint32_t(1) << rounds) < longest) {
+    if (rounds > 0)
+      for (std::uint32_t s = 0; s < slots; ++s) halves[s] = halved(prev_next[s + 1] - prev_next[s]);
+    std::vector<std::uint32_t> next(slots + 1, 0);
+    for (std::uint32_t s = 0; s < slots; ++s) next[s + 1] = next[s] + halves[s];
+    const std::uint32_t total = next[slots];
+    const std::uint64_t threads = (total + batch - 1) / batch;
+    std::vector<Affine> points(total);
+    std::vector<F> scratch(threads * batch);
+    for (std::uint64_t t = 0; t < threads; ++t) {
+      if (rounds == 0)
+        batch_round<F>(t, threads, batch, sorted_points, sorted_runs, next.data(), slots, points.data(),
+                       scratch.data());
+      else
+        batch_round<F>(t, threads, batch, ArrayPoints<F>{prev_points.data()}, ScannedRuns{prev_next.data()},
+                       next.data(), slots, points.data(), scratch.data());
+    }
+    prev_points = std::move(points);
+    prev_next = std::move(next);
+    ++rounds;
+  }
+  for (std::uint32_t s = 0; s < slots; ++s) {
+    if (rounds == 0) bucket_from_run<F>(s, sorted_runs, sorted_points, sums.data());
+    else bucket_from_run<F>(s, ScannedRuns{prev_next.data()}, ArrayPoints<F>{prev_points.data()}, sums.data());
+  }
+  if (rounds_out) *rounds_out = rounds;
+  return sums;
+}
+
+// One bucket summed by rounds, against its sum on the host: runs of 1 to 9
+// points, with repeats and opposites inside a run so that the rounds meet
+// equal and opposite partial sums, in batches of 1 to 4 pairs.
 template <class Cfg>
 void check_rounds(const AffinePoint<Cfg>& generator) {
   using Affine = typename Dev<Cfg>::Affine;
-  using F = typename Dev<Cfg>::Field;
   using Jac = JacobianPoint<Cfg>;
   Xoshiro256 rng(13);
   const auto pool = random_points<Cfg>(6, generator, rng);
@@ -128,89 +191,76 @@ void check_rounds(const AffinePoint<Cfg>& generator) {
       std::vector<AffinePoint<Cfg>> run;
       for (std::uint32_t k = 0; k < len; ++k) {
         AffinePoint<Cfg> p = pool[rng.below(pool.size())];
-        if (variant == 1 && k % 2 == 1) p = run.back();             // repeats: doublings
-        if (variant == 2 && k % 2 == 1) p = negate(run.back());     // opposites: infinity
+        if (variant == 1 && k % 2 == 1) p = run.back();          // repeats: doublings
+        if (variant == 2 && k % 2 == 1) p = negate(run.back());  // opposites: infinity
         run.push_back(p);
       }
       Jac expected = Jac::identity();
       for (const auto& p : run) expected += Jac::from_affine(p);
-      // One bucket, its run [0, count): round_thread's pairs in batches of 4.
+      // One set with buckets = 1: key 0 holds the run, value k = point k.
       std::vector<Affine> points(len);
       for (std::uint32_t k = 0; k < len; ++k) points[k] = to_device<Cfg>(run[k]);
-      std::uint32_t count = len;
-      int rounds = 0;
-      while (count > 1) {
-        const std::uint32_t starts[2] = {0, count}, next[2] = {0, halved(count)};
-        std::vector<Affine> out(next[1]);
-        for (std::uint64_t t = 0; t * 4 < next[1]; ++t)
-          round_thread<F, 4>(t, points.data(), starts, next, 1, out.data());
-        points = std::move(out);
-        count = next[1];
-        ++rounds;
+      std::vector<std::uint32_t> keys(len, 0), values(len);
+      std::iota(values.begin(), values.end(), 0u);
+      for (std::uint32_t batch : {1u, 2u, 4u}) {
+        int rounds = 0;
+        const auto sums = round_buckets<Cfg>(keys, values, points, 1, len, 1, batch, &rounds);
+        EXPECT_TRUE(from_xyzz<Cfg>(sums[0]) == expected)
+            << "run of " << len << ", variant " << variant << ", batch " << batch << ", " << rounds << " rounds";
+        EXPECT_TRUE(sums[1].is_identity()) << "the EMPTY slot stays empty";
       }
-      EXPECT_TRUE(to_host<Cfg>(points[0]) == expected.to_affine())
-          << "run of " << len << ", variant " << variant << ", " << rounds << " rounds";
     }
 }
 
-// An MSM whose buckets are summed by pairwise rounds (round_thread, batches
-// of kBatch): msm_kernels.cuh's signed digits sorted per window, every
-// window's buckets in one array of runs, rounds until each bucket holds at
-// most one point; then sum_b (b + 1) B_b per window and Horner on the host.
-template <class Curve, class G, std::uint32_t kBatch>
+// An MSM whose buckets are summed by the device's rounds: msm_kernels.cuh's
+// signed digits sorted per window (or, with shifted bases, every window's
+// digits in one set over a table built by double_strided), round_buckets,
+// then sum_b (b + 1) B_b per set and Horner on the host.
+template <class Curve, class G>
 G rounds_msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
-             unsigned window_bits, int* rounds_out) {
+             unsigned window_bits, std::uint32_t batch, bool shifted, int* rounds_out) {
   using Cfg = typename G::Config;
   using Pts = Dev<Cfg>;
   using Affine = typename Pts::Affine;
+  using F = typename Pts::Field;
   using FrDev = typename DeviceFieldOf<typename Curve::Fr>::type;
   namespace mk = msm_kernels;
-  const std::uint64_t n = bases.size();
+  const std::uint32_t n = static_cast<std::uint32_t>(bases.size());
   const mk::Layout layout = mk::choose_layout(n, 256, window_bits, 0.05, sizeof(typename Pts::Xyzz), ~0ULL);
-  std::vector<std::uint32_t> index(n), keys(layout.windows * n), values(layout.windows * n);
+  const std::uint32_t windows = layout.windows;
+  // The table: row w = 2^(w c) * bases (rows of one when not shifted).
+  std::vector<Affine> table(n);
+  for (std::uint32_t i = 0; i < n; ++i) table[i] = to_device<Cfg>(bases[i]);
+  if (shifted) {
+    table.resize(std::size_t(windows) * n);
+    const std::uint64_t threads = 3;  // strided runs of several points each
+    std::vector<F> scratch(n);
+    for (std::uint32_t w = 1; w < windows; ++w) {
+      std::copy(table.begin() + (w - 1) * n, table.begin() + w * n, table.begin() + w * n);
+      for (unsigned d = 0; d < layout.window_bits; ++d)
+        for (std::uint64_t t = 0; t < threads; ++t) double_strided<F>(t, threads, n, table.data() + w * n, scratch.data());
+    }
+  }
+  std::vector<std::uint32_t> index(n), keys(std::size_t(windows) * n), values(std::size_t(windows) * n);
   std::iota(index.begin(), index.end(), 0u);
   const auto* dev_scalars = reinterpret_cast<const FrDev*>(scalars.data());
   for (std::uint64_t j = 0; j < n; ++j)
-    mk::make_digits(j, n, index.data(), dev_scalars, layout, keys.data(), values.data());
-  // Runs: slot w * (B + 1) + key, the EMPTY key (digit 0) dropped.
-  const std::uint32_t slots = static_cast<std::uint32_t>(layout.bucket_slots());
-  std::vector<std::vector<Affine>> runs(slots);
-  for (std::uint64_t w = 0; w < layout.windows; ++w)
-    for (std::uint64_t j = 0; j < n; ++j) {
-      const std::uint32_t key = keys[w * n + j], v = values[w * n + j];
-      if (key == layout.buckets) continue;
-      Affine p = to_device<Cfg>(bases[v & mk::kIndexMask]);
-      p.y = p.y.cneg((v & mk::kSignBit) != 0);
-      runs[w * (layout.buckets + 1) + key].push_back(p);
-    }
-  std::vector<std::uint32_t> starts(slots + 1, 0);
-  std::vector<Affine> points;
-  for (std::uint32_t b = 0; b < slots; ++b) {
-    starts[b + 1] = starts[b] + static_cast<std::uint32_t>(runs[b].size());
-    points.insert(points.end(), runs[b].begin(), runs[b].end());
+    mk::make_digits(j, n, index.data(), dev_scalars, layout, keys.data(), values.data(), shifted ? n : 0);
+  const std::uint32_t sets = shifted ? 1 : windows;
+  const std::uint32_t set_m = shifted ? windows * n : n;
+  for (std::uint32_t set = 0; set < sets; ++set) {  // the radix sort: stable, by key
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    for (std::uint32_t k = 0; k < set_m; ++k) pairs.emplace_back(keys[set * set_m + k], values[set * set_m + k]);
+    std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::uint32_t k = 0; k < set_m; ++k) std::tie(keys[set * set_m + k], values[set * set_m + k]) = pairs[k];
   }
-  int rounds = 0;
-  for (;;) {
-    std::uint32_t longest = 0;
-    for (std::uint32_t b = 0; b < slots; ++b) longest = std::max(longest, starts[b + 1] - starts[b]);
-    if (longest <= 1) break;
-    std::vector<std::uint32_t> next(slots + 1, 0);
-    for (std::uint32_t b = 0; b < slots; ++b) next[b + 1] = next[b] + halved(starts[b + 1] - starts[b]);
-    std::vector<Affine> out(next[slots]);
-    for (std::uint64_t t = 0; t * kBatch < next[slots]; ++t)
-      round_thread<typename Pts::Field, kBatch>(t, points.data(), starts.data(), next.data(), slots, out.data());
-    points = std::move(out);
-    starts = std::move(next);
-    ++rounds;
-  }
-  if (rounds_out) *rounds_out = rounds;
+  const auto sums = round_buckets<Cfg>(keys, values, table, sets, set_m, layout.buckets, batch, rounds_out);
   using Jac = JacobianPoint<Cfg>;
   G result = G::identity();
-  for (unsigned w = layout.windows; w-- > 0;) {
+  for (std::uint32_t set = sets; set-- > 0;) {
     Jac running = Jac::identity(), window = Jac::identity();
     for (std::uint32_t b = layout.buckets; b-- > 0;) {
-      const std::uint32_t slot = w * (layout.buckets + 1) + b;
-      if (starts[slot + 1] > starts[slot]) running += Jac::from_affine(to_host<Cfg>(points[starts[slot]]));
+      running += from_xyzz<Cfg>(sums[set * (layout.buckets + 1) + b]);
       window += running;
     }
     for (unsigned d = 0; d < layout.window_bits; ++d) result = result.dbl();
@@ -221,7 +271,7 @@ G rounds_msm(std::span<const typename G::Affine> bases, std::span<const typename
 
 // sizes: emulated arithmetic is slow (G2 most), so they stay small.
 template <class Curve, class G>
-void check_msm(const typename G::Affine& generator, std::initializer_list<std::size_t> sizes) {
+void check_msm(const typename G::Affine& generator, std::initializer_list<std::size_t> sizes, bool shifted) {
   using Fr = typename Curve::Fr;
   Xoshiro256 rng(17);
   for (std::size_t n : sizes) {
@@ -239,10 +289,12 @@ void check_msm(const typename G::Affine& generator, std::initializer_list<std::s
       const G expected = msm<Curve, G>(bases, cases[c]);
       for (unsigned window_bits : {3u, 6u}) {
         int rounds = 0;
-        const G small = rounds_msm<Curve, G, 4>(bases, cases[c], window_bits, &rounds);
-        EXPECT_TRUE(small == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 4";
-        const G large = rounds_msm<Curve, G, 32>(bases, cases[c], window_bits, nullptr);
-        EXPECT_TRUE(large == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 32";
+        const G small = rounds_msm<Curve, G>(bases, cases[c], window_bits, 2, shifted, &rounds);
+        EXPECT_TRUE(small == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 2"
+                                       << (shifted ? " shifted" : "");
+        const G large = rounds_msm<Curve, G>(bases, cases[c], window_bits, 32, shifted, nullptr);
+        EXPECT_TRUE(large == expected) << "n=" << n << " case " << c << " c=" << window_bits << " batches of 32"
+                                       << (shifted ? " shifted" : "");
         if (c == 2 && n >= 32) {
           EXPECT_GE(rounds, 5) << "equal scalars put every point in one bucket per window";
         }
@@ -251,13 +303,47 @@ void check_msm(const typename G::Affine& generator, std::initializer_list<std::s
   }
 }
 
+// The shifted bases' doublings: every point doubled five times (32 P) by
+// double_strided over 1 to 16 threads (strided runs of several points, and
+// threads with none); infinity stays infinity.
+template <class Cfg>
+void check_double_strided(const AffinePoint<Cfg>& generator) {
+  using Affine = typename Dev<Cfg>::Affine;
+  using F = typename Dev<Cfg>::Field;
+  using Jac = JacobianPoint<Cfg>;
+  Xoshiro256 rng(19);
+  auto pts = random_points<Cfg>(10, generator, rng);
+  pts[3] = AffinePoint<Cfg>::identity();
+  std::vector<Affine> dev(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) dev[i] = to_device<Cfg>(pts[i]);
+  for (std::uint64_t threads : {1u, 3u, 10u, 16u}) {
+    std::vector<Affine> doubled = dev;
+    std::vector<F> scratch(dev.size());
+    for (int d = 0; d < 5; ++d)
+      for (std::uint64_t t = 0; t < threads; ++t) double_strided<F>(t, threads, dev.size(), doubled.data(), scratch.data());
+    for (std::size_t i = 0; i < pts.size(); ++i)
+      EXPECT_TRUE(to_host<Cfg>(doubled[i]) == Jac::from_affine(pts[i]).scalar_mul(BigInt<1>{{32}}).to_affine())
+          << "point " << i << ", " << threads << " threads";
+  }
+}
+
 TEST(BatchAffineEmulation, MsmBn254) {
-  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), {1, 5, 40, 100});
-  check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), {1, 5, 32});
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), {1, 5, 40, 100}, false);
+  check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), {1, 5, 32}, false);
 }
 TEST(BatchAffineEmulation, MsmBls12381) {
-  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), {1, 5, 40, 100});
-  check_msm<Bls12381, Bls12381::G2>(Bls12381::g2_generator(), {1, 5, 32});
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), {1, 5, 40, 100}, false);
+  check_msm<Bls12381, Bls12381::G2>(Bls12381::g2_generator(), {1, 5, 32}, false);
+}
+TEST(BatchAffineEmulation, ShiftedBasesMsmBn254) {
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), {1, 5, 40}, true);
+}
+TEST(BatchAffineEmulation, ShiftedBasesMsmBls12381) {
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), {1, 5, 40}, true);
+}
+TEST(BatchAffineEmulation, DoubleStridedBn254) { check_double_strided<Bn254G1Config>(Bn254::g1_generator()); }
+TEST(BatchAffineEmulation, DoubleStridedBls12381) {
+  check_double_strided<Bls12381G1Config>(Bls12381::g1_generator());
 }
 
 TEST(BatchAffineEmulation, InverseBn254) {

@@ -33,36 +33,8 @@ namespace fixed_base_kernels {
 
 constexpr unsigned kThreads = 128;
 
-// a^-1 = a^(p-2) (Fermat; a != 0, else 0 comes back). Square-and-multiply
-// over the exponent's bits from the top, limb by limb.
-template <class Params>
-ZKFARM_HD DevFp<Params> inverse(const DevFp<Params>& a) {
-  using F = DevFp<Params>;
-  const auto& c = field_constants<Params>();
-  F r = F::one();
-#if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
-  for (int l = F::kLimbs - 1; l >= 0; --l) {
-    // p is odd with a low limb far above 2: p - 2 changes limb 0 only.
-    const std::uint32_t e = c.modulus[l] - (l == 0 ? 2u : 0u);
-#if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
-    for (int bit = 31; bit >= 0; --bit) {
-      r = r.sqr();
-      if ((e >> bit) & 1u) r *= a;
-    }
-  }
-  return r;
-}
-
-// (c0 + c1 u)^-1 = (c0 - c1 u) / (c0^2 + c1^2), as u^2 = -1.
-template <class Base>
-ZKFARM_HD DevFq2<Base> inverse(const DevFq2<Base>& a) {
-  const Base norm_inv = inverse(a.c0.sqr() + a.c1.sqr());
-  return DevFq2<Base>{a.c0 * norm_inv, -(a.c1 * norm_inv)};
-}
+// inverse(): fp.cuh.
+using ::zkfarm::cuda::inverse;
 
 // Entry `index` of the XYZZ table: (j + 1) * window_bases[w] with w = index
 // >> entries_log, j = index & (2^entries_log - 1).

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cuda/batch_affine.cuh"
 #include "kernels/cuda/msm.h"
 #include "kernels/cuda/msm_kernels.cuh"
 
@@ -49,6 +50,98 @@ DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cu
     count = outputs;
   }
   return values;
+}
+
+// Step 5 by batch-affine rounds (batch_affine.cuh), G1: the sorted pairs of
+// `sets` bucket sets (set_m entries each) summed into bucket_sums (zeroed,
+// sets * (buckets + 1) slots). Sets go in groups whose round buffers fit in
+// half the free device memory; per group: each slot's run (binary search
+// in the sorted keys) and the longest, then ceil(log2(longest)) rounds, the
+// first reading the sorted digits, then each slot's last point as XYZZ.
+template <class Fq>
+void accumulate_batch_affine(const std::uint32_t* keys, const std::uint32_t* values, const DevAffine<Fq>* bases,
+                             std::uint64_t sets, std::uint64_t set_m, std::uint32_t buckets,
+                             std::uint64_t target_threads, const GpuMsmConfig& config, DevXyzz<Fq>* bucket_sums,
+                             cudaStream_t stream, GpuMsmStats& local) {
+  using Affine = DevAffine<Fq>;
+  namespace bk = batch_affine_kernels;
+  const std::uint64_t slots_per_set = std::uint64_t(buckets) + 1;
+  // Round buffers per set: the first round's output (about half the
+  // entries, plus half a point per slot), the second's (half that), the
+  // prefix products (one field element per pair), and six slot arrays.
+  const std::uint64_t first_out = set_m / 2 + slots_per_set;
+  const std::uint64_t per_set =
+      first_out * (sizeof(Affine) + sizeof(Affine) / 2 + sizeof(Fq)) + slots_per_set * 6 * sizeof(std::uint32_t);
+  std::uint64_t group = std::max<std::uint64_t>(1, device_memory_available() / 2 / per_set);
+  group = std::min<std::uint64_t>(group, sets);
+  // Positions within a group are 32-bit.
+  while (group > 1 && group * set_m >= (std::uint64_t(1) << 32)) --group;
+  if (set_m >= (std::uint64_t(1) << 32))
+    throw std::invalid_argument("gpu msm: batch-affine accumulation takes at most 2^32 - 1 entries per window");
+  DeviceBuffer<std::uint32_t> longest(1, stream);
+  for (std::uint64_t g0 = 0; g0 < sets; g0 += group) {
+    const std::uint64_t g = std::min(group, sets - g0);
+    const std::uint64_t slots = g * slots_per_set;
+    const std::uint32_t* group_keys = keys + g0 * set_m;
+    const std::uint32_t* group_values = values + g0 * set_m;
+    DevXyzz<Fq>* group_sums = bucket_sums + g0 * slots_per_set;
+    DeviceBuffer<std::uint32_t> start(slots, stream), length(slots, stream), halves(slots + 1, stream);
+    longest.fill_zero(stream);
+    ZKFARM_CUDA_CHECK(cudaMemsetAsync(halves.data() + slots, 0, sizeof(std::uint32_t), stream));
+    ZKFARM_CUDA_LAUNCH(bk::runs_kernel<<<blocks_for(slots, 256), 256, 0, stream>>>(
+        slots, group_keys, std::uint32_t(set_m), buckets, start.data(), length.data(), halves.data(),
+        longest.data()));
+    std::uint32_t max_len = 0;
+    ZKFARM_CUDA_CHECK(
+        cudaMemcpyAsync(&max_len, longest.data(), sizeof(max_len), cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const unsigned rounds = ceil_log2(max_len);
+    const SortedRuns sorted_runs{start.data(), length.data()};
+    const SortedPoints<Fq> sorted_points{group_values, bases};
+    if (rounds == 0) {
+      ZKFARM_CUDA_LAUNCH(bk::from_run_kernel<Fq><<<blocks_for(slots, 256), 256, 0, stream>>>(
+          slots, sorted_runs, sorted_points, group_sums));
+      continue;
+    }
+    std::size_t scan_bytes = 0;
+    ZKFARM_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, halves.data(), halves.data(), int(slots + 1), stream));
+    DeviceBuffer<std::uint8_t> scan_temp(scan_bytes, stream);
+    DeviceBuffer<std::uint32_t> next(slots + 1, stream), prev_next;
+    DeviceBuffer<Affine> points, prev_points;
+    for (unsigned r = 0; r < rounds; ++r) {
+      if (r > 0)
+        ZKFARM_CUDA_LAUNCH(bk::halves_kernel<<<blocks_for(slots, 256), 256, 0, stream>>>(slots, prev_next.data(),
+                                                                                       halves.data()));
+      ZKFARM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, halves.data(), next.data(),
+                                                      int(slots + 1), stream));
+      std::uint32_t total = 0;
+      ZKFARM_CUDA_CHECK(
+          cudaMemcpyAsync(&total, next.data() + slots, sizeof(total), cudaMemcpyDeviceToHost, stream));
+      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const std::uint64_t batch = std::clamp<std::uint64_t>((total + target_threads - 1) / target_threads,
+                                                            config.batch_min, config.batch_max);
+      const std::uint64_t threads = (total + batch - 1) / batch;
+      points = DeviceBuffer<Affine>(total, stream);
+      DeviceBuffer<Fq> scratch(threads * batch, stream);
+      const unsigned blocks = blocks_for(threads, bk::kThreads);
+      if (r == 0) {
+        bk::BatchRoundLaunch<Fq, SortedRuns, SortedPoints<Fq>>::launch(
+            blocks, stream, threads, std::uint32_t(batch), sorted_points, sorted_runs, next.data(),
+            std::uint32_t(slots), points.data(), scratch.data());
+      } else {
+        bk::BatchRoundLaunch<Fq, ScannedRuns, ArrayPoints<Fq>>::launch(
+            blocks, stream, threads, std::uint32_t(batch), ArrayPoints<Fq>{prev_points.data()},
+            ScannedRuns{prev_next.data()}, next.data(), std::uint32_t(slots), points.data(), scratch.data());
+      }
+      ++local.batch_rounds;
+      prev_points = std::move(points);
+      prev_next = std::move(next);
+      next = DeviceBuffer<std::uint32_t>(slots + 1, stream);
+    }
+    ZKFARM_CUDA_LAUNCH(bk::from_run_kernel<Fq><<<blocks_for(slots, 256), 256, 0, stream>>>(
+        slots, ScannedRuns{prev_next.data()}, ArrayPoints<Fq>{prev_points.data()}, group_sums));
+  }
 }
 
 }  // namespace msm_detail
@@ -210,45 +303,73 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     // BLS12-381 G1, scaling with the cost of a multiplication: k^2 limbs,
     // three base multiplications per Fq2 one); see choose_layout.
     const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kDegree == 2 ? 3.0 : 1.0);
-    const mk::Layout layout = mk::choose_layout(m, local.scalar_bits, config.window_bits, sort_cost, sizeof(Xyzz),
-                                                device_memory_available() / 4);
+    const bool shifted = config.shifted_windows != 0;
+    if (shifted && kDegree != 1) throw std::invalid_argument("gpu msm: shifted bases are for G1 only");
+    mk::Layout layout;
+    if (shifted) {
+      // The table fixes c; all windows share one bucket set.
+      layout.window_bits = config.shifted_window_bits;
+      layout.windows = local.scalar_bits / layout.window_bits + 1;
+      layout.buckets = 1u << (layout.window_bits - 1);
+      if (layout.windows > config.shifted_windows)
+        throw std::invalid_argument("gpu msm: the shifted bases hold " + std::to_string(config.shifted_windows) +
+                                    " rows but " + std::to_string(local.scalar_bits) + "-bit scalars need " +
+                                    std::to_string(layout.windows));
+    } else {
+      layout = mk::choose_layout(m, local.scalar_bits, config.window_bits, sort_cost, sizeof(Xyzz),
+                                 device_memory_available() / 4);
+    }
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
     local.window_bits = layout.window_bits;
     local.windows = layout.windows;
     const std::uint64_t total = std::uint64_t(layout.windows) * m;
     const std::uint32_t buckets = layout.buckets;
+    // Bucket sets and the sorted entries of each.
+    const std::uint64_t sets = shifted ? 1 : layout.windows;
+    const std::uint64_t set_m = shifted ? total : m;
+    local.bucket_sets = unsigned(sets);
+    if (shifted && total >= std::uint64_t(std::numeric_limits<int>::max()))
+      throw std::invalid_argument("gpu msm: " + std::to_string(total) + " digits are too many for one sort");
 
     // 3-4. Digits, sorted per window.
     DeviceBuffer<std::uint32_t> keys_sorted(total, stream), values_sorted(total, stream);
     {
       DeviceBuffer<std::uint32_t> keys(total, stream), values(total, stream);
       ZKFARM_CUDA_LAUNCH(mk::digits_kernel<FrDev><<<blocks_for(m, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
-          m, dense_index.data(), scalars, layout, keys.data(), values.data()));
+          m, dense_index.data(), scalars, layout, keys.data(), values.data(), shifted ? std::uint64_t(n) : 0));
       std::size_t sort_bytes = 0;
       ZKFARM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(),
-                                                        values.data(), values_sorted.data(), int(m), 0,
+                                                        values.data(), values_sorted.data(), int(set_m), 0,
                                                         int(layout.window_bits), stream));
       DeviceBuffer<std::uint8_t> sort_temp(sort_bytes, stream);
-      for (unsigned w = 0; w < layout.windows; ++w) {
-        const std::uint64_t offset = std::uint64_t(w) * m;
+      for (std::uint64_t set = 0; set < sets; ++set) {
+        const std::uint64_t offset = set * set_m;
         ZKFARM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
             sort_temp.data(), sort_bytes, keys.data() + offset, keys_sorted.data() + offset, values.data() + offset,
-            values_sorted.data() + offset, int(m), 0, int(layout.window_bits), stream));
+            values_sorted.data() + offset, int(set_m), 0, int(layout.window_bits), stream));
       }
     }
     dense_index = DeviceBuffer<std::uint32_t>();
     mark(3);
 
     // 5. Bucket accumulation (segmented, then record levels).
-    DeviceBuffer<Xyzz> bucket_sums(layout.bucket_slots(), stream);
+    DeviceBuffer<Xyzz> bucket_sums(sets * (std::uint64_t(buckets) + 1), stream);
     bucket_sums.fill_zero(stream);  // all-zero bytes = identity (ZZ = 0)
-    {
+    bool batch_affine = false;
+    if constexpr (kDegree == 1) {
+      if (config.accumulation == MsmAccumulation::kBatchAffine) {
+        batch_affine = true;
+        msm_detail::accumulate_batch_affine<Fq>(keys_sorted.data(), values_sorted.data(), bases, sets, set_m,
+                                                buckets, target_threads, config, bucket_sums.data(), stream, local);
+      }
+    }
+    if (!batch_affine) {
       const std::uint64_t length = mk::segment_length(total, target_threads, config.min_segment);
       std::uint64_t threads = (total + length - 1) / length;
       bool last = threads == 1;
       DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);
       DeviceBuffer<Xyzz> record_sums(last ? 0 : 2 * threads, stream);
-      const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, m, buckets};
+      const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, set_m, buckets};
       // min_blocks: std::integral_constant<int, kMinBlocks> of the kernel.
       auto accumulate = [&](auto min_blocks) {
         mk::SegmentReduceLaunch<Pts, mk::PointSource<Pts>, decltype(min_blocks)::value>::launch(
@@ -290,10 +411,10 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     mark(4);
 
     // 6. Per-window sums: segments of 2^segment_log buckets, then groups.
-    const std::uint64_t all_buckets = std::uint64_t(layout.windows) * buckets;
+    const std::uint64_t all_buckets = sets * buckets;
     const unsigned segment_log =
         std::min(msm_detail::ceil_log2((all_buckets + target_threads - 1) / target_threads), layout.window_bits - 1);
-    const std::uint64_t segment_threads = std::uint64_t(layout.windows) * (buckets >> segment_log);
+    const std::uint64_t segment_threads = sets * (buckets >> segment_log);
     // Two outputs per segment (bucket_segment in msm_kernels.cuh).
     std::uint64_t per_window = 2 * std::uint64_t(buckets >> segment_log);
     std::uint64_t threads = 2 * segment_threads;
@@ -317,7 +438,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       per_window /= group;
     }
     out->window_bits = layout.window_bits;
-    out->window_sums.resize(std::size_t(layout.windows) * sizeof(Xyzz));
+    out->window_sums.resize(std::size_t(sets) * sizeof(Xyzz));
     ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), shares.data(), out->window_sums.size(),
                                       cudaMemcpyDeviceToHost, stream));
     mark(5);
@@ -329,7 +450,41 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   if (stats) *stats = local;
 }
 
+template <class FqParams>
+void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::size_t n, unsigned window_bits,
+                       unsigned windows, void* device_table, cudaStream_t stream) {
+  using Fq = DevFp<FqParams>;
+  using Affine = DevAffine<Fq>;
+  namespace bk = batch_affine_kernels;
+  if (n == 0 || windows == 0) return;
+  ctx.activate();
+  auto* table = static_cast<Affine*>(device_table);
+  ZKFARM_CUDA_CHECK(cudaMemcpyAsync(table, device_bases, n * sizeof(Affine), cudaMemcpyDeviceToDevice, stream));
+  // 64 points per thread and inversion: ~9 multiplications of its share
+  // per doubling, beside the doubling's 7.
+  const std::uint64_t threads = (n + 63) / 64;
+  DeviceBuffer<Fq> scratch(n, stream);
+  for (unsigned w = 1; w < windows; ++w) {
+    Affine* row = table + std::uint64_t(w) * n;
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(row, row - n, n * sizeof(Affine), cudaMemcpyDeviceToDevice, stream));
+    for (unsigned d = 0; d < window_bits; ++d)
+      bk::DoubleLaunch<Fq>::launch(msm_detail::blocks_for(threads, bk::kThreads), stream, threads, n, row,
+                                   scratch.data());
+  }
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 }  // namespace zkfarm::cuda
+
+// G1 only: the batch-affine parts declared extern, and the shifted bases,
+// e.g. ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bn254FqParams) before
+// ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, ...).
+#define ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(FQ_PARAMS)                                                       \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_sorted)                                                    \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_array)                                                     \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, double_rows)                                                     \
+  template void zkfarm::cuda::shifted_bases_raw<FQ_PARAMS>(const zkfarm::cuda::DeviceContext&, const void*,  \
+                                                           std::size_t, unsigned, unsigned, void*, cudaStream_t);
 
 // Explicit instantiation for one base field, degree and scalar field, e.g.
 //   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)

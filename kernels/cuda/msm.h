@@ -37,6 +37,12 @@
 
 namespace zkfarm::cuda {
 
+// How G1 buckets are summed (G2 always uses XYZZ).
+enum class MsmAccumulation {
+  kXyzz,         // mixed XYZZ additions, segmented over the sorted points (8M + 2S each)
+  kBatchAffine,  // affine additions in pairwise rounds, one inversion per batch (batch_affine.cuh)
+};
+
 // Tuning knobs; defaults come from the cost model in msm_kernels.cuh.
 struct GpuMsmConfig {
   // Pippenger window bits c; 0 = chosen by the cost model. Forced values
@@ -52,6 +58,20 @@ struct GpuMsmConfig {
   // blocks fit per SM (3 or 4); 0 = the measured best (3 for BLS12-381,
   // 4 for BN254; NOTES.md). G2 ignores it.
   unsigned accumulate_min_blocks = 0;
+  // G1 bucket accumulation (see MsmAccumulation).
+  MsmAccumulation accumulation = MsmAccumulation::kXyzz;
+  // Batch-affine: pairs per thread (one inversion each batch) at least and
+  // at most; between them, as many as spread a round's pairs over
+  // ~1024 threads per SM.
+  std::uint32_t batch_min = 32;
+  std::uint32_t batch_max = 1024;
+  // Precomputed shifted bases (G1): when shifted_windows > 0, the bases
+  // passed in are a table of shifted_windows rows of n points, row w =
+  // 2^(w * shifted_window_bits) * bases (shifted_bases() below). Every
+  // window's digits then go to one set of buckets: one bucket reduction
+  // instead of one per window, so a larger c pays (fewer windows).
+  unsigned shifted_windows = 0;
+  unsigned shifted_window_bits = 0;
 
   // Throws std::invalid_argument for out-of-range values.
   void validate() const {
@@ -63,6 +83,14 @@ struct GpuMsmConfig {
                                   std::to_string(accumulate_min_blocks));
     if (min_segment == 0 || record_segment < 4)
       throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
+    if (batch_min == 0 || batch_max < batch_min)
+      throw std::invalid_argument("GpuMsmConfig: batch_min must be >= 1 and batch_max >= batch_min");
+    if ((shifted_windows == 0) != (shifted_window_bits == 0) ||
+        (shifted_window_bits != 0 && (shifted_window_bits < 2 || shifted_window_bits > 24)))
+      throw std::invalid_argument(
+          "GpuMsmConfig: shifted_windows and shifted_window_bits go together, with bits in [2, 24]");
+    if (shifted_windows != 0 && window_bits != 0 && window_bits != shifted_window_bits)
+      throw std::invalid_argument("GpuMsmConfig: window_bits must be 0 or the shifted bases' window bits");
   }
 };
 
@@ -75,6 +103,8 @@ struct GpuMsmStats {
   unsigned window_bits = 0;
   unsigned windows = 0;
   unsigned record_levels = 0;
+  unsigned bucket_sets = 0;     // windows, or 1 with shifted bases
+  unsigned batch_rounds = 0;    // batch-affine rounds (all window groups)
   // Device time per stage (CUDA events, recorded only when stats are
   // requested): classify + compaction, ones, digits + sort, bucket
   // accumulation, bucket reduction.
@@ -105,6 +135,46 @@ void msm_device_split_raw(const DeviceContext& ctx, const void* device_bases, co
 template <class FqParams, int kDegree, class FrParams>
 void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const void* device_scalars, std::size_t n,
                     cudaStream_t stream, const GpuMsmConfig& config, GpuMsmStats* stats, MsmRawResult* out);
+
+// Precomputed shifted bases: table[w * n + i] = 2^(w * window_bits) *
+// bases[i] for w < windows (row 0 a copy), in device memory the caller
+// owns (windows * n affine points), for GpuMsmConfig::shifted_*. G1 only
+// (kDegree 1); about windows * window_bits affine doublings per point, each
+// batch sharing an inversion.
+template <class FqParams>
+void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::size_t n, unsigned window_bits,
+                       unsigned windows, void* device_table, cudaStream_t stream);
+
+// The window size and count a table for n points and scalar_bits-bit
+// scalars should have (the cost model of msm_kernels.cuh with one bucket
+// set), and the table's bytes.
+struct ShiftedLayout {
+  unsigned window_bits = 0;
+  unsigned windows = 0;
+  std::size_t bytes = 0;
+};
+// The model (units of one mixed addition): W(c) * n * (1 + sort_cost *
+// ceil(c / 8)) for the digits' additions and radix sort, plus 2.8 * 2^(c-1)
+// for the one bucket reduction, W(c) = scalar_bits / c + 1. At 2^24 points
+// and 255 bits: c = 22, 12 windows (13 without the table at c = 20).
+inline ShiftedLayout choose_shifted_layout(std::size_t n, unsigned scalar_bits, std::size_t affine_bytes,
+                                           int fq_limbs) {
+  const double sort_cost = 7.2 / double(fq_limbs * fq_limbs);
+  ShiftedLayout best;
+  double best_cost = 0;
+  for (unsigned c = 2; c <= 24; ++c) {
+    const unsigned windows = scalar_bits / c + 1;
+    const double cost =
+        double(windows) * double(n) * (1.0 + sort_cost * double((c + 7) / 8)) + 2.8 * double(1u << (c - 1));
+    if (best.window_bits == 0 || cost < best_cost) {
+      best_cost = cost;
+      best.window_bits = c;
+      best.windows = windows;
+    }
+  }
+  best.bytes = std::size_t(best.windows) * n * affine_bytes;
+  return best;
+}
 
 namespace msm_detail {
 
@@ -171,6 +241,48 @@ G msm_device_split(const DeviceContext& ctx, const typename G::Affine* device_ba
   XyzzPoint<Cfg> p;
   std::memcpy(static_cast<void*>(&p), raw.ones_sum.data(), sizeof(p));
   return p.to_jacobian();
+}
+
+// The shifted-bases table of G1 bases already on the device, laid out as
+// choose_shifted_layout() says (or as window_bits / windows say when given),
+// and the config that makes msm_device() use it.
+template <class Curve, class G>
+struct ShiftedBases {
+  DeviceBuffer<typename G::Affine> table;
+  unsigned window_bits = 0;
+  unsigned windows = 0;
+  GpuMsmConfig apply(GpuMsmConfig config) const {
+    config.shifted_windows = windows;
+    config.shifted_window_bits = window_bits;
+    return config;
+  }
+};
+
+template <class Curve, class G>
+ShiftedBases<Curve, G> shifted_bases(const DeviceContext& ctx, const typename G::Affine* device_bases, std::size_t n,
+                                     cudaStream_t stream, unsigned window_bits = 0, unsigned windows = 0) {
+  using Cfg = typename G::Config;
+  using Shape = msm_detail::FieldShape<typename Cfg::Field>;
+  static_assert(Shape::kDegree == 1, "shifted bases: G1 only");
+  ShiftedBases<Curve, G> out;
+  const unsigned scalar_bits = unsigned(Curve::Fr::kBits);
+  if (window_bits == 0) {
+    const ShiftedLayout layout =
+        choose_shifted_layout(n, scalar_bits, sizeof(typename G::Affine), int(sizeof(typename Cfg::Field) / 4));
+    window_bits = layout.window_bits;
+    windows = layout.windows;
+  } else if (windows == 0) {
+    windows = scalar_bits / window_bits + 1;
+  }
+  if (window_bits < 2 || window_bits > 24 || std::uint64_t(windows) * n >= (std::uint64_t(1) << 31))
+    throw std::invalid_argument("shifted bases: " + std::to_string(windows) + " rows of " + std::to_string(n) +
+                                " points at c = " + std::to_string(window_bits) +
+                                " do not fit (c in [2, 24], at most 2^31 - 1 entries)");
+  out.window_bits = window_bits;
+  out.windows = windows;
+  out.table = DeviceBuffer<typename G::Affine>(std::size_t(windows) * n, stream);
+  shifted_bases_raw<typename Shape::Params>(ctx, device_bases, n, window_bits, windows, out.table.data(), stream);
+  return out;
 }
 
 // Uploads bases and scalars (on ctx.stream(0)) and runs msm_device.

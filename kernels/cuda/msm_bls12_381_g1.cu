@@ -4,4 +4,5 @@
 #include "kernels/cuda/msm.cuh"
 #include "kernels/field.h"
 
+ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bls12381FqParams)
 ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bls12381FqParams, 1, zkfarm::Bls12381FrParams)

@@ -4,4 +4,5 @@
 #include "kernels/cuda/msm.cuh"
 #include "kernels/field.h"
 
+ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bn254FqParams)
 ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)

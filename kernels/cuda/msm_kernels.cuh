@@ -161,10 +161,12 @@ ZKFARM_HD std::uint32_t window_value(const FrDev& k, unsigned pos, unsigned c) {
   return v & ((1u << c) - 1);
 }
 
-// Step 3 for dense point j (of m).
+// Step 3 for dense point j (of m). With shifted bases (GpuMsmConfig::
+// shifted_*), window w's digit refers to row w of the table: point index
+// w * row_stride + i (row_stride = the table's n; 0 without a table).
 template <class FrDev>
 ZKFARM_HD void make_digits(std::uint64_t j, std::uint64_t m, const std::uint32_t* dense_index, const FrDev* scalars,
-                           Layout layout, std::uint32_t* keys, std::uint32_t* values) {
+                           Layout layout, std::uint32_t* keys, std::uint32_t* values, std::uint64_t row_stride = 0) {
   const std::uint32_t i = dense_index[j];
   const FrDev k = load(scalars + i).from_montgomery();
   const unsigned c = layout.window_bits;
@@ -180,7 +182,7 @@ ZKFARM_HD void make_digits(std::uint64_t j, std::uint64_t m, const std::uint32_t
       carry = 1;
     }
     keys[w * m + j] = magnitude ? magnitude - 1 : layout.buckets;  // buckets == EMPTY key
-    values[w * m + j] = i | sign;
+    values[w * m + j] = std::uint32_t(i + w * row_stride) | sign;
   }
 }
 
@@ -399,9 +401,9 @@ __global__ void __launch_bounds__(kLightThreads)
 template <class FrDev>
 __global__ void __launch_bounds__(kLightThreads)
     digits_kernel(std::uint64_t m, const std::uint32_t* dense_index, const FrDev* scalars, Layout layout,
-                  std::uint32_t* keys, std::uint32_t* values) {
+                  std::uint32_t* keys, std::uint32_t* values, std::uint64_t row_stride) {
   const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j < m) make_digits(j, m, dense_index, scalars, layout, keys, values);
+  if (j < m) make_digits(j, m, dense_index, scalars, layout, keys, values, row_stride);
 }
 
 // kMinBlocks > 1 caps registers so that many 128-thread blocks fit per SM

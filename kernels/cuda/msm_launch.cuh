@@ -20,6 +20,7 @@
 #pragma once
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/batch_affine.cuh"
 #include "kernels/cuda/msm_kernels.cuh"
 
 namespace zkfarm::cuda::msm_kernels {
@@ -66,6 +67,25 @@ void SumOnesLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint6
 }
 
 }  // namespace zkfarm::cuda::msm_kernels
+
+namespace zkfarm::cuda::batch_affine_kernels {
+
+template <class F, class Runs, class Source>
+void BatchRoundLaunch<F, Runs, Source>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
+                                               std::uint32_t batch, const Source& source, const Runs& runs,
+                                               const std::uint32_t* next, std::uint32_t buckets, DevAffine<F>* out,
+                                               F* scratch) {
+  ZKFARM_CUDA_LAUNCH(round_kernel<F, Runs, Source><<<blocks, kThreads, 0, stream>>>(threads, batch, source, runs,
+                                                                                    next, buckets, out, scratch));
+}
+
+template <class F>
+void DoubleLaunch<F>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint64_t n,
+                             DevAffine<F>* pts, F* scratch) {
+  ZKFARM_CUDA_LAUNCH(double_kernel<F><<<blocks, kThreads, 0, stream>>>(threads, n, pts, scratch));
+}
+
+}  // namespace zkfarm::cuda::batch_affine_kernels
 
 // The definition of one part, e.g. in msm_bls12_381_g2_records.cu:
 //   ZKFARM_INSTANTIATE_GPU_MSM_PART(zkfarm::Bls12381FqParams, 2, records)

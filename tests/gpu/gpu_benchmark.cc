@@ -3,7 +3,7 @@
 //
 //   gpu_benchmark [--device=N] [--ntt-min-log=20] [--ntt-max-log=27]
 //                 [--msm-min-log=20] [--msm-max-log=26] [--repeats=5]
-//                 [--g2-max-log=24] [--quick] [--no-g2]
+//                 [--g2-max-log=24] [--quick] [--no-g2] [--only-msm]
 //
 // Method (as BENCHMARKS.md's GPU section states it): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
@@ -27,6 +27,7 @@ int main() {
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/device_context.h"
@@ -49,6 +50,7 @@ struct Options {
   bool quick = false;
   bool g2 = true;
   unsigned g2_max_log = 24;
+  bool only_msm = false;
 };
 
 struct Row {
@@ -166,9 +168,10 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       });
       char note[256];
       std::snprintf(note, sizeof note,
-                    "c=%u W=%u dense=%zu ones=%zu levels=%u stages classify/ones/sort/accumulate/reduce "
+                    "c=%u W=%u dense=%zu ones=%zu levels=%u rounds=%u stages classify/ones/sort/accumulate/reduce "
                     "%.1f/%.1f/%.1f/%.1f/%.1f ms %s",
-                    stats.window_bits, stats.windows, stats.dense, stats.ones, stats.record_levels, stats.stage_ms[0],
+                    stats.window_bits, stats.windows, stats.dense, stats.ones, stats.record_levels,
+                    stats.batch_rounds, stats.stage_ms[0],
                     stats.stage_ms[1], stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
                     ok ? "verified" : "WRONG");
       report(label, ms, note);
@@ -200,6 +203,57 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       device_witness.upload(witness.data(), n, s);
       run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
           base + " witness 45%0 45%1");
+    }
+    if (extras && (log_n == 24 || log_n == 26)) {
+      // Batch-affine accumulation (G1), and precomputed shifted bases: the
+      // table's build time and memory, then both accumulations over it.
+      GpuMsmConfig batch;
+      batch.accumulation = MsmAccumulation::kBatchAffine;
+      run(batch, device_scalars, expected, base + " batch-affine");
+      if constexpr (std::is_same_v<G, typename Curve::G1>) {
+        const ShiftedLayout layout = choose_shifted_layout(n, unsigned(Fr::kBits), sizeof(Affine),
+                                                           int(sizeof(typename G::Config::Field) / 4));
+        if (layout.bytes + std::size_t(3) * n * 16 * layout.windows < device_memory_available()) {
+          Event start, stop;
+          start.record(s);
+          const auto table = shifted_bases<Curve, G>(ctx, bases.data(), n, s);
+          stop.record(s);
+          ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+          char note[160];
+          std::snprintf(note, sizeof note, "c=%u, %u rows, %.2f GiB (the bases alone: %.2f GiB)", table.window_bits,
+                        table.windows, double(layout.bytes) / double(1u << 30),
+                        double(n * sizeof(Affine)) / double(1u << 30));
+          report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
+          // run() uses `bases`: swap the table in for these two rows.
+          auto run_table = [&](GpuMsmConfig config, const std::string& label) {
+            GpuMsmStats stats;
+            config = table.apply(config);
+            G got = msm_device<Curve, G>(ctx, table.table.data(), device_scalars.data(), n, s, config, &stats);
+            const bool ok = got == expected;
+            check(ok, label);
+            const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
+              got = msm_device<Curve, G>(ctx, table.table.data(), device_scalars.data(), n, st, config, &stats);
+            });
+            char row[256];
+            std::snprintf(row, sizeof row,
+                          "c=%u W=%u sets=%u rounds=%u stages classify/ones/sort/accumulate/reduce "
+                          "%.1f/%.1f/%.1f/%.1f/%.1f ms %s",
+                          stats.window_bits, stats.windows, stats.bucket_sets, stats.batch_rounds, stats.stage_ms[0],
+                          stats.stage_ms[1], stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
+                          ok ? "verified" : "WRONG");
+            report(label, ms, row);
+          };
+          run_table(GpuMsmConfig{}, base + " shifted bases");
+          try {
+            run_table(batch, base + " shifted bases + batch-affine");
+          } catch (const DeviceOutOfMemory& e) {
+            report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
+          }
+        } else {
+          report(base + " shifted bases", 0,
+                 "not run: the table needs " + std::to_string(layout.bytes >> 30) + " GiB");
+        }
+      }
     }
     if (extras && log_n == 26) {
       for (unsigned c : {20u, 21u, 22u, 23u}) {
@@ -243,12 +297,14 @@ int run(const Options& o) {
   }
   DeviceContext ctx(o.device);
   std::printf("%s\n", ctx.info().summary().c_str());
-  bench_upload(ctx, o);
-  bench_field<Bn254FqParams>(ctx, "BN254 Fq");
-  bench_field<Bls12381FqParams>(ctx, "BLS12-381 Fq");
-  bench_field<Bn254FrParams>(ctx, "BN254 Fr");
-  bench_ntt<Bn254Fr>(ctx, o, "BN254");
-  bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
+  if (!o.only_msm) {
+    bench_upload(ctx, o);
+    bench_field<Bn254FqParams>(ctx, "BN254 Fq");
+    bench_field<Bls12381FqParams>(ctx, "BLS12-381 Fq");
+    bench_field<Bn254FrParams>(ctx, "BN254 Fr");
+    bench_ntt<Bn254Fr>(ctx, o, "BN254");
+    bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
+  }
   const unsigned msm_lo = o.quick ? 16 : o.msm_min_log;
   bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
   bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
@@ -282,8 +338,9 @@ int main(int argc, char** argv) {
     else if (a.rfind("--g2-max-log=", 0) == 0) o.g2_max_log = unsigned(value("--g2-max-log="));
     else if (a == "--quick") o.quick = true;
     else if (a == "--no-g2") o.g2 = false;
+    else if (a == "--only-msm") o.only_msm = true;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2] [--only-msm]\n",
                    argv[0]);
       return 2;
     }

@@ -18,6 +18,7 @@ TEST(GpuKernels, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device 
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/device_context.h"
@@ -295,18 +296,54 @@ TEST(GpuNtt, Bls12381Large) {
 
 // --- MSM --------------------------------------------------------------------
 
+// How a test MSM runs: the accumulation, and whether through shifted
+// bases (a table built on the device from the uploaded bases; shift_bits
+// 0 = the layout choose_shifted_layout() picks).
+struct MsmVariant {
+  MsmAccumulation accumulation = MsmAccumulation::kXyzz;
+  bool shifted = false;
+  unsigned shift_bits = 0;
+  std::string name() const {
+    std::string s = accumulation == MsmAccumulation::kBatchAffine ? "batch-affine" : "xyzz";
+    if (shifted) s += " shifted c=" + std::to_string(shift_bits);
+    return s;
+  }
+};
+
 template <class Curve, class G>
-void expect_msm(const char* what, std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
-                const GpuMsmConfig& config = {}) {
-  GpuMsmStats stats;
-  const G got = cuda::msm<Curve, G>(*context(), bases, scalars, config, &stats);
-  const G expected = zkfarm::msm<Curve, G>(bases, scalars);
-  ASSERT_TRUE(got == expected) << Curve::kName << " " << what << " n=" << bases.size()
-                               << " c=" << stats.window_bits << " dense=" << stats.dense << " ones=" << stats.ones;
+G run_msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+          GpuMsmConfig config, const MsmVariant& variant, GpuMsmStats* stats) {
+  config.accumulation = variant.accumulation;
+  if constexpr (!std::is_same_v<G, typename Curve::G1>) {
+    return cuda::msm<Curve, G>(*context(), bases, scalars, config, stats);  // shifted bases: G1 only
+  } else {
+    if (!variant.shifted || bases.empty()) return cuda::msm<Curve, G>(*context(), bases, scalars, config, stats);
+    const DeviceContext& ctx = *context();
+    ctx.activate();
+    const cudaStream_t s = ctx.stream(0);
+    DeviceBuffer<typename G::Affine> device_bases(bases.size(), s);
+    DeviceBuffer<typename Curve::Fr> device_scalars(scalars.size(), s);
+    device_bases.upload(bases.data(), bases.size(), s);
+    device_scalars.upload(scalars.data(), scalars.size(), s);
+    const auto table = shifted_bases<Curve, G>(ctx, device_bases.data(), bases.size(), s, variant.shift_bits);
+    return msm_device<Curve, G>(ctx, table.table.data(), device_scalars.data(), bases.size(), s, table.apply(config),
+                                stats);
+  }
 }
 
 template <class Curve, class G>
-void check_msm(const typename G::Affine& generator, std::size_t max_n) {
+void expect_msm(const char* what, std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+                const GpuMsmConfig& config = {}, const MsmVariant& variant = {}) {
+  GpuMsmStats stats;
+  const G got = run_msm<Curve, G>(bases, scalars, config, variant, &stats);
+  const G expected = zkfarm::msm<Curve, G>(bases, scalars);
+  ASSERT_TRUE(got == expected) << Curve::kName << " " << what << " (" << variant.name() << ") n=" << bases.size()
+                               << " c=" << stats.window_bits << " dense=" << stats.dense << " ones=" << stats.ones
+                               << " rounds=" << stats.batch_rounds;
+}
+
+template <class Curve, class G>
+void check_msm(const typename G::Affine& generator, std::size_t max_n, const MsmVariant& variant = {}) {
   using Fr = typename Curve::Fr;
   using Affine = typename G::Affine;
   const GridPoints<Affine> grid(max_n, generator, 5);
@@ -317,14 +354,16 @@ void check_msm(const typename G::Affine& generator, std::size_t max_n) {
   for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(31), std::size_t(100),
                         std::size_t(1000), std::size_t(4097), std::size_t(65539), max_n}) {
     if (n > max_n) continue;
-    expect_msm<Curve, G>("random", all_points.first(n), all_scalars.first(n));
+    expect_msm<Curve, G>("random", all_points.first(n), all_scalars.first(n), {}, variant);
   }
-  // Forced windows, small to large.
+  // Forced windows, small to large (with shifted bases: tables of that c).
   const std::size_t n = std::min<std::size_t>(max_n, 5000);
   for (unsigned c : {2u, 4u, 8u, 13u, 16u, 20u}) {
     GpuMsmConfig config;
-    config.window_bits = c;
-    expect_msm<Curve, G>("forced window", all_points.first(n), all_scalars.first(n), config);
+    MsmVariant v = variant;
+    if (v.shifted) v.shift_bits = c;
+    else config.window_bits = c;
+    expect_msm<Curve, G>("forced window", all_points.first(n), all_scalars.first(n), config, v);
   }
   // Zeros, ones, minus one, small values, points at infinity.
   {
@@ -337,18 +376,18 @@ void check_msm(const typename G::Affine& generator, std::size_t max_n) {
       if (i % 6 == 3) scalars[i] = Fr::from_u64(i);
       if (i % 11 == 0) points[i] = Affine::identity();
     }
-    expect_msm<Curve, G>("mixed", points, scalars);
+    expect_msm<Curve, G>("mixed", points, scalars, {}, variant);
     // Only zeros and ones (nothing through Pippenger); only zeros; all ones.
     for (std::size_t i = 0; i < n; ++i) scalars[i] = i % 3 ? Fr::one() : Fr::zero();
-    expect_msm<Curve, G>("zeros and ones", points, scalars);
+    expect_msm<Curve, G>("zeros and ones", points, scalars, {}, variant);
     std::fill(scalars.begin(), scalars.end(), Fr::zero());
-    expect_msm<Curve, G>("zeros", points, scalars);
+    expect_msm<Curve, G>("zeros", points, scalars, {}, variant);
     // All scalars equal: every point lands in the same bucket of each window.
     std::fill(scalars.begin(), scalars.end(), all_scalars[0]);
-    expect_msm<Curve, G>("equal scalars", all_points.first(n), scalars);
+    expect_msm<Curve, G>("equal scalars", all_points.first(n), scalars, {}, variant);
     // Small scalars: few windows.
     for (std::size_t i = 0; i < n; ++i) scalars[i] = Fr::from_u64(all_scalars[i].mont.limbs[0] & 0xffff);
-    expect_msm<Curve, G>("16-bit scalars", all_points.first(n), scalars);
+    expect_msm<Curve, G>("16-bit scalars", all_points.first(n), scalars, {}, variant);
   }
   // Repeated and opposite bases (doublings and cancellations in buckets).
   {
@@ -356,7 +395,7 @@ void check_msm(const typename G::Affine& generator, std::size_t max_n) {
     for (std::size_t i = 0; i < n; i += 2) points[i] = -all_points[0];
     std::vector<Fr> scalars(n, Fr::from_u64(5));
     for (std::size_t i = 0; i < n; i += 3) scalars[i] = all_scalars[i];
-    expect_msm<Curve, G>("repeated bases", points, scalars);
+    expect_msm<Curve, G>("repeated bases", points, scalars, {}, variant);
   }
   // Filecoin-like witness at the largest size: 45% zeros, 45% ones.
   {
@@ -366,8 +405,9 @@ void check_msm(const typename G::Affine& generator, std::size_t max_n) {
       if (r < 9) scalars[i] = Fr::zero();
       else if (r < 18) scalars[i] = Fr::one();
     }
-    expect_msm<Curve, G>("witness-like", all_points, scalars);
+    expect_msm<Curve, G>("witness-like", all_points, scalars, {}, variant);
   }
+  if (variant.shifted || variant.accumulation != MsmAccumulation::kXyzz) return;
   // Empty input; mismatched lengths; bad config.
   EXPECT_TRUE((cuda::msm<Curve, G>(*context(), {}, {})).is_identity());
   EXPECT_THROW((cuda::msm<Curve, G>(*context(), all_points.first(3), all_scalars.first(2))), std::invalid_argument);
@@ -385,6 +425,45 @@ TEST(GpuMsm, Bls12381G1) {
   REQUIRE_GPU();
   check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 18);
 }
+// The batch-affine accumulation and the shifted bases, on the same cases.
+TEST(GpuMsm, Bn254G1BatchAffineAndShifted) {
+  REQUIRE_GPU();
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 18, {MsmAccumulation::kBatchAffine});
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 16, {MsmAccumulation::kXyzz, true});
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 16, {MsmAccumulation::kBatchAffine, true});
+}
+TEST(GpuMsm, Bls12381G1BatchAffineAndShifted) {
+  REQUIRE_GPU();
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 18,
+                                    {MsmAccumulation::kBatchAffine});
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 16,
+                                    {MsmAccumulation::kXyzz, true});
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 16,
+                                    {MsmAccumulation::kBatchAffine, true});
+}
+// A shifted table with too few rows for the scalars is refused by name.
+TEST(GpuMsm, ShiftedBasesTooFewRows) {
+  REQUIRE_GPU();
+  using Fr = Bn254::Fr;
+  const GridPoints<Bn254::G1Affine> grid(64, Bn254::g1_generator(), 7);
+  const std::vector<Fr> scalars = random_elements<Fr>(64, 8);
+  const DeviceContext& ctx = *context();
+  const cudaStream_t s = ctx.stream(0);
+  DeviceBuffer<Bn254::G1Affine> bases(64, s);
+  DeviceBuffer<Fr> device_scalars(64, s);
+  bases.upload(grid.points.data(), 64, s);
+  device_scalars.upload(scalars.data(), 64, s);
+  const auto table = shifted_bases<Bn254, Bn254::G1>(ctx, bases.data(), 64, s, 16, 4);
+  try {
+    (void)msm_device<Bn254, Bn254::G1>(ctx, table.table.data(), device_scalars.data(), 64, s, table.apply({}));
+    FAIL() << "4 rows of c = 16 cannot hold 254-bit scalars";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("shifted bases hold 4 rows"), std::string::npos) << e.what();
+  }
+  GpuMsmConfig bad;
+  bad.shifted_windows = 3;
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+}
 TEST(GpuMsm, Bn254G2) {
   REQUIRE_GPU();
   check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), std::size_t(1) << 14);
@@ -400,9 +479,12 @@ void check_msm_large(std::size_t n) {
   using Fr = typename Curve::Fr;
   const GridPoints<typename Curve::G1Affine> grid(n, Curve::g1_generator(), 9);
   const std::vector<Fr> scalars = random_elements<Fr>(n, 10);
-  const auto got = cuda::msm<Curve, typename Curve::G1>(*context(), grid.points, scalars);
   const auto expected = grid.template reference_msm<Curve, typename Curve::G1>(scalars);
-  ASSERT_TRUE(got == expected) << Curve::kName << " n=" << n;
+  for (const MsmVariant& v : {MsmVariant{}, MsmVariant{MsmAccumulation::kBatchAffine},
+                              MsmVariant{MsmAccumulation::kBatchAffine, true}}) {
+    const auto got = run_msm<Curve, typename Curve::G1>(grid.points, scalars, {}, v, nullptr);
+    ASSERT_TRUE(got == expected) << Curve::kName << " n=" << n << " " << v.name();
+  }
 }
 
 TEST(GpuMsm, Bn254G1Large) {
