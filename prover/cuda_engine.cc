@@ -24,6 +24,12 @@
 // within the budget even fully streamed fails at load with kOutOfMemory
 // saying how much it needs.
 //
+// Where the device has room to spare once a circuit is resident (twice a
+// proof's working memory and a tenth of the card left over, and within the
+// budget if any), the H query also gets precomputed shifted bases
+// (shift_h_bases in groth16_device.h): the dense H MSM then needs one
+// bucket reduction and fewer windows. ZKFARM_SHIFTED_BASES=0 turns this off.
+//
 // CUDA failures become Error kinds here, by type: DeviceOutOfMemory and
 // PinnedOutOfMemory kOutOfMemory (after evicting every other circuit),
 // NoSuchDevice kNoDevice, any other CudaError kDeviceFault.
@@ -33,6 +39,7 @@
 #include "prover/cuda_engine.h"
 
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -247,6 +254,11 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   }
 
  private:
+  static bool shifted_bases_enabled() {
+    const char* v = std::getenv("ZKFARM_SHIFTED_BASES");
+    return v == nullptr || (std::string(v) != "0" && std::string(v) != "off");
+  }
+
   template <class Curve>
   static const std::string& id_of(const CircuitOf<Curve>& circuit) {
     return static_cast<const DeviceResidency&>(*circuit.residency).id;
@@ -261,8 +273,17 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       cuda::DevicePce<typename Curve::Fr> pce =
           cuda::DevicePce<typename Curve::Fr>::upload(circuit.pce, stream, true, plan.pce_on_host,
                                                       plan.ring_slots > 0 && plan.prefetch_slots >= 2);
-      return cuda::DeviceCircuit<Curve>{cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan),
-                                        std::move(pce), plan.summary()};
+      cuda::DeviceProvingKey<Curve> key = cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan);
+      std::string summary = plan.summary();
+      if (shifted_bases_enabled()) {
+        const std::size_t working =
+            plan.peak_bytes > plan.resident_bytes() ? plan.peak_bytes - plan.resident_bytes() : 0;
+        if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
+                                state_->budget, plan.peak_bytes, stream))
+          summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
+                     std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB)";
+      }
+      return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary)};
     });
   }
 

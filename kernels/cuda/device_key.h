@@ -103,6 +103,13 @@ struct DeviceProvingKey {
   DeviceBuffer<G2Affine> b2_points;  // num_vars
   DeviceBuffer<G1Affine> c_points;   // num_vars - num_public - 1
   DeviceBuffer<G1Affine> h_points;   // domain_size
+  // Precomputed shifted H bases (msm.h's shifted_bases; shift_h_bases() in
+  // groth16_device.h): h_shift_rows rows of domain_size points, row w =
+  // 2^(w * h_shift_bits) * h. Empty unless built (device memory to spare):
+  // the H MSM then sums every window's digits into one bucket set.
+  DeviceBuffer<G1Affine> h_shifted;
+  unsigned h_shift_bits = 0;
+  unsigned h_shift_rows = 0;
 
   // Streamed suffixes of the queries (empty when all resident): point i of
   // a query is a_points[i] below a_points.size(), a_host[i - that] after.
@@ -145,7 +152,7 @@ struct DeviceProvingKey {
 
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
-           h_points.bytes();
+           h_points.bytes() + h_shifted.bytes();
   }
   // Page-locked host bytes streamed at every proof.
   std::size_t host_bytes() const {

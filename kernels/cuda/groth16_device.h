@@ -598,7 +598,14 @@ class DeviceProver {
       side_done.record(stream);
       done.record(stream);
     } else {
-      msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
+      if (!key.h_shifted.empty() && key.h_host.empty()) {
+        GpuMsmConfig shifted;
+        shifted.shifted_windows = key.h_shift_rows;
+        shifted.shifted_window_bits = key.h_shift_bits;
+        msm_h = msm_device<Curve, G1>(ctx_, key.h_shifted.data(), h.data(), n, stream, shifted);
+      } else {
+        msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
+      }
       done.record(stream);
       wm = overlap ? side.get() : witness_msms(device_witness.data(), stream, copy_stream);
       if (!overlap) done.record(stream);
@@ -927,6 +934,33 @@ class DeviceProver {
   std::size_t nonzero_count_ = 0;
   PinnedBuffer<std::uint32_t> unsatisfied_row_;
 };
+
+// Builds key.h_shifted (precomputed shifted H bases, see DeviceProvingKey)
+// when the whole H query is resident and the device has room: the table's
+// bytes plus reserve_bytes (a proof's working memory, and any margin the
+// caller wants) free now, and, under a budget (non-zero), planned_bytes +
+// the table within it. Returns whether it was built. Measured on the H200
+// (BENCHMARKS.md): 11 rows at c = 24 for 2^24 points, 16.5 GiB for
+// BLS12-381 G1, the MSM 120.0 -> 107.7 ms; built in ~2.7 s.
+template <class Curve>
+bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
+                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {
+  using G1Affine = typename Curve::G1Affine;
+  if (!key.h_host.empty() || key.h_points.size() < key.domain_size || key.domain_size == 0) return false;
+  const std::size_t n = key.domain_size;
+  const ShiftedLayout layout =
+      choose_shifted_layout(n, unsigned(Curve::Fr::kBits), sizeof(G1Affine),
+                            int(sizeof(typename Curve::G1::Config::Field) / 4));
+  if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
+  ctx.activate();
+  if (device_memory_available() < layout.bytes + reserve_bytes) return false;
+  auto table = shifted_bases<Curve, typename Curve::G1>(ctx, key.h_points.data(), n, stream, layout.window_bits,
+                                                        layout.windows);
+  key.h_shifted = std::move(table.table);
+  key.h_shift_bits = table.window_bits;
+  key.h_shift_rows = table.windows;
+  return true;
+}
 
 // One proof with a fresh DeviceProver (builds the NTT tables, ~1 MB upload):
 // the interface of the CPU's groth16_prove on the device. Callers proving

@@ -157,6 +157,31 @@ TYPED_TEST(Groth16DeviceTest, SatisfyingWitnessMatchesCpuAndVerifies) {
   }
 }
 
+// A key with precomputed shifted H bases (shift_h_bases) proves the same
+// bytes as the CPU, then the key without them again.
+TYPED_TEST(Groth16DeviceTest, ShiftedHBasesMatchCpu) {
+  REQUIRE_GPU();
+  for (std::uint64_t size : kSizes) {
+    auto& f = Fixture<TypeParam>::get(size);
+    const cudaStream_t stream = context()->stream(0);
+    ASSERT_TRUE(shift_h_bases(*context(), f.device_key, 0, 0, 0, stream)) << size;
+    EXPECT_GE(f.device_key.h_shift_rows, 10u);
+    EXPECT_EQ(f.device_key.h_shifted.size(), std::size_t(f.device_key.h_shift_rows) * f.key.domain_size);
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "shifted H");
+    std::vector<typename TypeParam::Fr> random(f.witness.size());
+    for (auto& v : random) v = random_field_element<typename TypeParam::Fr>();
+    random[0] = TypeParam::Fr::one();
+    f.compare(random, Fixture<TypeParam>::fixed(size + 2, false), false, "shifted H/random");
+    // Under a budget the table does not fit: not built.
+    DeviceProvingKey<TypeParam> other = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream);
+    EXPECT_FALSE(shift_h_bases(*context(), other, 0, 1, 1, stream));
+    EXPECT_TRUE(other.h_shifted.empty());
+    f.device_key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
+    f.device_key.h_shift_rows = f.device_key.h_shift_bits = 0;
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "plain H");
+  }
+}
+
 TYPED_TEST(Groth16DeviceTest, EdgeWitnessesMatchCpu) {
   REQUIRE_GPU();
   using Fr = typename TypeParam::Fr;
