@@ -144,6 +144,30 @@ void accumulate_batch_affine(const std::uint32_t* keys, const std::uint32_t* val
   }
 }
 
+// Sums each of `runs` consecutive runs of `per_run` XYZZ points in
+// `values` (runs * per_run of them) by groups of up to 16, level after
+// level; returns the buffer holding the runs' sums in order.
+template <class Xyzz>
+DeviceBuffer<Xyzz> reduce_runs(DeviceBuffer<Xyzz> values, std::uint64_t runs, std::uint64_t per_run,
+                               cudaStream_t stream) {
+  namespace mk = msm_kernels;
+  std::uint64_t count = runs * per_run;
+  while (per_run > 1) {
+    const std::uint64_t group = std::min<std::uint64_t>(per_run, 16);
+    const std::uint64_t per_next = (per_run + group - 1) / group;
+    // Groups must not straddle runs: per_run is a power of two here (the
+    // segment counts), so group divides it.
+    const std::uint64_t outputs = runs * per_next;
+    DeviceBuffer<Xyzz> next(outputs, stream);
+    mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, count,
+                                        values.data(), next.data());
+    values = std::move(next);
+    count = outputs;
+    per_run = per_next;
+  }
+  return values;
+}
+
 }  // namespace msm_detail
 
 // Steps 1-2 for msm_device_raw and msm_device_split_raw: classifies the
@@ -410,39 +434,54 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     values_sorted = DeviceBuffer<std::uint32_t>();
     mark(4);
 
-    // 6. Per-window sums: segments of 2^segment_log buckets, then groups.
+    // 6. Per-window sums in two levels. Level 1: segments of 2^segment_log
+    // buckets, each giving acc_s = sum (b - start_s + 1) B_b and R_s = sum
+    // B_b (bucket_segment). The window's sum is sum_s acc_s + sum_s start_s
+    // R_s, and sum_s start_s R_s = 2^segment_log (V - sum_s R_s) with V =
+    // sum_s (s + 1) R_s: level 2 computes V by the same kernels over the
+    // R_s in place (segments of up to 64, their offsets by segment_scale:
+    // 1/64 of the level-1 segments). The host combines A = sum acc_s, R =
+    // sum R_s and V per window (msm_device in msm.h).
     const std::uint64_t all_buckets = sets * buckets;
     const unsigned segment_log =
         std::min(msm_detail::ceil_log2((all_buckets + target_threads - 1) / target_threads), layout.window_bits - 1);
-    const std::uint64_t segment_threads = sets * (buckets >> segment_log);
-    // Two outputs per segment (bucket_segment in msm_kernels.cuh).
-    std::uint64_t per_window = 2 * std::uint64_t(buckets >> segment_log);
-    std::uint64_t threads = 2 * segment_threads;
-    DeviceBuffer<Xyzz> shares(threads, stream);
+    const std::uint32_t segments = buckets >> segment_log;
+    const std::uint64_t segment_threads = sets * segments;
+    DeviceBuffer<Xyzz> shares(2 * segment_threads, stream);
     mk::BucketSegmentLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
-                                         buckets, segment_log, bucket_sums.data(), shares.data());
+                                         buckets, segment_log, bucket_sums.data(), std::uint64_t(buckets) + 1,
+                                         shares.data());
     bucket_sums = DeviceBuffer<Xyzz>();
+    const unsigned segment_log2 = std::min(6u, msm_detail::ceil_log2(segments));
+    const std::uint32_t segments2 = segments >> segment_log2;
+    const std::uint64_t segment_threads2 = sets * segments2;
+    DeviceBuffer<Xyzz> shares2(2 * segment_threads2, stream);
+    mk::BucketSegmentLaunch<Pts>::launch(blocks_for(segment_threads2, mk::kPointThreads), stream, segment_threads2,
+                                         segments, segment_log2, shares.data() + segments, 2 * std::uint64_t(segments),
+                                         shares2.data());
     {
-      DeviceBuffer<Xyzz> scale_scratch(segment_threads, stream);
-      mk::SegmentScaleLaunch<Pts>::launch(blocks_for(segment_threads, mk::kPointThreads), stream, segment_threads,
-                                          buckets, segment_log, shares.data(), scale_scratch.data());
+      DeviceBuffer<Xyzz> scale_scratch(segment_threads2, stream);
+      mk::SegmentScaleLaunch<Pts>::launch(blocks_for(segment_threads2, mk::kPointThreads), stream, segment_threads2,
+                                          segments, segment_log2, shares2.data(), scale_scratch.data());
     }
-    while (per_window > 1) {
-      const std::uint64_t group = std::min<std::uint64_t>(per_window, 16);
-      const std::uint64_t outputs = threads / group;
-      DeviceBuffer<Xyzz> next(outputs, stream);
-      mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, threads,
-                                          shares.data(), next.data());
-      shares = std::move(next);
-      threads = outputs;
-      per_window /= group;
-    }
+    // Per window: [A, R] from the level-1 shares, V from level 2's.
+    DeviceBuffer<Xyzz> level1 = msm_detail::reduce_runs(std::move(shares), 2 * sets, segments, stream);
+    DeviceBuffer<Xyzz> level2 = msm_detail::reduce_runs(std::move(shares2), sets, 2 * segments2, stream);
     out->window_bits = layout.window_bits;
-    out->window_sums.resize(std::size_t(sets) * sizeof(Xyzz));
-    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), shares.data(), out->window_sums.size(),
+    out->segment_log = segment_log;
+    out->window_sums.resize(std::size_t(sets) * 3 * sizeof(Xyzz));
+    std::vector<std::uint8_t> v(std::size_t(sets) * sizeof(Xyzz));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), level1.data(), std::size_t(sets) * 2 * sizeof(Xyzz),
                                       cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(v.data(), level2.data(), v.size(), cudaMemcpyDeviceToHost, stream));
     mark(5);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    // [A, R] per window, then V: [A, R, V] per window.
+    for (std::uint64_t w = sets; w-- > 0;) {
+      std::uint8_t* dst = out->window_sums.data() + w * 3 * sizeof(Xyzz);
+      std::memmove(dst, out->window_sums.data() + w * 2 * sizeof(Xyzz), 2 * sizeof(Xyzz));
+      std::memcpy(dst + 2 * sizeof(Xyzz), v.data() + w * sizeof(Xyzz), sizeof(Xyzz));
+    }
     // 7. (Horner over the windows) is msm_device() in msm.h, on the host.
     if (stats)
       for (int i = 0; i < 5; ++i) local.stage_ms[i] = Event::elapsed_ms(marks[i], marks[i + 1]);

@@ -117,7 +117,10 @@ struct GpuMsmStats {
 // XyzzPoint values (same layout), and msm_device() below combines them.
 struct MsmRawResult {
   unsigned window_bits = 0;
-  std::vector<std::uint8_t> window_sums;  // one XYZZ point per window, window 0 first
+  unsigned segment_log = 0;
+  // Three XYZZ points per window (bucket set), window 0 first: A, R, V; the
+  // window's sum is A + 2^segment_log (V - R) (msm.cuh, step 6).
+  std::vector<std::uint8_t> window_sums;
   std::vector<std::uint8_t> ones_sum;     // one XYZZ point, or empty
 };
 
@@ -154,9 +157,12 @@ struct ShiftedLayout {
   std::size_t bytes = 0;
 };
 // The model (units of one mixed addition): W(c) * n * (1 + sort_cost *
-// ceil(c / 8)) for the digits' additions and radix sort, plus 2.8 * 2^(c-1)
-// for the one bucket reduction, W(c) = scalar_bits / c + 1. At 2^24 points
-// and 255 bits: c = 22, 12 windows (13 without the table at c = 20).
+// ceil(c / 8)) for the digits' additions and radix sort, plus 3.5 * 2^(c-1)
+// for the one bucket reduction (two full additions per bucket and the
+// level-2 sums, as measured on the H200: c = 22 beat c = 24 at 2^24
+// points on both curves), W(c) = scalar_bits / c + 1. At 2^24 points and
+// 255 bits: c = 22, 12 windows (13 without the table, at c = 20); at 2^26:
+// c = 24, 11 windows.
 inline ShiftedLayout choose_shifted_layout(std::size_t n, unsigned scalar_bits, std::size_t affine_bytes,
                                            int fq_limbs) {
   const double sort_cost = 7.2 / double(fq_limbs * fq_limbs);
@@ -165,7 +171,7 @@ inline ShiftedLayout choose_shifted_layout(std::size_t n, unsigned scalar_bits, 
   for (unsigned c = 2; c <= 24; ++c) {
     const unsigned windows = scalar_bits / c + 1;
     const double cost =
-        double(windows) * double(n) * (1.0 + sort_cost * double((c + 7) / 8)) + 2.8 * double(1u << (c - 1));
+        double(windows) * double(n) * (1.0 + sort_cost * double((c + 7) / 8)) + 3.5 * double(1u << (c - 1));
     if (best.window_bits == 0 || cost < best_cost) {
       best_cost = cost;
       best.window_bits = c;
@@ -211,10 +217,13 @@ G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
   };
   // Horner over windows, top first: c doublings each.
   G result = G::identity();
-  const std::size_t windows = raw.window_sums.size() / sizeof(HostXyzz);
+  const std::size_t windows = raw.window_sums.size() / (3 * sizeof(HostXyzz));
   for (std::size_t w = windows; w-- > 0;) {
     for (unsigned d = 0; d < raw.window_bits; ++d) result = result.dbl();
-    result += point(raw.window_sums.data() + w * sizeof(HostXyzz));
+    const std::uint8_t* parts = raw.window_sums.data() + w * 3 * sizeof(HostXyzz);
+    G offsets = point(parts + 2 * sizeof(HostXyzz)) - point(parts + sizeof(HostXyzz));
+    for (unsigned d = 0; d < raw.segment_log; ++d) offsets = offsets.dbl();
+    result += point(parts) + offsets;
   }
   if (!raw.ones_sum.empty()) result += point(raw.ones_sum.data());
   return result;

@@ -133,32 +133,49 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
   }
   if (levels_out) *levels_out = levels;
 
-  // 6. per-window sums
+  // 6. per-window sums in two levels (msm.cuh): level 1 per segment acc_s
+  // and R_s; level 2 V = sum_s (s + 1) R_s over the R_s in place; A = sum
+  // acc_s and R = sum R_s per window; the window is A + 2^segment_log (V - R).
   const unsigned segment_log = std::min(2u, layout.window_bits - 1);
-  std::uint64_t per_window = layout.buckets >> segment_log;
-  const std::uint64_t segment_threads = std::uint64_t(layout.windows) * per_window;
-  per_window *= 2;  // two outputs per segment
-  threads = 2 * segment_threads;
-  std::vector<Xyzz> shares(threads);
+  const std::uint64_t segments = layout.buckets >> segment_log;
+  const std::uint64_t segment_threads = std::uint64_t(layout.windows) * segments;
+  std::vector<Xyzz> shares(2 * segment_threads);
   for (std::uint64_t t = 0; t < segment_threads; ++t)
-    mk::bucket_segment<Pts>(t, layout.buckets, segment_log, bucket_sums.data(), shares.data());
-  std::vector<Xyzz> scale_scratch(segment_threads);
-  for (std::uint64_t t = 0; t < segment_threads; ++t)
-    mk::segment_scale<Pts>(t, layout.buckets, segment_log, shares.data(), scale_scratch.data());
-  while (per_window > 1) {
-    const std::uint64_t group = std::min<std::uint64_t>(per_window, 4);
-    const std::uint64_t outputs = threads / group;
-    std::vector<Xyzz> next(outputs);
-    for (std::uint64_t i = 0; i < outputs; ++i) mk::reduce_group(i, group, threads, shares.data(), next.data());
-    shares = std::move(next);
-    threads = outputs;
-    per_window /= group;
-  }
+    mk::bucket_segment<Pts>(t, layout.buckets, segment_log, bucket_sums.data(), layout.buckets + 1, shares.data());
+  unsigned segment_log2 = 0;
+  while (segment_log2 < 1 && (std::uint64_t(2) << segment_log2) <= segments) ++segment_log2;
+  const std::uint64_t segments2 = segments >> segment_log2;
+  const std::uint64_t segment_threads2 = std::uint64_t(layout.windows) * segments2;
+  std::vector<Xyzz> shares2(2 * segment_threads2);
+  for (std::uint64_t t = 0; t < segment_threads2; ++t)
+    mk::bucket_segment<Pts>(t, std::uint32_t(segments), segment_log2, shares.data() + segments, 2 * segments,
+                            shares2.data());
+  std::vector<Xyzz> scale_scratch(segment_threads2);
+  for (std::uint64_t t = 0; t < segment_threads2; ++t)
+    mk::segment_scale<Pts>(t, std::uint32_t(segments), segment_log2, shares2.data(), scale_scratch.data());
+  // Sums of consecutive runs, by groups of up to 4 (reduce_runs in msm.cuh).
+  auto reduce_runs = [](std::vector<Xyzz> values, std::uint64_t runs, std::uint64_t per_run) {
+    std::uint64_t count = runs * per_run;
+    while (per_run > 1) {
+      const std::uint64_t group = std::min<std::uint64_t>(per_run, 4);
+      const std::uint64_t per_next = (per_run + group - 1) / group;
+      std::vector<Xyzz> next(runs * per_next);
+      for (std::uint64_t i = 0; i < next.size(); ++i) mk::reduce_group(i, group, count, values.data(), next.data());
+      values = std::move(next);
+      count = values.size();
+      per_run = per_next;
+    }
+    return values;
+  };
+  const std::vector<Xyzz> level1 = reduce_runs(std::move(shares), 2 * layout.windows, segments);
+  const std::vector<Xyzz> level2 = reduce_runs(std::move(shares2), layout.windows, 2 * segments2);
   // 7. Horner
   G acc = G::identity();
   for (unsigned w = layout.windows; w-- > 0;) {
     for (unsigned d = 0; d < layout.window_bits; ++d) acc = acc.dbl();
-    acc += to_host(shares[w]).to_jacobian();
+    G offsets = to_host(level2[w]).to_jacobian() - to_host(level1[2 * w + 1]).to_jacobian();
+    for (unsigned d = 0; d < segment_log; ++d) offsets = offsets.dbl();
+    acc += to_host(level1[2 * w]).to_jacobian() + offsets;
   }
   return result + acc;
 }

@@ -274,15 +274,19 @@ ZKFARM_HD void segment_reduce(std::uint64_t t, std::uint64_t length, std::uint64
 // additions per bucket (running += B_b, acc += running) alternate through
 // one call site, and both sums stay in that (cached) memory between steps:
 // each step holds just two points in registers, like reduce_group.
+// The window's buckets start at bucket_sums + window * in_stride (buckets
+// + 1 for the bucket array; the second level of msm.cuh's reduction reads
+// the first level's running sums in place).
 template <class Pts>
 ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned segment_log,
-                              const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
+                              const typename Pts::Xyzz* bucket_sums, std::uint64_t in_stride,
+                              typename Pts::Xyzz* out) {
   using Xyzz = typename Pts::Xyzz;
   const std::uint32_t segments = buckets >> segment_log;
   const std::uint64_t window = t / segments;
   const std::uint32_t segment = std::uint32_t(t % segments);
   const std::uint32_t start = segment << segment_log;
-  const Xyzz* window_buckets = bucket_sums + window * (buckets + 1);
+  const Xyzz* window_buckets = bucket_sums + window * in_stride;
   Xyzz* acc = out + window * 2 * segments + segment;
   Xyzz* running = acc + segments;
   *acc = Xyzz::identity();
@@ -422,9 +426,9 @@ __global__ void __launch_bounds__(kPointThreads, kMinBlocks)
 template <class Pts>
 __global__ void __launch_bounds__(kPointThreads)
     bucket_segment_kernel(std::uint64_t threads, std::uint32_t buckets, unsigned segment_log,
-                          const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
+                          const typename Pts::Xyzz* bucket_sums, std::uint64_t in_stride, typename Pts::Xyzz* out) {
   const std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t < threads) bucket_segment<Pts>(t, buckets, segment_log, bucket_sums, out);
+  if (t < threads) bucket_segment<Pts>(t, buckets, segment_log, bucket_sums, in_stride, out);
 }
 
 template <class Pts>
@@ -468,7 +472,8 @@ struct SegmentReduceLaunch {
 template <class Pts>
 struct BucketSegmentLaunch {
   static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint32_t buckets,
-                     unsigned segment_log, const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out);
+                     unsigned segment_log, const typename Pts::Xyzz* bucket_sums, std::uint64_t in_stride,
+                     typename Pts::Xyzz* out);
 };
 
 template <class Pts>

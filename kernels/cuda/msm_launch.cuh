@@ -39,9 +39,10 @@ void SegmentReduceLaunch<Pts, Source, kMinBlocks>::launch(unsigned blocks, cudaS
 template <class Pts>
 void BucketSegmentLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
                                       std::uint32_t buckets, unsigned segment_log,
-                                      const typename Pts::Xyzz* bucket_sums, typename Pts::Xyzz* out) {
+                                      const typename Pts::Xyzz* bucket_sums, std::uint64_t in_stride,
+                                      typename Pts::Xyzz* out) {
   ZKFARM_CUDA_LAUNCH(bucket_segment_kernel<Pts><<<blocks, kPointThreads, 0, stream>>>(threads, buckets, segment_log,
-                                                                                      bucket_sums, out));
+                                                                                      bucket_sums, in_stride, out));
 }
 
 template <class Pts>

@@ -249,8 +249,8 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
           } catch (const DeviceOutOfMemory& e) {
             report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
           }
-          // Tables of other window sizes (12 rows at c = 22 and 23).
-          for (unsigned c : {22u, 23u}) {
+          // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
+          for (unsigned c : {22u, 23u, 24u}) {
             if (log_n != 24 || c == table.window_bits) continue;
             const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
             GpuMsmStats stats;
