@@ -90,6 +90,18 @@ std::size_t device_memory_in_use() noexcept { return g_in_use.load(); }
 std::size_t device_memory_available() {
   std::size_t free_bytes = 0, total_bytes = 0;
   ZKFARM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // Freed blocks the current device's pool keeps cached (the release
+  // threshold is kept high, DeviceContext) are free for our allocations
+  // too (device_allocate trims the pool when a request needs them), though
+  // the driver counts them as used.
+  int device = 0;
+  cudaMemPool_t pool;
+  std::uint64_t reserved = 0, used = 0;
+  if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+    free_bytes += std::size_t(reserved - used);
+  (void)cudaGetLastError();
   const std::size_t budget = g_budget.load(), in_use = g_in_use.load();
   if (budget == 0) return free_bytes;
   return std::min(free_bytes, budget > in_use ? budget - in_use : 0);

@@ -81,7 +81,8 @@ void set_device_memory_budget(std::size_t bytes) noexcept;
 std::size_t device_memory_budget() noexcept;
 // Bytes held by DeviceBuffers of this process now.
 std::size_t device_memory_in_use() noexcept;
-// What a new allocation may take: the device's free memory, and no more
+// What a new allocation may take: the device's free memory (the driver's
+// count plus the freed blocks our memory pool keeps cached), and no more
 // than the budget minus what is in use.
 std::size_t device_memory_available();
 void* pinned_allocate(std::size_t bytes);
