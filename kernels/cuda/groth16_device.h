@@ -940,8 +940,9 @@ class DeviceProver {
 // bytes plus reserve_bytes (a proof's working memory, and any margin the
 // caller wants) free now, and, under a budget (non-zero), planned_bytes +
 // the table within it. Returns whether it was built. Measured on the H200
-// (BENCHMARKS.md): 11 rows at c = 24 for 2^24 points, 16.5 GiB for
-// BLS12-381 G1, the MSM 120.0 -> 107.7 ms; built in ~2.7 s.
+// (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
+// BLS12-381 G1, built in 2.8 s; that MSM 120.0 -> 105.6 ms, a partition of
+// 16M constraints 224.9 -> 211.1 ms.
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                    std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {

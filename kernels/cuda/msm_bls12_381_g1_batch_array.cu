@@ -1,6 +1,7 @@
-// msm_bls12_381_g1_batch_array.cu -- one part of the Bls12381 G1 MSM: the launcher of
-// its batch_array kernel, the later batch-affine rounds (batch_affine.cuh, msm_launch.cuh), a
-// translation unit of its own so the parts compile in parallel.
+// msm_bls12_381_g1_batch_array.cu -- one part of the Bls12381 G1 MSM: the
+// launcher of its batch_array kernel, the later batch-affine rounds
+// (batch_affine.cuh, msm_launch.cuh), a translation unit of its own so the
+// parts compile in parallel.
 #include "kernels/cuda/msm_launch.cuh"
 #include "kernels/field.h"
 

@@ -24,11 +24,18 @@
 //     with full additions, level after level, until one thread holds all
 //     remaining records and stores every run. A bucket with a million
 //     points (all scalars equal) is thus summed by many threads in parallel.
+//     (Or, GpuMsmConfig::accumulation = kBatchAffine, by pairwise rounds
+//     of affine additions: batch_affine.cuh.)
 //  6. bucket reduction: per window sum_b (b+1) B_b, split into segments of
-//     G buckets: a running sum from the top gives sum (b - start + 1) B_b
-//     and sum B_b; adding start * (sum B_b) (double-and-add) makes the
-//     segment's share; segments are then added in groups.
-//  7. host: Horner over windows (c doublings each) plus the ones sum.
+//     G buckets: a running sum from the top gives A_s = sum (b - start +
+//     1) B_b and R_s = sum B_b; the window is sum_s A_s + sum_s start_s
+//     R_s, and the second sum is G (V - sum_s R_s) with V = sum_s (s + 1)
+//     R_s, the same reduction over the R_s (msm.cuh); groups of partial
+//     sums are added level by level.
+//  7. host: per window A + G (V - R), then Horner over windows (c
+//     doublings each) plus the ones sum.
+// With shifted bases (GpuMsmConfig::shifted_*) every window's digits index
+// the table's row w and share one bucket set: steps 4-6 run once over all.
 //
 // Every body is __host__ __device__ with the thread index explicit:
 // msm_emulation_test.cc runs them on the CPU.
