@@ -278,19 +278,10 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       if (shifted_bases_enabled()) {
         const std::size_t working =
             plan.peak_bytes > plan.resident_bytes() ? plan.peak_bytes - plan.resident_bytes() : 0;
-        // The table is an option: a device that refuses its memory after
-        // all (another process took it since the check) leaves the circuit
-        // loaded without it.
-        try {
-          if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
-                                  state_->budget, plan.peak_bytes, stream))
-            summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
-                       std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) +
-                       " MiB)";
-        } catch (const cuda::DeviceOutOfMemory&) {
-          key.h_shifted = cuda::DeviceBuffer<typename Curve::G1Affine>();
-          key.h_shift_rows = key.h_shift_bits = 0;
-        }
+        if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
+                                state_->budget, plan.peak_bytes, stream))
+          summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
+                     std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB)";
       }
       return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary)};
     });

@@ -939,7 +939,9 @@ class DeviceProver {
 // when the whole H query is resident and the device has room: the table's
 // bytes plus reserve_bytes (a proof's working memory, and any margin the
 // caller wants) free now, and, under a budget (non-zero), planned_bytes +
-// the table within it. Returns whether it was built. Measured on the H200
+// the table within it. Returns whether it was built: the table is an
+// option, so a device that refuses its memory after all (another process
+// took it since the check) leaves the key as it was. Measured on the H200
 // (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
 // BLS12-381 G1, built in 2.8 s; that MSM 120.0 -> 105.6 ms, a partition of
 // 16M constraints 224.9 -> 211.1 ms.
@@ -955,8 +957,13 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
   if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
   ctx.activate();
   if (device_memory_available() < layout.bytes + reserve_bytes) return false;
-  auto table = shifted_bases<Curve, typename Curve::G1>(ctx, key.h_points.data(), n, stream, layout.window_bits,
-                                                        layout.windows);
+  ShiftedBases<Curve, typename Curve::G1> table;
+  try {
+    table = shifted_bases<Curve, typename Curve::G1>(ctx, key.h_points.data(), n, stream, layout.window_bits,
+                                                     layout.windows);
+  } catch (const DeviceOutOfMemory&) {
+    return false;
+  }
   key.h_shifted = std::move(table.table);
   key.h_shift_bits = table.window_bits;
   key.h_shift_rows = table.windows;
