@@ -342,8 +342,8 @@ struct DoubleLaunch {
 }  // namespace zkfarm::cuda
 
 // Parts of the batch-affine accumulation (G1 only), for ZKFARM_GPU_MSM_PART:
-// batch_sorted (the first round), batch_array (later rounds), double_rows
-// (shifted bases).
+// batch_sorted (the first round), batch_array (later rounds); and
+// double_rows (shifted bases, G1 and G2).
 #define ZKFARM_GPU_MSM_FQ_(FQ) ::zkfarm::cuda::DevFp<FQ>
 #define ZKFARM_GPU_MSM_PART_batch_sorted(X, FQ, DEG)                                                  \
   X template struct ::zkfarm::cuda::batch_affine_kernels::BatchRoundLaunch<                            \
@@ -352,4 +352,4 @@ struct DoubleLaunch {
   X template struct ::zkfarm::cuda::batch_affine_kernels::BatchRoundLaunch<                            \
       ZKFARM_GPU_MSM_FQ_(FQ), ::zkfarm::cuda::ScannedRuns, ::zkfarm::cuda::ArrayPoints<ZKFARM_GPU_MSM_FQ_(FQ)>>;
 #define ZKFARM_GPU_MSM_PART_double_rows(X, FQ, DEG) \
-  X template struct ::zkfarm::cuda::batch_affine_kernels::DoubleLaunch<ZKFARM_GPU_MSM_FQ_(FQ)>;
+  X template struct ::zkfarm::cuda::batch_affine_kernels::DoubleLaunch<ZKFARM_GPU_MSM_PTS_(FQ, DEG)::Field>;

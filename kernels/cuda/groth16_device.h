@@ -948,12 +948,9 @@ class DeviceProver {
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                    std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {
-  using G1Affine = typename Curve::G1Affine;
   if (!key.h_host.empty() || key.h_points.size() < key.domain_size || key.domain_size == 0) return false;
   const std::size_t n = key.domain_size;
-  const ShiftedLayout layout =
-      choose_shifted_layout(n, unsigned(Curve::Fr::kBits), sizeof(G1Affine),
-                            int(sizeof(typename Curve::G1::Config::Field) / 4));
+  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n);
   if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
   ctx.activate();
   if (device_memory_available() < layout.bytes + reserve_bytes) return false;

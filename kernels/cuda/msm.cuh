@@ -35,23 +35,6 @@ inline unsigned ceil_log2(std::uint64_t x) {
   return r;
 }
 
-// Sums `count` XYZZ points in place of `values` down to one, by groups of
-// 16; returns the buffer holding the single sum.
-template <class Xyzz>
-DeviceBuffer<Xyzz> reduce_all(DeviceBuffer<Xyzz> values, std::uint64_t count, cudaStream_t stream) {
-  namespace mk = msm_kernels;
-  while (count > 1) {
-    const std::uint64_t group = 16;
-    const std::uint64_t outputs = (count + group - 1) / group;
-    DeviceBuffer<Xyzz> next(outputs, stream);
-    mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, count,
-                                        values.data(), next.data());
-    values = std::move(next);
-    count = outputs;
-  }
-  return values;
-}
-
 // Step 5 by batch-affine rounds (batch_affine.cuh), G1: the sorted pairs of
 // `sets` bucket sets (set_m entries each) summed into bucket_sums (zeroed,
 // sets * (buckets + 1) slots). Sets go in groups whose round buffers fit in
@@ -155,8 +138,9 @@ DeviceBuffer<Xyzz> reduce_runs(DeviceBuffer<Xyzz> values, std::uint64_t runs, st
   while (per_run > 1) {
     const std::uint64_t group = std::min<std::uint64_t>(per_run, 16);
     const std::uint64_t per_next = (per_run + group - 1) / group;
-    // Groups must not straddle runs: per_run is a power of two here (the
-    // segment counts), so group divides it.
+    // Groups must not straddle runs: with runs > 1, per_run is a power of
+    // two (the segment counts), so group divides it; one run may have any
+    // length (the last group is short).
     const std::uint64_t outputs = runs * per_next;
     DeviceBuffer<Xyzz> next(outputs, stream);
     mk::ReduceGroupLaunch<Xyzz>::launch(blocks_for(outputs, mk::kPointThreads), stream, outputs, group, count,
@@ -239,7 +223,7 @@ void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, c
     DeviceBuffer<Xyzz> partial(threads, stream);
     mk::SumOnesLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, length, ones,
                                    ones_index.data(), bases, partial.data());
-    DeviceBuffer<Xyzz> sum = msm_detail::reduce_all(std::move(partial), threads, stream);
+    DeviceBuffer<Xyzz> sum = msm_detail::reduce_runs(std::move(partial), 1, threads, stream);
     out->ones_sum.resize(sizeof(Xyzz));
     ZKFARM_CUDA_CHECK(
         cudaMemcpyAsync(out->ones_sum.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
@@ -322,13 +306,8 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
 
   // 3-7. Pippenger over the dense points.
   if (m > 0) {
-    constexpr double kLimbs = double(Fq::kLimbs);
-    // Sort pass per element relative to one mixed addition (~1/20 for
-    // BLS12-381 G1, scaling with the cost of a multiplication: k^2 limbs,
-    // three base multiplications per Fq2 one); see choose_layout.
-    const double sort_cost = 7.2 / (kLimbs * kLimbs) / (kDegree == 2 ? 3.0 : 1.0);
+    const double sort_cost = mk::sort_cost(Fq::kLimbs, kDegree);
     const bool shifted = config.shifted_windows != 0;
-    if (shifted && kDegree != 1) throw std::invalid_argument("gpu msm: shifted bases are for G1 only");
     mk::Layout layout;
     if (shifted) {
       // The table fixes c; all windows share one bucket set.
@@ -469,19 +448,14 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     DeviceBuffer<Xyzz> level2 = msm_detail::reduce_runs(std::move(shares2), sets, 2 * segments2, stream);
     out->window_bits = layout.window_bits;
     out->segment_log = segment_log;
-    out->window_sums.resize(std::size_t(sets) * 3 * sizeof(Xyzz));
-    std::vector<std::uint8_t> v(std::size_t(sets) * sizeof(Xyzz));
-    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), level1.data(), std::size_t(sets) * 2 * sizeof(Xyzz),
+    out->window_sums.resize(std::size_t(sets) * 2 * sizeof(Xyzz));
+    out->window_offsets.resize(std::size_t(sets) * sizeof(Xyzz));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), level1.data(), out->window_sums.size(),
                                       cudaMemcpyDeviceToHost, stream));
-    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(v.data(), level2.data(), v.size(), cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_offsets.data(), level2.data(), out->window_offsets.size(),
+                                      cudaMemcpyDeviceToHost, stream));
     mark(5);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    // [A, R] per window, then V: [A, R, V] per window.
-    for (std::uint64_t w = sets; w-- > 0;) {
-      std::uint8_t* dst = out->window_sums.data() + w * 3 * sizeof(Xyzz);
-      std::memmove(dst, out->window_sums.data() + w * 2 * sizeof(Xyzz), 2 * sizeof(Xyzz));
-      std::memcpy(dst + 2 * sizeof(Xyzz), v.data() + w * sizeof(Xyzz), sizeof(Xyzz));
-    }
     // 7. (Horner over the windows) is msm_device() in msm.h, on the host.
     if (stats)
       for (int i = 0; i < 5; ++i) local.stage_ms[i] = Event::elapsed_ms(marks[i], marks[i + 1]);
@@ -489,11 +463,11 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   if (stats) *stats = local;
 }
 
-template <class FqParams>
+template <class FqParams, int kDegree>
 void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::size_t n, unsigned window_bits,
                        unsigned windows, void* device_table, cudaStream_t stream) {
-  using Fq = DevFp<FqParams>;
-  using Affine = DevAffine<Fq>;
+  using Field = typename msm_kernels::PointsOf<FqParams, kDegree>::Field;
+  using Affine = DevAffine<Field>;
   namespace bk = batch_affine_kernels;
   if (n == 0 || windows == 0) return;
   ctx.activate();
@@ -502,12 +476,12 @@ void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::
   // 64 points per thread and inversion: ~9 multiplications of its share
   // per doubling, beside the doubling's 7.
   const std::uint64_t threads = (n + 63) / 64;
-  DeviceBuffer<Fq> scratch(n, stream);
+  DeviceBuffer<Field> scratch(n, stream);
   for (unsigned w = 1; w < windows; ++w) {
     Affine* row = table + std::uint64_t(w) * n;
     ZKFARM_CUDA_CHECK(cudaMemcpyAsync(row, row - n, n * sizeof(Affine), cudaMemcpyDeviceToDevice, stream));
     for (unsigned d = 0; d < window_bits; ++d)
-      bk::DoubleLaunch<Fq>::launch(msm_detail::blocks_for(threads, bk::kThreads), stream, threads, n, row,
+      bk::DoubleLaunch<Field>::launch(msm_detail::blocks_for(threads, bk::kThreads), stream, threads, n, row,
                                    scratch.data());
   }
   ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -515,15 +489,21 @@ void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::
 
 }  // namespace zkfarm::cuda
 
+// The shifted bases of one group (its double_rows part declared extern),
+// e.g. ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(zkfarm::Bn254FqParams, 2) beside
+// ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 2, ...).
+#define ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(FQ_PARAMS, DEGREE)                                                  \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, double_rows)                                                \
+  template void zkfarm::cuda::shifted_bases_raw<FQ_PARAMS, DEGREE>(                                          \
+      const zkfarm::cuda::DeviceContext&, const void*, std::size_t, unsigned, unsigned, void*, cudaStream_t);
+
 // G1 only: the batch-affine parts declared extern, and the shifted bases,
 // e.g. ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bn254FqParams) before
 // ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, ...).
-#define ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(FQ_PARAMS)                                                       \
-  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_sorted)                                                    \
-  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_array)                                                     \
-  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, double_rows)                                                     \
-  template void zkfarm::cuda::shifted_bases_raw<FQ_PARAMS>(const zkfarm::cuda::DeviceContext&, const void*,  \
-                                                           std::size_t, unsigned, unsigned, void*, cudaStream_t);
+#define ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(FQ_PARAMS)    \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_sorted) \
+  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_array)  \
+  ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(FQ_PARAMS, 1)
 
 // Explicit instantiation for one base field, degree and scalar field, e.g.
 //   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/msm_layout.h"
 #include "kernels/curve.h"
 #include "kernels/field.h"
 #include "kernels/tower.h"
@@ -65,7 +66,7 @@ struct GpuMsmConfig {
   // ~1024 threads per SM.
   std::uint32_t batch_min = 32;
   std::uint32_t batch_max = 1024;
-  // Precomputed shifted bases (G1): when shifted_windows > 0, the bases
+  // Precomputed shifted bases (G1 or G2): when shifted_windows > 0, the bases
   // passed in are a table of shifted_windows rows of n points, row w =
   // 2^(w * shifted_window_bits) * bases (shifted_bases() below). Every
   // window's digits then go to one set of buckets: one bucket reduction
@@ -118,9 +119,11 @@ struct GpuMsmStats {
 struct MsmRawResult {
   unsigned window_bits = 0;
   unsigned segment_log = 0;
-  // Three XYZZ points per window (bucket set), window 0 first: A, R, V; the
-  // window's sum is A + 2^segment_log (V - R) (msm.cuh, step 6).
+  // Per window (bucket set), window 0 first, as the two levels of msm.cuh's
+  // step 6 leave them: two XYZZ points A, R each in window_sums, one V each
+  // in window_offsets; the window's sum is A + 2^segment_log (V - R).
   std::vector<std::uint8_t> window_sums;
+  std::vector<std::uint8_t> window_offsets;
   std::vector<std::uint8_t> ones_sum;     // one XYZZ point, or empty
 };
 
@@ -141,45 +144,27 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
 
 // Precomputed shifted bases: table[w * n + i] = 2^(w * window_bits) *
 // bases[i] for w < windows (row 0 a copy), in device memory the caller
-// owns (windows * n affine points), for GpuMsmConfig::shifted_*. G1 only
-// (kDegree 1); about windows * window_bits affine doublings per point, each
-// batch sharing an inversion.
-template <class FqParams>
+// owns (windows * n affine points), for GpuMsmConfig::shifted_*. G1 (kDegree
+// 1) or G2 (2); about windows * window_bits affine doublings per point,
+// each batch sharing an inversion.
+template <class FqParams, int kDegree>
 void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::size_t n, unsigned window_bits,
                        unsigned windows, void* device_table, cudaStream_t stream);
 
-// The window size and count a table for n points and scalar_bits-bit
-// scalars should have (the cost model of msm_kernels.cuh with one bucket
-// set), and the table's bytes.
+// The window size and count of a table for n points, as the cost model of
+// msm_layout.h chooses them with one bucket set, and the table's bytes.
 struct ShiftedLayout {
   unsigned window_bits = 0;
   unsigned windows = 0;
   std::size_t bytes = 0;
 };
-// The model (units of one mixed addition): W(c) * n * (1 + sort_cost *
-// ceil(c / 8)) for the digits' additions and radix sort, plus 3.5 * 2^(c-1)
-// for the one bucket reduction (two full additions per bucket and the
-// level-2 sums, as measured on the H200: c = 22 beat c = 24 at 2^24
-// points on both curves), W(c) = scalar_bits / c + 1. At 2^24 points and
-// 255 bits: c = 22, 12 windows (13 without the table, at c = 20); at 2^26:
-// c = 24, 11 windows.
+// At 2^24 points and 255 bits: c = 22, 12 windows (13 without the table, at
+// c = 20); at 2^26: c = 24, 11 windows.
 inline ShiftedLayout choose_shifted_layout(std::size_t n, unsigned scalar_bits, std::size_t affine_bytes,
-                                           int fq_limbs) {
-  const double sort_cost = 7.2 / double(fq_limbs * fq_limbs);
-  ShiftedLayout best;
-  double best_cost = 0;
-  for (unsigned c = 2; c <= 24; ++c) {
-    const unsigned windows = scalar_bits / c + 1;
-    const double cost =
-        double(windows) * double(n) * (1.0 + sort_cost * double((c + 7) / 8)) + 3.5 * double(1u << (c - 1));
-    if (best.window_bits == 0 || cost < best_cost) {
-      best_cost = cost;
-      best.window_bits = c;
-      best.windows = windows;
-    }
-  }
-  best.bytes = std::size_t(best.windows) * n * affine_bytes;
-  return best;
+                                           int fq_limbs, int degree) {
+  const msm_kernels::Layout layout =
+      msm_kernels::choose_layout(n, scalar_bits, 0, msm_kernels::sort_cost(fq_limbs, degree), 0, 0, true);
+  return ShiftedLayout{layout.window_bits, layout.windows, std::size_t(layout.windows) * n * affine_bytes};
 }
 
 namespace msm_detail {
@@ -199,6 +184,15 @@ struct FieldShape<Fq2<Cfg>> {
 
 }  // namespace msm_detail
 
+// choose_shifted_layout() for n points of group G (G1 or G2) of Curve.
+template <class Curve, class G>
+ShiftedLayout shifted_layout(std::size_t n) {
+  using Field = typename G::Config::Field;
+  using Shape = msm_detail::FieldShape<Field>;
+  return choose_shifted_layout(n, unsigned(Curve::Fr::kBits), sizeof(typename G::Affine),
+                               int(sizeof(Field) / 4 / Shape::kDegree), Shape::kDegree);
+}
+
 template <class Curve, class G>
 G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
              const typename Curve::Fr* device_scalars, std::size_t n, cudaStream_t stream,
@@ -217,11 +211,11 @@ G msm_device(const DeviceContext& ctx, const typename G::Affine* device_bases,
   };
   // Horner over windows, top first: c doublings each.
   G result = G::identity();
-  const std::size_t windows = raw.window_sums.size() / (3 * sizeof(HostXyzz));
+  const std::size_t windows = raw.window_offsets.size() / sizeof(HostXyzz);
   for (std::size_t w = windows; w-- > 0;) {
     for (unsigned d = 0; d < raw.window_bits; ++d) result = result.dbl();
-    const std::uint8_t* parts = raw.window_sums.data() + w * 3 * sizeof(HostXyzz);
-    G offsets = point(parts + 2 * sizeof(HostXyzz)) - point(parts + sizeof(HostXyzz));
+    const std::uint8_t* parts = raw.window_sums.data() + w * 2 * sizeof(HostXyzz);
+    G offsets = point(raw.window_offsets.data() + w * sizeof(HostXyzz)) - point(parts + sizeof(HostXyzz));
     for (unsigned d = 0; d < raw.segment_log; ++d) offsets = offsets.dbl();
     result += point(parts) + offsets;
   }
@@ -252,8 +246,8 @@ G msm_device_split(const DeviceContext& ctx, const typename G::Affine* device_ba
   return p.to_jacobian();
 }
 
-// The shifted-bases table of G1 bases already on the device, laid out as
-// choose_shifted_layout() says (or as window_bits / windows say when given),
+// The shifted-bases table of G1 or G2 bases already on the device, laid out
+// as shifted_layout() says (or as window_bits / windows say when given),
 // and the config that makes msm_device() use it.
 template <class Curve, class G>
 struct ShiftedBases {
@@ -270,14 +264,11 @@ struct ShiftedBases {
 template <class Curve, class G>
 ShiftedBases<Curve, G> shifted_bases(const DeviceContext& ctx, const typename G::Affine* device_bases, std::size_t n,
                                      cudaStream_t stream, unsigned window_bits = 0, unsigned windows = 0) {
-  using Cfg = typename G::Config;
-  using Shape = msm_detail::FieldShape<typename Cfg::Field>;
-  static_assert(Shape::kDegree == 1, "shifted bases: G1 only");
+  using Shape = msm_detail::FieldShape<typename G::Config::Field>;
   ShiftedBases<Curve, G> out;
   const unsigned scalar_bits = unsigned(Curve::Fr::kBits);
   if (window_bits == 0) {
-    const ShiftedLayout layout =
-        choose_shifted_layout(n, scalar_bits, sizeof(typename G::Affine), int(sizeof(typename Cfg::Field) / 4));
+    const ShiftedLayout layout = shifted_layout<Curve, G>(n);
     window_bits = layout.window_bits;
     windows = layout.windows;
   } else if (windows == 0) {
@@ -290,7 +281,7 @@ ShiftedBases<Curve, G> shifted_bases(const DeviceContext& ctx, const typename G:
   out.window_bits = window_bits;
   out.windows = windows;
   out.table = DeviceBuffer<typename G::Affine>(std::size_t(windows) * n, stream);
-  shifted_bases_raw<typename Shape::Params>(ctx, device_bases, n, window_bits, windows, out.table.data(), stream);
+  shifted_bases_raw<typename Shape::Params, Shape::kDegree>(ctx, device_bases, n, window_bits, windows, out.table.data(), stream);
   return out;
 }
 

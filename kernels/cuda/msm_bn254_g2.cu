@@ -4,4 +4,5 @@
 #include "kernels/cuda/msm.cuh"
 #include "kernels/field.h"
 
+ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(zkfarm::Bn254FqParams, 2)
 ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 2, zkfarm::Bn254FrParams)

@@ -362,6 +362,19 @@ TEST(MsmEmulation, LayoutChoices) {
   EXPECT_EQ(mk::choose_layout(100, 255, 7, 0.05, 192, ~0ULL).window_bits, 7u);
   // The memory cap shrinks the window.
   EXPECT_LT(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, 0.05, 192, 64ULL << 20).window_bits, 20u);
+  // One bucket set for all windows (shifted bases): larger windows pay.
+  const mk::Layout shared24 = mk::choose_layout(std::uint64_t(1) << 24, 255, 0, mk::sort_cost(12, 1), 0, 0, true);
+  EXPECT_EQ(shared24.window_bits, 22u);
+  EXPECT_EQ(shared24.windows, 12u);
+  const mk::Layout shared26 = mk::choose_layout(std::uint64_t(1) << 26, 255, 0, mk::sort_cost(12, 1), 0, 0, true);
+  EXPECT_EQ(shared26.window_bits, 24u);
+  EXPECT_EQ(shared26.windows, 11u);
+  // The memory cap counts one set then, W sets otherwise.
+  EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, mk::sort_cost(12, 1), 100, 101ULL << 21, true)
+                .window_bits,
+            22u);
+  EXPECT_LT(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, mk::sort_cost(12, 1), 100, 101ULL << 21).window_bits,
+            20u);
 }
 
 }  // namespace

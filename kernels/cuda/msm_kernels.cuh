@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/curve.cuh"
+#include "kernels/cuda/msm_layout.h"
 
 namespace zkfarm::cuda::msm_kernels {
 
@@ -62,47 +63,7 @@ ZKFARM_HD T load(const T* p) {
 // ---------------------------------------------------------------------------
 // Host planning.
 
-struct Layout {
-  unsigned window_bits = 0;      // c
-  unsigned windows = 0;          // W = scalar_bits / c + 1
-  std::uint32_t buckets = 0;     // B = 2^(c-1) per window (+1 EMPTY slot in the bucket array)
-  std::uint64_t bucket_slots() const { return std::uint64_t(windows) * (buckets + 1); }
-};
-
-// Smallest and largest window sizes: c >= 2 so that B >= 2; c <= 24 keeps
-// digits within 32-bit keys with room to spare and bucket arrays bounded.
-constexpr unsigned kMinWindowBits = 2;
-constexpr unsigned kMaxWindowBits = 24;
-
-// Chooses c minimising the estimated work (unit: one mixed addition):
-//   W(c) * (m * (1 + sort_cost * ceil(c / 8)) + 2.8 * 2^(c-1))
-// = accumulation (one mixed addition per dense point and window), the radix
-// sort (8-bit passes, sort_cost per element and pass relative to an
-// addition), and the bucket reduction (two full additions, 1.4 mixed each,
-// per bucket). Bucket memory is capped at max_bucket_bytes.
-// Examples (sort_cost 0.05, 255-bit scalars): m = 2^24 -> c = 20 (13
-// windows); m = 2^20 -> c = 16; m = 2^10 -> c = 8.
-inline Layout choose_layout(std::uint64_t m, unsigned scalar_bits, unsigned forced_bits, double sort_cost,
-                            std::size_t bucket_bytes, std::uint64_t max_bucket_bytes) {
-  Layout best;
-  double best_cost = std::numeric_limits<double>::infinity();
-  const unsigned lo = forced_bits ? forced_bits : kMinWindowBits;
-  const unsigned hi = forced_bits ? forced_bits : kMaxWindowBits;
-  for (unsigned c = lo; c <= hi; ++c) {
-    Layout l;
-    l.window_bits = c;
-    l.windows = scalar_bits / c + 1;
-    l.buckets = 1u << (c - 1);
-    if (!forced_bits && l.bucket_slots() * bucket_bytes > max_bucket_bytes) continue;
-    const double cost = double(l.windows) * (double(m) * (1.0 + sort_cost * double((c + 7) / 8)) +
-                                             2.8 * double(l.buckets));
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = l;
-    }
-  }
-  return best;
-}
+// Layout, choose_layout: msm_layout.h.
 
 // Entries per accumulation thread: enough threads to fill the device
 // (target_threads), never fewer than min_segment entries each.

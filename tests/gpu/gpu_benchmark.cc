@@ -3,7 +3,7 @@
 //
 //   gpu_benchmark [--device=N] [--ntt-min-log=20] [--ntt-max-log=27]
 //                 [--msm-min-log=20] [--msm-max-log=26] [--repeats=5]
-//                 [--g2-max-log=24] [--quick] [--no-g2] [--only-msm]
+//                 [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--only-msm]
 //
 // Method (as BENCHMARKS.md's GPU section states it): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
@@ -48,6 +48,7 @@ struct Options {
   unsigned msm_max_log = 26;
   int repeats = 5;
   bool quick = false;
+  bool g1 = true;
   bool g2 = true;
   unsigned g2_max_log = 24;
   bool only_msm = false;
@@ -158,23 +159,28 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
     device_scalars.upload(scalars.data(), n, s);
     const G expected = grid.template reference_msm<Curve, G>(scalars);
 
-    auto run = [&](const GpuMsmConfig& config, const DeviceBuffer<Fr>& sc, const G& want, const std::string& label) {
+    // One verified, timed row: the MSM of `sc` over `points` (the bases, or
+    // a shifted-bases table with its config).
+    auto run_on = [&](const Affine* points, const GpuMsmConfig& config, const DeviceBuffer<Fr>& sc, const G& want,
+                      const std::string& label) {
       GpuMsmStats stats;
-      G got = msm_device<Curve, G>(ctx, bases.data(), sc.data(), n, s, config, &stats);
+      G got = msm_device<Curve, G>(ctx, points, sc.data(), n, s, config, &stats);
       const bool ok = got == want;
       check(ok, label);
       const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
-        got = msm_device<Curve, G>(ctx, bases.data(), sc.data(), n, st, config, &stats);
+        got = msm_device<Curve, G>(ctx, points, sc.data(), n, st, config, &stats);
       });
       char note[256];
       std::snprintf(note, sizeof note,
-                    "c=%u W=%u dense=%zu ones=%zu levels=%u rounds=%u stages classify/ones/sort/accumulate/reduce "
-                    "%.1f/%.1f/%.1f/%.1f/%.1f ms %s",
-                    stats.window_bits, stats.windows, stats.dense, stats.ones, stats.record_levels,
-                    stats.batch_rounds, stats.stage_ms[0],
-                    stats.stage_ms[1], stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
-                    ok ? "verified" : "WRONG");
+                    "c=%u W=%u sets=%u dense=%zu ones=%zu levels=%u rounds=%u stages "
+                    "classify/ones/sort/accumulate/reduce %.1f/%.1f/%.1f/%.1f/%.1f ms %s",
+                    stats.window_bits, stats.windows, stats.bucket_sets, stats.dense, stats.ones,
+                    stats.record_levels, stats.batch_rounds, stats.stage_ms[0], stats.stage_ms[1], stats.stage_ms[2],
+                    stats.stage_ms[3], stats.stage_ms[4], ok ? "verified" : "WRONG");
       report(label, ms, note);
+    };
+    auto run = [&](const GpuMsmConfig& config, const DeviceBuffer<Fr>& sc, const G& want, const std::string& label) {
+      run_on(bases.data(), config, sc, want, label);
     };
     const std::string base = std::string("msm ") + name + " 2^" + std::to_string(log_n);
     run(GpuMsmConfig{}, device_scalars, expected, base);
@@ -204,74 +210,43 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
           base + " witness 45%0 45%1");
     }
-    if (extras && (log_n == 24 || log_n == 26)) {
-      // Batch-affine accumulation (G1), and precomputed shifted bases: the
-      // table's build time and memory, then both accumulations over it.
-      GpuMsmConfig batch;
-      batch.accumulation = MsmAccumulation::kBatchAffine;
-      run(batch, device_scalars, expected, base + " batch-affine");
-      if constexpr (std::is_same_v<G, typename Curve::G1>) {
-        const ShiftedLayout layout = choose_shifted_layout(n, unsigned(Fr::kBits), sizeof(Affine),
-                                                           int(sizeof(typename G::Config::Field) / 4));
-        if (layout.bytes + std::size_t(32) * n * layout.windows < device_memory_available()) {
-          Event start, stop;
-          start.record(s);
-          const auto table = shifted_bases<Curve, G>(ctx, bases.data(), n, s);
-          stop.record(s);
-          ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
-          char note[160];
-          std::snprintf(note, sizeof note, "c=%u, %u rows, %.2f GiB (the bases alone: %.2f GiB)", table.window_bits,
-                        table.windows, double(layout.bytes) / double(1u << 30),
-                        double(n * sizeof(Affine)) / double(1u << 30));
-          report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
-          // run() uses `bases`: swap the table in for these two rows.
-          auto run_table = [&](GpuMsmConfig config, const std::string& label) {
-            GpuMsmStats stats;
-            config = table.apply(config);
-            G got = msm_device<Curve, G>(ctx, table.table.data(), device_scalars.data(), n, s, config, &stats);
-            const bool ok = got == expected;
-            check(ok, label);
-            const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
-              got = msm_device<Curve, G>(ctx, table.table.data(), device_scalars.data(), n, st, config, &stats);
-            });
-            char row[256];
-            std::snprintf(row, sizeof row,
-                          "c=%u W=%u sets=%u rounds=%u stages classify/ones/sort/accumulate/reduce "
-                          "%.1f/%.1f/%.1f/%.1f/%.1f ms %s",
-                          stats.window_bits, stats.windows, stats.bucket_sets, stats.batch_rounds, stats.stage_ms[0],
-                          stats.stage_ms[1], stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
-                          ok ? "verified" : "WRONG");
-            report(label, ms, row);
-          };
-          run_table(GpuMsmConfig{}, base + " shifted bases");
+    constexpr bool kG1 = std::is_same_v<G, typename Curve::G1>;
+    GpuMsmConfig batch;
+    batch.accumulation = MsmAccumulation::kBatchAffine;
+    if (kG1 && extras && (log_n == 24 || log_n == 26)) run(batch, device_scalars, expected, base + " batch-affine");
+    if (log_n >= 22 && (log_n <= 24 || kG1)) {
+      // Precomputed shifted bases (G1 and G2): the table's build time and
+      // memory, then the MSM over it (and, G1, batch-affine over it).
+      const ShiftedLayout layout = shifted_layout<Curve, G>(n);
+      if (layout.bytes + std::size_t(32) * n * layout.windows < device_memory_available()) {
+        Event start, stop;
+        start.record(s);
+        const auto table = shifted_bases<Curve, G>(ctx, bases.data(), n, s);
+        stop.record(s);
+        ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+        char note[160];
+        std::snprintf(note, sizeof note, "c=%u, %u rows, %.2f GiB (the bases alone: %.2f GiB)", table.window_bits,
+                      table.windows, double(layout.bytes) / double(1u << 30),
+                      double(n * sizeof(Affine)) / double(1u << 30));
+        report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
+        run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_scalars, expected, base + " shifted bases");
+        if (kG1 && extras) {
           try {
-            run_table(batch, base + " shifted bases + batch-affine");
+            run_on(table.table.data(), table.apply(batch), device_scalars, expected,
+                   base + " shifted bases + batch-affine");
           } catch (const DeviceOutOfMemory& e) {
             report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
           }
-          // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
-          for (unsigned c : {22u, 23u, 24u}) {
-            if (log_n != 24 || c == table.window_bits) continue;
-            const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
-            GpuMsmStats stats;
-            const GpuMsmConfig config = other.apply(GpuMsmConfig{});
-            G got = msm_device<Curve, G>(ctx, other.table.data(), device_scalars.data(), n, s, config, &stats);
-            const bool ok = got == expected;
-            const std::string label = base + " shifted bases c=" + std::to_string(c);
-            check(ok, label);
-            const double ms = time_ms(ctx, o.repeats, [&](cudaStream_t st) {
-              got = msm_device<Curve, G>(ctx, other.table.data(), device_scalars.data(), n, st, config, &stats);
-            });
-            char row[200];
-            std::snprintf(row, sizeof row, "%u rows, stages sort/accumulate/reduce %.1f/%.1f/%.1f ms %s",
-                          other.windows, stats.stage_ms[2], stats.stage_ms[3], stats.stage_ms[4],
-                          ok ? "verified" : "WRONG");
-            report(label, ms, row);
-          }
-        } else {
-          report(base + " shifted bases", 0,
-                 "not run: the table needs " + std::to_string(layout.bytes >> 30) + " GiB");
         }
+        // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
+        for (unsigned c : {22u, 23u, 24u}) {
+          if (!kG1 || !extras || log_n != 24 || c == table.window_bits) continue;
+          const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
+          run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected,
+                 base + " shifted bases c=" + std::to_string(c));
+        }
+      } else {
+        report(base + " shifted bases", 0, "not run: the table needs " + std::to_string(layout.bytes >> 30) + " GiB");
       }
     }
     if (extras && log_n == 26) {
@@ -325,8 +300,10 @@ int run(const Options& o) {
     bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
   }
   const unsigned msm_lo = o.quick ? 16 : o.msm_min_log;
-  bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
-  bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
+  if (o.g1) {
+    bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
+    bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
+  }
   if (o.g2) {
     bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo,
                                 std::min(o.msm_max_log, o.g2_max_log), false);
@@ -356,10 +333,11 @@ int main(int argc, char** argv) {
     else if (a.rfind("--repeats=", 0) == 0) o.repeats = int(value("--repeats="));
     else if (a.rfind("--g2-max-log=", 0) == 0) o.g2_max_log = unsigned(value("--g2-max-log="));
     else if (a == "--quick") o.quick = true;
+    else if (a == "--no-g1") o.g1 = false;
     else if (a == "--no-g2") o.g2 = false;
     else if (a == "--only-msm") o.only_msm = true;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g2] [--only-msm]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--only-msm]\n",
                    argv[0]);
       return 2;
     }
