@@ -3,7 +3,7 @@
 //
 //   gpu_benchmark [--device=N] [--ntt-min-log=20] [--ntt-max-log=27]
 //                 [--msm-min-log=20] [--msm-max-log=26] [--repeats=5]
-//                 [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--only-msm]
+//                 [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--curve=bn254|bls12-381] [--only-msm]
 //
 // Method (as BENCHMARKS.md's GPU section states it): inputs random (never zeros), one
 // warm-up, then the median of --repeats runs timed with CUDA events on the
@@ -50,6 +50,7 @@ struct Options {
   bool quick = false;
   bool g1 = true;
   bool g2 = true;
+  std::string curve;  // empty: both; "bn254" or "bls12-381"
   unsigned g2_max_log = 24;
   bool only_msm = false;
 };
@@ -300,16 +301,16 @@ int run(const Options& o) {
     bench_ntt<Bls12381Fr>(ctx, o, "BLS12-381");
   }
   const unsigned msm_lo = o.quick ? 16 : o.msm_min_log;
-  if (o.g1) {
+  const bool bn254 = o.curve.empty() || o.curve == "bn254";
+  const bool bls12_381 = o.curve.empty() || o.curve == "bls12-381";
+  if (o.g1 && bn254)
     bench_msm<Bn254, Bn254::G1>(ctx, o, "G1 BN254", Bn254::g1_generator(), msm_lo, o.msm_max_log, true);
+  if (o.g1 && bls12_381)
     bench_msm<Bls12381, Bls12381::G1>(ctx, o, "G1 BLS12-381", Bls12381::g1_generator(), msm_lo, o.msm_max_log, true);
-  }
-  if (o.g2) {
-    bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo,
-                                std::min(o.msm_max_log, o.g2_max_log), false);
-    bench_msm<Bls12381, Bls12381::G2>(ctx, o, "G2 BLS12-381", Bls12381::g2_generator(), msm_lo,
-                                      std::min(o.msm_max_log, o.g2_max_log), false);
-  }
+  const unsigned g2_hi = std::min(o.msm_max_log, o.g2_max_log);
+  if (o.g2 && bn254) bench_msm<Bn254, Bn254::G2>(ctx, o, "G2 BN254", Bn254::g2_generator(), msm_lo, g2_hi, false);
+  if (o.g2 && bls12_381)
+    bench_msm<Bls12381, Bls12381::G2>(ctx, o, "G2 BLS12-381", Bls12381::g2_generator(), msm_lo, g2_hi, false);
 
   std::printf("\n==== summary (median ms; %s) ====\n", ctx.info().name.c_str());
   for (const Row& r : g_rows) std::printf("%-44s %10.3f  %s\n", r.what.c_str(), r.ms, r.note.c_str());
@@ -334,10 +335,11 @@ int main(int argc, char** argv) {
     else if (a.rfind("--g2-max-log=", 0) == 0) o.g2_max_log = unsigned(value("--g2-max-log="));
     else if (a == "--quick") o.quick = true;
     else if (a == "--no-g1") o.g1 = false;
+    else if (a.rfind("--curve=", 0) == 0 && (a == "--curve=bn254" || a == "--curve=bls12-381")) o.curve = a.substr(8);
     else if (a == "--no-g2") o.g2 = false;
     else if (a == "--only-msm") o.only_msm = true;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--only-msm]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--curve=bn254|bls12-381] [--only-msm]\n",
                    argv[0]);
       return 2;
     }
