@@ -367,31 +367,41 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       }
     }
     if (!batch_affine) {
-      const std::uint64_t length = mk::segment_length(total, target_threads, config.min_segment);
+      // f(std::integral_constant<int, kMinBlocks>) for the accumulation
+      // kernel this curve and group use. G1: measured on the H200 at 2^24
+      // (NOTES.md, run 3), 3 blocks per SM is best for 12-limb Fq (184 ->
+      // 168 registers, -2.5%), 4 for 8-limb Fq (138 -> 128, -3%). G2: the
+      // compiler's register choice.
+      auto with_kernel = [&](auto&& f) {
+        if constexpr (kDegree == 1) {
+          const unsigned blocks = config.accumulate_min_blocks ? config.accumulate_min_blocks
+                                                               : (Fq::kLimbs >= 12 ? 3u : 4u);
+          if (blocks == 3) return f(std::integral_constant<int, 3>());
+          if (blocks == 4) return f(std::integral_constant<int, 4>());
+        }
+        return f(std::integral_constant<int, 1>());
+      };
+      using Source = mk::PointSource<Pts>;
+      // Threads: whole waves of the kernel's resident blocks
+      // (config.accumulate_waves). Every thread gets the same number of
+      // entries, so a partial last wave would run on fewer warps per SM for
+      // a whole thread's time (NOTES.md, run W1).
+      const std::uint64_t resident =
+          std::uint64_t(ctx.info().multiprocessors) * mk::kPointThreads *
+          with_kernel([](auto min_blocks) {
+            return mk::SegmentReduceLaunch<Pts, Source, decltype(min_blocks)::value>::blocks_per_sm();
+          });
+      const std::uint64_t length = mk::segment_length(total, resident * config.accumulate_waves, config.min_segment);
       std::uint64_t threads = (total + length - 1) / length;
       bool last = threads == 1;
       DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);
       DeviceBuffer<Xyzz> record_sums(last ? 0 : 2 * threads, stream);
-      const mk::PointSource<Pts> points{keys_sorted.data(), values_sorted.data(), bases, set_m, buckets};
-      // min_blocks: std::integral_constant<int, kMinBlocks> of the kernel.
-      auto accumulate = [&](auto min_blocks) {
-        mk::SegmentReduceLaunch<Pts, mk::PointSource<Pts>, decltype(min_blocks)::value>::launch(
+      const Source points{keys_sorted.data(), values_sorted.data(), bases, set_m, buckets};
+      with_kernel([&](auto min_blocks) {
+        mk::SegmentReduceLaunch<Pts, Source, decltype(min_blocks)::value>::launch(
             blocks_for(threads, mk::kPointThreads), stream, threads, length, total, points, buckets, last,
             bucket_sums.data(), record_ids.data(), record_sums.data());
-      };
-      if constexpr (kDegree == 1) {
-        // Measured on the H200 at 2^24 (NOTES.md, run 3): 3 blocks per SM
-        // is best for 12-limb Fq (184 -> 168 registers, -2.5%), 4 for
-        // 8-limb Fq (138 -> 128, -3%).
-        const unsigned blocks = config.accumulate_min_blocks ? config.accumulate_min_blocks
-                                                             : (Fq::kLimbs >= 12 ? 3u : 4u);
-        if (blocks == 3) accumulate(std::integral_constant<int, 3>());
-        else if (blocks == 4) accumulate(std::integral_constant<int, 4>());
-        else accumulate(std::integral_constant<int, 1>());
-      } else {
-        // G2: not tuned; the compiler's register choice.
-        accumulate(std::integral_constant<int, 1>());
-      }
+      });
       std::uint64_t records = 2 * threads;
       while (!last) {
         ++local.record_levels;

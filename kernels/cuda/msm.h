@@ -59,6 +59,10 @@ struct GpuMsmConfig {
   // blocks fit per SM (3 or 4); 0 = the measured best (3 for BLS12-381,
   // 4 for BN254; NOTES.md). G2 ignores it.
   unsigned accumulate_min_blocks = 0;
+  // Bucket accumulation threads: this many waves of the kernel's resident
+  // blocks (each thread takes an equal share of the sorted digits, at
+  // least min_segment). 1 = one wave, no partial last wave.
+  unsigned accumulate_waves = 1;
   // G1 bucket accumulation (see MsmAccumulation).
   MsmAccumulation accumulation = MsmAccumulation::kXyzz;
   // Batch-affine: pairs per thread (one inversion each batch) at least and
@@ -82,6 +86,9 @@ struct GpuMsmConfig {
     if (accumulate_min_blocks != 0 && accumulate_min_blocks != 3 && accumulate_min_blocks != 4)
       throw std::invalid_argument("GpuMsmConfig::accumulate_min_blocks must be 0, 3 or 4, got " +
                                   std::to_string(accumulate_min_blocks));
+    if (accumulate_waves == 0 || accumulate_waves > 64)
+      throw std::invalid_argument("GpuMsmConfig::accumulate_waves must be in [1, 64], got " +
+                                  std::to_string(accumulate_waves));
     if (min_segment == 0 || record_segment < 4)
       throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
     if (batch_min == 0 || batch_max < batch_min)

@@ -432,6 +432,9 @@ __global__ void __launch_bounds__(kPointThreads)
 // kPointThreads threads and throws CudaError if the launch failed.
 template <class Pts, class Source, int kMinBlocks>
 struct SegmentReduceLaunch {
+  // 128-thread blocks of this kernel resident per SM (registers decide),
+  // on the current device.
+  static unsigned blocks_per_sm();
   static void launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint64_t length,
                      std::uint64_t total, const Source& source, std::uint32_t buckets, bool last_level,
                      typename Pts::Xyzz* bucket_sums, std::uint32_t* record_ids, typename Pts::Xyzz* record_sums);

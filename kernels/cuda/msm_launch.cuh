@@ -36,6 +36,14 @@ void SegmentReduceLaunch<Pts, Source, kMinBlocks>::launch(unsigned blocks, cudaS
       threads, length, total, source, buckets, last_level, bucket_sums, record_ids, record_sums));
 }
 
+template <class Pts, class Source, int kMinBlocks>
+unsigned SegmentReduceLaunch<Pts, Source, kMinBlocks>::blocks_per_sm() {
+  int blocks = 0;
+  ZKFARM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, segment_reduce_kernel<Pts, Source, kMinBlocks>, int(kPointThreads), 0));
+  return blocks > 0 ? unsigned(blocks) : 1u;
+}
+
 template <class Pts>
 void BucketSegmentLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
                                       std::uint32_t buckets, unsigned segment_log,

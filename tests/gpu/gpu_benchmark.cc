@@ -270,6 +270,11 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
         config.accumulate_min_blocks = blocks;
         run(config, device_scalars, expected, base + " min_blocks=" + std::to_string(blocks));
       }
+      for (unsigned waves : {2u, 3u}) {
+        GpuMsmConfig config;
+        config.accumulate_waves = waves;
+        run(config, device_scalars, expected, base + " waves=" + std::to_string(waves));
+      }
     }
   }
 }
