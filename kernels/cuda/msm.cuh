@@ -382,10 +382,11 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
         return f(std::integral_constant<int, 1>());
       };
       using Source = mk::PointSource<Pts>;
-      // Threads: whole waves of the kernel's resident blocks
-      // (config.accumulate_waves). Every thread gets the same number of
-      // entries, so a partial last wave would run on fewer warps per SM for
-      // a whole thread's time (NOTES.md, run W1).
+      // Threads: config.accumulate_waves waves of the kernel's resident
+      // blocks, each thread an equal share of the entries. Equal shares do
+      // not finish together (the schedulers favour some warps), so shorter
+      // ones let an SM start new blocks while others finish (NOTES.md, run
+      // W1: one wave was 6% slower than three).
       const std::uint64_t resident =
           std::uint64_t(ctx.info().multiprocessors) * mk::kPointThreads *
           with_kernel([](auto min_blocks) {

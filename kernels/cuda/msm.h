@@ -61,8 +61,9 @@ struct GpuMsmConfig {
   unsigned accumulate_min_blocks = 0;
   // Bucket accumulation threads: this many waves of the kernel's resident
   // blocks (each thread takes an equal share of the sorted digits, at
-  // least min_segment). 1 = one wave, no partial last wave.
-  unsigned accumulate_waves = 1;
+  // least min_segment). Warps of equal work still finish at different
+  // times; smaller shares let the SMs refill sooner (NOTES.md, run W1).
+  unsigned accumulate_waves = 8;
   // G1 bucket accumulation (see MsmAccumulation).
   MsmAccumulation accumulation = MsmAccumulation::kXyzz;
   // Batch-affine: pairs per thread (one inversion each batch) at least and

@@ -239,6 +239,15 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
             report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
           }
         }
+        // The accumulation's thread count over the table (GpuMsmConfig::
+        // accumulate_waves; the default row above).
+        for (unsigned waves : {3u, 16u}) {
+          if (!kG1 || !extras || log_n != 24) continue;
+          GpuMsmConfig config;
+          config.accumulate_waves = waves;
+          run_on(table.table.data(), table.apply(config), device_scalars, expected,
+                 base + " shifted bases waves=" + std::to_string(waves));
+        }
         // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
         for (unsigned c : {22u, 23u, 24u}) {
           if (!kG1 || !extras || log_n != 24 || c == table.window_bits) continue;
@@ -270,7 +279,7 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
         config.accumulate_min_blocks = blocks;
         run(config, device_scalars, expected, base + " min_blocks=" + std::to_string(blocks));
       }
-      for (unsigned waves : {2u, 3u}) {
+      for (unsigned waves : {1u, 3u, 4u, 16u}) {
         GpuMsmConfig config;
         config.accumulate_waves = waves;
         run(config, device_scalars, expected, base + " waves=" + std::to_string(waves));
