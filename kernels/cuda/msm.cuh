@@ -383,16 +383,18 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       };
       using Source = mk::PointSource<Pts>;
       // Threads: config.accumulate_waves waves of the kernel's resident
-      // blocks, each thread an equal share of the entries. Equal shares do
-      // not finish together (the schedulers favour some warps), so shorter
-      // ones let an SM start new blocks while others finish (NOTES.md, run
-      // W1: one wave was 6% slower than three).
+      // blocks, each thread an equal share of the entries (at least
+      // config.accumulate_min_share where more than one wave is needed).
+      // Equal shares do not finish together (the schedulers favour some
+      // warps), so shorter ones let an SM start new blocks while others
+      // finish; each share costs two records, though (NOTES.md, run W1).
       const std::uint64_t resident =
           std::uint64_t(ctx.info().multiprocessors) * mk::kPointThreads *
           with_kernel([](auto min_blocks) {
             return mk::SegmentReduceLaunch<Pts, Source, decltype(min_blocks)::value>::blocks_per_sm();
           });
-      const std::uint64_t length = mk::segment_length(total, resident * config.accumulate_waves, config.min_segment);
+      const std::uint64_t length = mk::accumulate_length(total, resident, config.accumulate_waves,
+                                                         config.accumulate_min_share, config.min_segment);
       std::uint64_t threads = (total + length - 1) / length;
       bool last = threads == 1;
       DeviceBuffer<std::uint32_t> record_ids(last ? 0 : 2 * threads, stream);

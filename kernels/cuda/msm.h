@@ -60,10 +60,13 @@ struct GpuMsmConfig {
   // 4 for BN254; NOTES.md). G2 ignores it.
   unsigned accumulate_min_blocks = 0;
   // Bucket accumulation threads: this many waves of the kernel's resident
-  // blocks (each thread takes an equal share of the sorted digits, at
-  // least min_segment). Warps of equal work still finish at different
-  // times; smaller shares let the SMs refill sooner (NOTES.md, run W1).
+  // blocks, each thread an equal share of the sorted digits, but no share
+  // under accumulate_min_share digits unless one wave needs fewer (each
+  // share leaves two records to add), and none under min_segment. Warps of
+  // equal work still finish at different times; smaller shares let the SMs
+  // refill sooner (NOTES.md, run W1).
   unsigned accumulate_waves = 8;
+  std::size_t accumulate_min_share = 128;
   // G1 bucket accumulation (see MsmAccumulation).
   MsmAccumulation accumulation = MsmAccumulation::kXyzz;
   // Batch-affine: pairs per thread (one inversion each batch) at least and

@@ -356,12 +356,27 @@ TEST(MsmEmulation, Bls12381G1) { check_curve<Bls12381, Bls12381::G1>(Bls12381::g
 TEST(MsmEmulation, Bn254G2) { check_curve<Bn254, Bn254::G2>(Bn254::g2_generator()); }
 TEST(MsmEmulation, Bls12381G2) { check_curve<Bls12381, Bls12381::G2>(Bls12381::g2_generator()); }
 
+TEST(MsmEmulation, AccumulationShares) {
+  const std::uint64_t resident = 50688;  // 132 SMs x 3 blocks x 128 threads
+  // Large: eight waves of equal shares.
+  EXPECT_EQ(mk::accumulate_length(std::uint64_t(1) << 28, resident, 8, 128, 8), 662u);
+  // Mid-size: shares no shorter than 128 while more than one wave is needed.
+  EXPECT_EQ(mk::accumulate_length(std::uint64_t(16) << 20, resident, 8, 128, 8), 128u);
+  // Small: one wave of short shares, but never under min_segment.
+  EXPECT_EQ(mk::accumulate_length(1000000, resident, 8, 128, 8), 20u);
+  EXPECT_EQ(mk::accumulate_length(1000, resident, 8, 128, 8), 8u);
+  EXPECT_EQ(mk::accumulate_length(1000, resident, 8, 128, 1), 1u);
+}
+
 TEST(MsmEmulation, LayoutChoices) {
   EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, 0.05, 192, ~0ULL).window_bits, 20u);
   EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, 0.05, 192, ~0ULL).windows, 13u);
   EXPECT_EQ(mk::choose_layout(100, 255, 7, 0.05, 192, ~0ULL).window_bits, 7u);
   // The memory cap shrinks the window.
   EXPECT_LT(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, 0.05, 192, 64ULL << 20).window_bits, 20u);
+  // BN254 (8 limbs) too picks c = 22 at 2^24 with one set, 24 at 2^26.
+  EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 24, 254, 0, mk::sort_cost(8, 1), 0, 0, true).window_bits, 22u);
+  EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 26, 254, 0, mk::sort_cost(8, 1), 0, 0, true).window_bits, 24u);
   // One bucket set for all windows (shifted bases): larger windows pay.
   const mk::Layout shared24 = mk::choose_layout(std::uint64_t(1) << 24, 255, 0, mk::sort_cost(12, 1), 0, 0, true);
   EXPECT_EQ(shared24.window_bits, 22u);

@@ -65,6 +65,17 @@ ZKFARM_HD T load(const T* p) {
 
 // Layout, choose_layout: msm_layout.h.
 
+// Entries per bucket-accumulation thread: `waves` waves of `resident`
+// threads, but no share under min_share entries (each thread leaves two
+// records for the record levels, full additions) unless a single wave needs
+// fewer; never under min_segment.
+inline std::uint64_t accumulate_length(std::uint64_t total, std::uint64_t resident, std::uint64_t waves,
+                                       std::uint64_t min_share, std::uint64_t min_segment) {
+  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  const std::uint64_t length = std::max(ceil_div(total, resident * waves), std::min(min_share, ceil_div(total, resident)));
+  return std::max(length, min_segment);
+}
+
 // Entries per accumulation thread: enough threads to fill the device
 // (target_threads), never fewer than min_segment entries each.
 inline std::uint64_t segment_length(std::uint64_t total, std::uint64_t target_threads, std::uint64_t min_segment) {

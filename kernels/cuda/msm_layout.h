@@ -11,9 +11,13 @@
 //   or kSharedBucketWeight * B              one bucket set for all windows
 //                                           (precomputed shifted bases)
 // Both bucket weights were measured on the H200 (kernels/cuda/NOTES.md runs
-// 1-3 and B1): each bucket costs two full additions in the reduction (1.4
-// mixed ones each); the one shared set has 2^(c-1) buckets at c = 22-24,
-// where the second level of the reduction and memory add to that.
+// 1-3, B1 and W1): each bucket costs two full additions in the reduction
+// (1.4 mixed ones each). The one shared set has 2^(c-1) buckets at c =
+// 22-24: there the reduction's marginal cost is ~3 additions per bucket,
+// and an addition of the accumulation costs ~3% more with 2^23 buckets than
+// with 2^21 (BN254 2^24: 36.9 ms for 11 windows at c = 24, 39.8 for 12 at
+// c = 22), which the weight takes in: 4.2 picks c = 22 at 2^24 points on
+// both curves (measured best) and c = 24 at 2^26.
 #ifndef ZKFARM_KERNELS_CUDA_MSM_LAYOUT_H_
 #define ZKFARM_KERNELS_CUDA_MSM_LAYOUT_H_
 
@@ -36,7 +40,7 @@ constexpr unsigned kMinWindowBits = 2;
 constexpr unsigned kMaxWindowBits = 24;
 
 constexpr double kBucketWeight = 2.8;
-constexpr double kSharedBucketWeight = 3.5;
+constexpr double kSharedBucketWeight = 4.2;
 
 // One element's radix-sort pass relative to one mixed addition: ~1/20 for
 // BLS12-381 G1, scaling with a multiplication's cost (limbs^2; three base

@@ -259,6 +259,16 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
         report(base + " shifted bases", 0, "not run: the table needs " + std::to_string(layout.bytes >> 30) + " GiB");
       }
     }
+    if (extras && log_n < 24) {
+      // The accumulation's share per thread where the record levels weigh:
+      // fixed waves with no minimum share, against the default row.
+      for (unsigned waves : {3u, 8u, 16u}) {
+        GpuMsmConfig config;
+        config.accumulate_waves = waves;
+        config.accumulate_min_share = 0;
+        run(config, device_scalars, expected, base + " waves=" + std::to_string(waves) + " share=0");
+      }
+    }
     if (extras && log_n == 26) {
       for (unsigned c : {20u, 21u, 22u, 23u}) {
         GpuMsmConfig config;
