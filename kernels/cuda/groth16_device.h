@@ -943,8 +943,8 @@ class DeviceProver {
 // option, so a device that refuses its memory after all (another process
 // took it since the check) leaves the key as it was. Measured on the H200
 // (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
-// BLS12-381 G1, built in 2.8 s; that MSM 120.0 -> 105.6 ms, a partition of
-// 16M constraints 224.9 -> 211.1 ms.
+// BLS12-381 G1, built in 2.8 s; that MSM 118.4 -> 103.5 ms, a partition of
+// 16M constraints 223.9 -> 211.7 ms.
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                    std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {

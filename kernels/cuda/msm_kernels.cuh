@@ -24,6 +24,7 @@
 //     with full additions, level after level, until one thread holds all
 //     remaining records and stores every run. A bucket with a million
 //     points (all scalars equal) is thus summed by many threads in parallel.
+//     L comes from accumulate_length (GpuMsmConfig::accumulate_waves).
 //     (Or, GpuMsmConfig::accumulation = kBatchAffine, by pairwise rounds
 //     of affine additions: batch_affine.cuh.)
 //  6. bucket reduction: per window sum_b (b+1) B_b, split into segments of
@@ -72,7 +73,8 @@ ZKFARM_HD T load(const T* p) {
 inline std::uint64_t accumulate_length(std::uint64_t total, std::uint64_t resident, std::uint64_t waves,
                                        std::uint64_t min_share, std::uint64_t min_segment) {
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  const std::uint64_t length = std::max(ceil_div(total, resident * waves), std::min(min_share, ceil_div(total, resident)));
+  const std::uint64_t length =
+      std::max(ceil_div(total, resident * waves), std::min(min_share, ceil_div(total, resident)));
   return std::max(length, min_segment);
 }
 
