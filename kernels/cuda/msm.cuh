@@ -308,20 +308,16 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   if (m > 0) {
     const double sort_cost = mk::sort_cost(Fq::kLimbs, kDegree);
     const bool shifted = config.shifted_windows != 0;
-    mk::Layout layout;
-    if (shifted) {
-      // The table fixes c; all windows share one bucket set.
-      layout.window_bits = config.shifted_window_bits;
-      layout.windows = local.scalar_bits / layout.window_bits + 1;
-      layout.buckets = 1u << (layout.window_bits - 1);
-      if (layout.windows > config.shifted_windows)
-        throw std::invalid_argument("gpu msm: the shifted bases hold " + std::to_string(config.shifted_windows) +
-                                    " rows but " + std::to_string(local.scalar_bits) + "-bit scalars need " +
-                                    std::to_string(layout.windows));
-    } else {
-      layout = mk::choose_layout(m, local.scalar_bits, config.window_bits, sort_cost, sizeof(Xyzz),
-                                 device_memory_available() / 4);
-    }
+    // With shifted bases the table fixes c, and all windows share one
+    // bucket set.
+    const mk::Layout layout =
+        shifted ? mk::choose_layout(m, local.scalar_bits, config.shifted_window_bits, sort_cost, 0, 0, true)
+                : mk::choose_layout(m, local.scalar_bits, config.window_bits, sort_cost, sizeof(Xyzz),
+                                    device_memory_available() / 4);
+    if (shifted && layout.windows > config.shifted_windows)
+      throw std::invalid_argument("gpu msm: the shifted bases hold " + std::to_string(config.shifted_windows) +
+                                  " rows but " + std::to_string(local.scalar_bits) + "-bit scalars need " +
+                                  std::to_string(layout.windows));
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
     local.window_bits = layout.window_bits;
     local.windows = layout.windows;

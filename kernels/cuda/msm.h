@@ -170,11 +170,11 @@ struct ShiftedLayout {
   std::size_t bytes = 0;
 };
 // At 2^24 points and 255 bits: c = 22, 12 windows (13 without the table, at
-// c = 20); at 2^26: c = 24, 11 windows.
+// c = 20); at 2^26: c = 24, 11 windows. forced_bits != 0: that c.
 inline ShiftedLayout choose_shifted_layout(std::size_t n, unsigned scalar_bits, std::size_t affine_bytes,
-                                           int fq_limbs, int degree) {
-  const msm_kernels::Layout layout =
-      msm_kernels::choose_layout(n, scalar_bits, 0, msm_kernels::sort_cost(fq_limbs, degree), 0, 0, true);
+                                           int fq_limbs, int degree, unsigned forced_bits = 0) {
+  const msm_kernels::Layout layout = msm_kernels::choose_layout(
+      n, scalar_bits, forced_bits, msm_kernels::sort_cost(fq_limbs, degree), 0, 0, true);
   return ShiftedLayout{layout.window_bits, layout.windows, std::size_t(layout.windows) * n * affine_bytes};
 }
 
@@ -197,11 +197,11 @@ struct FieldShape<Fq2<Cfg>> {
 
 // choose_shifted_layout() for n points of group G (G1 or G2) of Curve.
 template <class Curve, class G>
-ShiftedLayout shifted_layout(std::size_t n) {
+ShiftedLayout shifted_layout(std::size_t n, unsigned forced_bits = 0) {
   using Field = typename G::Config::Field;
   using Shape = msm_detail::FieldShape<Field>;
   return choose_shifted_layout(n, unsigned(Curve::Fr::kBits), sizeof(typename G::Affine),
-                               int(sizeof(Field) / 4 / Shape::kDegree), Shape::kDegree);
+                               int(sizeof(Field) / 4 / Shape::kDegree), Shape::kDegree, forced_bits);
 }
 
 template <class Curve, class G>
@@ -277,13 +277,10 @@ ShiftedBases<Curve, G> shifted_bases(const DeviceContext& ctx, const typename G:
                                      cudaStream_t stream, unsigned window_bits = 0, unsigned windows = 0) {
   using Shape = msm_detail::FieldShape<typename G::Config::Field>;
   ShiftedBases<Curve, G> out;
-  const unsigned scalar_bits = unsigned(Curve::Fr::kBits);
-  if (window_bits == 0) {
-    const ShiftedLayout layout = shifted_layout<Curve, G>(n);
+  if (window_bits == 0 || windows == 0) {
+    const ShiftedLayout layout = shifted_layout<Curve, G>(n, window_bits);
     window_bits = layout.window_bits;
     windows = layout.windows;
-  } else if (windows == 0) {
-    windows = scalar_bits / window_bits + 1;
   }
   if (window_bits < 2 || window_bits > 24 || std::uint64_t(windows) * n >= (std::uint64_t(1) << 31))
     throw std::invalid_argument("shifted bases: " + std::to_string(windows) + " rows of " + std::to_string(n) +
@@ -292,7 +289,8 @@ ShiftedBases<Curve, G> shifted_bases(const DeviceContext& ctx, const typename G:
   out.window_bits = window_bits;
   out.windows = windows;
   out.table = DeviceBuffer<typename G::Affine>(std::size_t(windows) * n, stream);
-  shifted_bases_raw<typename Shape::Params, Shape::kDegree>(ctx, device_bases, n, window_bits, windows, out.table.data(), stream);
+  shifted_bases_raw<typename Shape::Params, Shape::kDegree>(ctx, device_bases, n, window_bits, windows,
+                                                            out.table.data(), stream);
   return out;
 }
 

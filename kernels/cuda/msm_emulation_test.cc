@@ -384,6 +384,11 @@ TEST(MsmEmulation, LayoutChoices) {
   const mk::Layout shared26 = mk::choose_layout(std::uint64_t(1) << 26, 255, 0, mk::sort_cost(12, 1), 0, 0, true);
   EXPECT_EQ(shared26.window_bits, 24u);
   EXPECT_EQ(shared26.windows, 11u);
+  // A forced c with one set (a table's): W = bits / c + 1, B = 2^(c-1).
+  const mk::Layout forced = mk::choose_layout(1000, 255, 16, mk::sort_cost(12, 1), 100, 0, true);
+  EXPECT_EQ(forced.window_bits, 16u);
+  EXPECT_EQ(forced.windows, 16u);
+  EXPECT_EQ(forced.buckets, 1u << 15);
   // The memory cap counts one set then, W sets otherwise.
   EXPECT_EQ(mk::choose_layout(std::uint64_t(1) << 24, 255, 0, mk::sort_cost(12, 1), 100, 101ULL << 21, true)
                 .window_bits,

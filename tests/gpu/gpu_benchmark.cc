@@ -239,21 +239,22 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
             report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
           }
         }
-        // The accumulation's thread count over the table (GpuMsmConfig::
-        // accumulate_waves; the default row above).
-        for (unsigned waves : {3u, 16u}) {
-          if (!kG1 || !extras || log_n != 24) continue;
-          GpuMsmConfig config;
-          config.accumulate_waves = waves;
-          run_on(table.table.data(), table.apply(config), device_scalars, expected,
-                 base + " shifted bases waves=" + std::to_string(waves));
-        }
-        // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
-        for (unsigned c : {22u, 23u, 24u}) {
-          if (!kG1 || !extras || log_n != 24 || c == table.window_bits) continue;
-          const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
-          run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected,
-                 base + " shifted bases c=" + std::to_string(c));
+        if (kG1 && extras && log_n == 24) {
+          // The accumulation's thread count over the table (GpuMsmConfig::
+          // accumulate_waves; the default row above).
+          for (unsigned waves : {3u, 16u}) {
+            GpuMsmConfig config;
+            config.accumulate_waves = waves;
+            run_on(table.table.data(), table.apply(config), device_scalars, expected,
+                   base + " shifted bases waves=" + std::to_string(waves));
+          }
+          // Tables of other window sizes (12 rows at c = 22 and 23, 11 at 24).
+          for (unsigned c : {22u, 23u, 24u}) {
+            if (c == table.window_bits) continue;
+            const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
+            run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected,
+                   base + " shifted bases c=" + std::to_string(c));
+          }
         }
       } else {
         report(base + " shifted bases", 0, "not run: the table needs " + std::to_string(layout.bytes >> 30) + " GiB");
