@@ -2,7 +2,8 @@
 # intake_bench.sh -- how long the coordinator's intake takes over a job of
 # big witnesses, from submit to the job's "started" event.
 #
-#   bench/intake_bench.sh [--partitions N] [--file-gib G] [--redis-mib M] [--keep]
+#   bench/intake_bench.sh [--partitions N] [--file-gib G] [--redis-mib M]
+#                         [--coordinator LABEL=BINARY]... [--keep]
 #
 # Builds real .wtns files on disk (sparse: the header and witness[0] = 1 are
 # written, the values after them are a hole that reads as zeros, so a 4 GiB
@@ -19,9 +20,11 @@
 #   redis://  with sha256 and size, and without
 # and prints a Markdown row per case: the seconds from submitted_at to the
 # scheduler's "started" event (the job parsed, claimed and every witness
-# checked), and the coordinator's peak RSS. Not a test: numbers go to
-# BENCHMARKS.md. ZKFARM_BIN=DIR: binaries from DIR (cli/zkfarm,
-# coordinator/zkfarm-coordinator) instead of bazel-bin, to time another build.
+# checked), and the coordinator's peak RSS. Each --coordinator (default:
+# this tree's bazel-bin/coordinator/zkfarm-coordinator) runs every case in
+# turn, over the same files, so two builds compare on one set of witnesses.
+# Not a test: numbers go to BENCHMARKS.md. ZKFARM_BIN=DIR: the CLI from
+# DIR/cli/zkfarm instead of bazel-bin.
 # The big files are removed at exit (unless --keep).
 set -euo pipefail
 
@@ -29,18 +32,20 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 BIN=${ZKFARM_BIN:-$ROOT/bazel-bin}
 ZKFARM=$BIN/cli/zkfarm
-partitions=10 file_gib=4 redis_mib=511 keep=0
+partitions=10 file_gib=4 redis_mib=511 keep=0 coordinators=()
 while (($#)); do
   case $1 in
     --partitions) partitions=$2; shift ;;
     --file-gib) file_gib=$2; shift ;;
     --redis-mib) redis_mib=$2; shift ;;
+    --coordinator) coordinators+=("$2"); shift ;;
     --keep) keep=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "intake_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
+((${#coordinators[@]})) || coordinators=("this build=$BIN/coordinator/zkfarm-coordinator")
 
 # shellcheck source=bench/farm_bench_lib.sh
 source "$HERE/farm_bench_lib.sh"
@@ -85,12 +90,6 @@ redis_sha=$(sha256sum "$WORK/r.wtns" | cut -d' ' -f1)
 rcli -x SET zkfarm:bench:witness <"$WORK/r.wtns" >/dev/null
 rm -f "$WORK/r.wtns"
 
-port=$(free_port 35755)
-"$BIN/coordinator/zkfarm-coordinator" --id intake-bench --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
-  --witness-root "$WORK" --listen "tcp://127.0.0.1:$port" --metrics-listen "" >"$WORK/coordinator.log" 2>&1 &
-coordinator=$!
-pids+=($coordinator)
-
 # One job of $partitions partitions naming $1 (a URL with %d for the
 # partition) with checks $2 (1: sha256 and size); prints its row.
 run_case() {
@@ -123,12 +122,22 @@ PYTHON
   submitted=$(rcli HGET "zkfarm:job:$id" submitted_at)
   "$ZKFARM" cancel "$id" >/dev/null 2>&1 || true
   awk -v name="$name" -v c="$checked" -v n="$partitions" -v b="$bytes" -v s="$submitted" -v e="$started" -v rss="$peak" \
-    'BEGIN { printf "| %s | %s | %d x %.0f MiB | %.3f | %.0f |\n", name, (c ? "sha256 + size" : "none"), n, b / 1048576, e - s, rss / 1024 }'
+    -v label="$label" 'BEGIN { printf "| %s | %s:// | %s | %d x %.0f MiB | %.3f | %.0f |\n", label, name, (c ? "sha256 + size" : "none"), n, b / 1048576, e - s, rss / 1024 }'
 }
 
-echo "| witnesses | checks in the job | partitions x witness | intake s (submitted_at to started) | coordinator peak RSS MiB |"
-echo "|---|---|---|---|---|"
-run_case "file://" "file://$WORK/w/%d.wtns" 1 "$file_values" "$file_bytes" "$file_sha"
-run_case "file://" "file://$WORK/w/%d.wtns" 0 "$file_values" "$file_bytes" "$file_sha"
-run_case "redis://" "redis://zkfarm:bench:witness" 1 "$redis_values" "$redis_bytes" "$redis_sha"
-run_case "redis://" "redis://zkfarm:bench:witness" 0 "$redis_values" "$redis_bytes" "$redis_sha"
+echo "| coordinator | witnesses | checks in the job | partitions x witness | intake s (submitted_at to started) | coordinator peak RSS MiB |"
+echo "|---|---|---|---|---|---|"
+for entry in "${coordinators[@]}"; do
+  label=${entry%%=*}
+  port=$(free_port 35755)
+  "${entry#*=}" --id intake-bench --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
+    --witness-root "$WORK" --listen "tcp://127.0.0.1:$port" --metrics-listen "" >"$WORK/coordinator.log" 2>&1 &
+  coordinator=$!
+  pids+=("$coordinator")
+  run_case file "file://$WORK/w/%d.wtns" 1 "$file_values" "$file_bytes" "$file_sha"
+  run_case file "file://$WORK/w/%d.wtns" 0 "$file_values" "$file_bytes" "$file_sha"
+  run_case redis "redis://zkfarm:bench:witness" 1 "$redis_values" "$redis_bytes" "$redis_sha"
+  run_case redis "redis://zkfarm:bench:witness" 0 "$redis_values" "$redis_bytes" "$redis_sha"
+  kill "$coordinator"
+  wait "$coordinator" 2>/dev/null || true
+done
