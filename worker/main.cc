@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
       .value("id", defaults.worker_id, "worker id (default <host>/cpu or <host>/gpu<N>)")
       .list("coordinator",
             "coordinator endpoint (repeatable: the worker serves every coordinator of the farm, one session "
-            "each, one credit budget; default " + defaults.coordinators.front() + "; ZKFARM_COORDINATOR separates them with ',')",
+            "each, one credit budget; default " + defaults.coordinators.front() +
+                "; ZKFARM_COORDINATOR separates them with ',')",
             ',')
       .value("redis", defaults.redis_url, "Redis URL for redis:// witnesses")
       .value("prefix", defaults.key_prefix, "the farm's Redis key prefix: redis:// witnesses must name keys under it")
@@ -64,8 +65,10 @@ int main(int argc, char** argv) {
       .value("witgen-workers", auto_value,
              "witness generator runs at once for input partitions (credits on top of --slots); auto: the host's "
              "cores minus 2 with --device, 1 with --cpu (the CPU prover uses every core)")
-      .value("witgen-timeout-s", whole_seconds(defaults.witgen_limits.timeout), "a witness generator run is killed after this long (and its input refused)")
-      .value("witgen-memory-mib", count(defaults.witgen_limits.memory_bytes >> 20), "address-space limit of a witness generator run")
+      .value("witgen-timeout-s", whole_seconds(defaults.witgen_limits.timeout),
+             "a witness generator run is killed after this long (and its input refused)")
+      .value("witgen-memory-mib", count(defaults.witgen_limits.memory_bytes >> 20),
+             "address-space limit of a witness generator run")
       .value("witgen-temp-dir", defaults.witgen_temp_dir,
              "where each generator run gets its own directory (default: /dev/shm when writable, else $TMPDIR or "
              "/tmp): the witness is read back from there")
