@@ -19,15 +19,15 @@
 //   5. the five MSMs with the resident points (msm.h: zeros skipped, ones
 //      summed, the rest by Pippenger): A, B1, B2 (G2), C over the private
 //      witness, H over h. The four witness MSMs need only the witness: with
-//      the key's overlap_msms (MemoryPlan::overlap; always without a plan)
+//      the plan's overlap (MemoryPlan::overlap; always without a plan)
 //      they run in a second host thread on the prover's own two streams,
 //      from the witness upload on, beside the SpMV, the NTTs and H. Under a
 //      memory budget the streamed points go through msm_stream.h's
-//      MsmPipeline: chunks of key.msm_chunk points of all five queries
-//      through one ring of transfer slots (key.ring_slots), the copies
+//      MsmPipeline: chunks of plan.msm_chunk points of all five queries
+//      through one ring of transfer slots (plan.ring_slots), the copies
 //      running ahead of the kernels across queries and the first slots
 //      filled before the NTTs; with the PCE in host memory those slots first
-//      carry its row slices to the SpMV by DMA. (With the key's
+//      carry its row slices to the SpMV by DMA. (With the plan's
 //      gather_nonzero, or ring_slots 0, each query is streamed on its own by
 //      msm_placed; the gather moves only the points of non-zero scalars,
 //      read by the GPU from mapped host memory.)
@@ -374,10 +374,16 @@ class DeviceProver {
   // Builds the NTT tables on ctx.stream(0). staging_chunk: elements per
   // pinned staging chunk (tests use small ones to cover many chunks).
   // Throws CudaError, std::invalid_argument for staging_chunk == 0.
-  explicit DeviceProver(const DeviceContext& ctx, std::size_t staging_chunk = kStagingChunk)
-      : ctx_(ctx), ntt_(ctx), staging_chunk_(staging_chunk) {
+  // msm: the settings of every device MSM of a proof (window bits,
+  // accumulation waves; GpuMsmConfig's defaults unless the engine's
+  // DeviceConfig says otherwise).
+  explicit DeviceProver(const DeviceContext& ctx, const GpuMsmConfig& msm = {},
+                        std::size_t staging_chunk = kStagingChunk)
+      : ctx_(ctx), ntt_(ctx), msm_(msm), staging_chunk_(staging_chunk) {
     if (staging_chunk == 0) throw std::invalid_argument("DeviceProver: staging_chunk must be positive");
+    msm_.validate();
   }
+  const GpuMsmConfig& msm_config() const { return msm_; }
 
   const DeviceContext& context() const { return ctx_; }
 
@@ -386,43 +392,35 @@ class DeviceProver {
   // offsets as stored (measurements, tests).
   void set_packed_spmv(bool packed) { packed_spmv_ = packed; }
 
-  // The proof for witness; see the file comment for the stages and errors.
+  // The proof for witness with a key uploaded without a plan (everything
+  // resident: MemoryPlan::unplanned()).
   Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce,
+                            std::span<const Fr> witness, const ProveOptions<Fr>& options = {},
+                            DeviceProveTimings* timings = nullptr) {
+    return prove(key, pce, MemoryPlan::unplanned(), witness, options, timings);
+  }
+
+  // The proof for witness, with key placed by plan (the plan it was
+  // uploaded with: its chunks, transfer ring, overlap and compaction); see
+  // the file comment for the stages and errors.
+  Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce, const MemoryPlan& plan,
                             std::span<const Fr> witness, const ProveOptions<Fr>& options = {},
                             DeviceProveTimings* timings = nullptr) {
     const auto wall_start = std::chrono::steady_clock::now();
     DeviceProveTimings local;
 
     // 1. Host checks, with the CPU prover's messages.
-    if (witness.size() != key.num_vars)
-      throw ProveError("witness has " + std::to_string(witness.size()) + " values but the circuit has " +
-                       std::to_string(key.num_vars) + " signals");
-    if (!witness[0].is_one()) throw ProveError("witness[0] must be 1 (the constant signal)");
+    check_inputs(key, pce, witness);
     const std::size_t n = key.domain_size;
-    if (pce.num_rows() > n)
-      throw std::invalid_argument("PCE has " + std::to_string(pce.num_rows()) + " rows, more than the domain size " +
-                                  std::to_string(n));
-    if (pce.num_cols() != key.num_vars)
-      throw std::invalid_argument("PCE has " + std::to_string(pce.num_cols()) + " columns but the key has " +
-                                  std::to_string(key.num_vars) + " signals");
-    if (key.h_size() < n || key.a_size() != key.num_vars || key.b1_size() != key.num_vars ||
-        key.b2_size() != key.num_vars || key.c_size() != key.num_vars - key.num_public - 1)
-      throw std::invalid_argument("device proving key: query sizes do not match num_vars " +
-                                  std::to_string(key.num_vars) + ", num_public " + std::to_string(key.num_public) +
-                                  " and domain size " + std::to_string(n));
-    if (n > (std::size_t(1) << GpuNtt<Fr>::kMaxLogN))
-      throw std::invalid_argument("domain size " + std::to_string(n) + " exceeds the GPU NTT's 2^" +
-                                  std::to_string(GpuNtt<Fr>::kMaxLogN));
 
     ctx_.activate();
     const cudaStream_t stream = ctx_.stream(0);
     Event start, uploaded, multiplied, transformed, h_start, done;
     start.record(stream);
-
     // 2. Witness. Every buffer is allocated before the copy is queued, so
     // an out-of-memory error never leaves a DMA reading the caller's memory.
     // Released witness (tight budgets): c comes after the witness is freed.
-    const bool release = key.release_witness;
+    const bool release = plan.release_witness;
     DeviceBuffer<Fr> device_witness(witness.size(), stream);
     DeviceBuffer<Fr> a(n, stream), b(n, stream), c;
     if (!release) c = DeviceBuffer<Fr>(n, stream);
@@ -436,24 +434,24 @@ class DeviceProver {
     // without a wait: it is checked once the proof's work is done).
     const bool check = options.check_constraints && pce.has_c();
     const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
-    const bool gather = key.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
+    const bool gather = plan.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
                                                !key.b2_host.empty() || !key.c_host.empty());
-    const bool overlap = key.overlap_msms && !release;
+    const bool overlap = plan.overlap && !release;
     // A streaming key's five MSMs through rings of transfer slots; the
     // first slots are filled while the NTTs run (msm_stream.h). With the
     // PCE in host memory, those slots first carry it to the SpMV by DMA.
-    const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
+    const bool pipelined = plan.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
     std::optional<MsmPipeline<Curve>> pipeline;
     std::optional<HostCompaction<Fr>> compaction;
-    if (pipelined && key.host_compaction > 0 && (key.ring_lanes < 2 || key.ring_slots < 4) &&
+    if (pipelined && plan.host_compaction > 0 && (plan.ring_lanes < 2 || plan.ring_slots < 4) &&
         (!key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty()))
-      compaction = host_compaction(key, witness);
+      compaction = host_compaction(key, plan, witness);
     if (pipelined)
-      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream,
-                       compaction ? &*compaction : nullptr);
+      pipeline.emplace(ctx_, key, plan.msm_chunk, plan.ring_slots, plan.ring_lanes, stream, copy_stream,
+                       compaction ? &*compaction : nullptr, msm_);
     StreamedSpmv streamed_spmv;
-    if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
-      streamed_spmv = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
+    if (pipelined && pce.on_host() && plan.prefetch_slots >= 2 && copy_stream != stream)
+      streamed_spmv = spmv_streamed(pce, *pipeline, plan.prefetch_slots, check, n, device_witness.data(), a.data(),
                                     b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
     // The first row of each SpMV launch (its unsatisfied-row slot).
     std::vector<std::uint32_t> chunk_rows = std::move(streamed_spmv.starts);
@@ -488,7 +486,7 @@ class DeviceProver {
       using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
       const std::size_t resident = std::min(device_span.size(), count);
       return msm_placed<Curve, Group>(ctx_, device_span.first(resident), host_span.first(count - resident), scalars,
-                                      key.msm_chunk, work, copy, stats, gather);
+                                      plan.msm_chunk, work, copy, stats, gather, msm_);
     };
     auto dev = [](const auto& buffer) {
       return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size());
@@ -541,7 +539,7 @@ class DeviceProver {
       side_done.record(work);
       return out;
     };
-    if (pipelined) pipeline->prefetch(key.prefetch_slots);
+    if (pipelined) pipeline->prefetch(plan.prefetch_slots);
     std::future<WitnessMsms> side;
     if (overlap) {
       if (!side_streams_) {
@@ -599,7 +597,8 @@ class DeviceProver {
       done.record(stream);
     } else {
       if (!key.h_shifted.empty() && key.h_host.empty()) {
-        GpuMsmConfig shifted;
+        GpuMsmConfig shifted = msm_;
+        shifted.window_bits = 0;  // the table's
         shifted.shifted_windows = key.h_shift_rows;
         shifted.shifted_window_bits = key.h_shift_bits;
         msm_h = msm_device<Curve, G1>(ctx_, key.h_shifted.data(), h.data(), n, stream, shifted);
@@ -611,12 +610,7 @@ class DeviceProver {
       if (!overlap) done.record(stream);
     }
     done.synchronize();
-    if (check) {
-      std::uint64_t first = ~std::uint64_t(0);
-      for (std::size_t k = 0; k < chunk_rows.size(); ++k)
-        if (unsatisfied_row_[k] != 0xffffffffu) first = std::min<std::uint64_t>(first, chunk_rows[k] + std::uint64_t(unsatisfied_row_[k]));
-      if (first != ~std::uint64_t(0)) throw UnsatisfiedConstraint(static_cast<std::uint32_t>(first));
-    }
+    if (check) raise_unsatisfied(chunk_rows);
 
     // 6. Assembly: the CPU prover's own code (groth16_assemble).
     Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, wm.a, wm.b1, wm.b2, wm.c, msm_h, r, s);
@@ -656,6 +650,43 @@ class DeviceProver {
   }
 
  private:
+  // After the device work, the first unsatisfied row the SpMV launches
+  // starting at chunk_rows reported (unsatisfied_row_, one word each) as
+  // UnsatisfiedConstraint; nothing when all held.
+  void raise_unsatisfied(const std::vector<std::uint32_t>& chunk_rows) const {
+    std::uint64_t first = ~std::uint64_t(0);
+    for (std::size_t k = 0; k < chunk_rows.size(); ++k)
+      if (unsatisfied_row_[k] != 0xffffffffu)
+        first = std::min<std::uint64_t>(first, chunk_rows[k] + std::uint64_t(unsatisfied_row_[k]));
+    if (first != ~std::uint64_t(0)) throw UnsatisfiedConstraint(static_cast<std::uint32_t>(first));
+  }
+
+  // Stage 1: the witness and the key and PCE against each other (ProveError
+  // for a bad witness, std::invalid_argument for a key and PCE that do not
+  // match).
+  static void check_inputs(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce, std::span<const Fr> witness) {
+    const std::size_t n = key.domain_size;
+    if (witness.size() != key.num_vars)
+      throw ProveError("witness has " + std::to_string(witness.size()) + " values but the circuit has " +
+                       std::to_string(key.num_vars) + " signals");
+    if (!witness[0].is_one()) throw ProveError("witness[0] must be 1 (the constant signal)");
+    if (pce.num_rows() > n)
+      throw std::invalid_argument("PCE has " + std::to_string(pce.num_rows()) + " rows, more than the domain size " +
+                                  std::to_string(n));
+    if (pce.num_cols() != key.num_vars)
+      throw std::invalid_argument("PCE has " + std::to_string(pce.num_cols()) + " columns but the key has " +
+                                  std::to_string(key.num_vars) + " signals");
+    if (key.h_size() < n || key.a_size() != key.num_vars || key.b1_size() != key.num_vars ||
+        key.b2_size() != key.num_vars || key.c_size() != key.num_vars - key.num_public - 1)
+      throw std::invalid_argument("device proving key: query sizes do not match num_vars " +
+                                  std::to_string(key.num_vars) + ", num_public " + std::to_string(key.num_public) +
+                                  " and domain size " + std::to_string(n));
+    if (n > (std::size_t(1) << GpuNtt<Fr>::kMaxLogN))
+      throw std::invalid_argument("domain size " + std::to_string(n) + " exceeds the GPU NTT's 2^" +
+                                  std::to_string(GpuNtt<Fr>::kMaxLogN));
+
+  }
+
   // The SpMV of a PCE in host memory by DMA instead of the kernels' reads
   // over PCIe: rows in ranges whose slices of A, B (and C when checking)
   // fill one of `slots` transfer slots of the pipeline, copied on
@@ -823,16 +854,17 @@ class DeviceProver {
   // more, all but two copy. kCompactionStaging page-locked buffers of one
   // transfer slot, kept between proofs.
   static constexpr std::size_t kCompactionStaging = 3;
-  std::optional<HostCompaction<Fr>> host_compaction(const DeviceProvingKey<Curve>& key, std::span<const Fr> witness) {
+  std::optional<HostCompaction<Fr>> host_compaction(const DeviceProvingKey<Curve>& key, const MemoryPlan& plan,
+                                                     std::span<const Fr> witness) {
     const unsigned cores = static_cast<unsigned>(
         std::min<std::size_t>(std::max(std::thread::hardware_concurrency(), 1u), parallel_threads()));
     if (cores < 4) return std::nullopt;
-    const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(key.msm_chunk);
+    const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(plan.msm_chunk);
     HostCompaction<Fr> out;
     out.witness = witness;
     out.c_offset = key.num_public + 1;
-    out.share = key.host_compaction;
-    out.wait_for_cpu = key.host_compaction_wait;
+    out.share = plan.host_compaction;
+    out.wait_for_cpu = plan.host_compaction_wait;
     out.threads = std::min(cores - 2, 16u);
     try {
       for (std::size_t k = 0; k < kCompactionStaging; ++k) {
@@ -924,6 +956,7 @@ class DeviceProver {
 
   const DeviceContext& ctx_;
   GpuNtt<Fr> ntt_;
+  GpuMsmConfig msm_;
   std::size_t staging_chunk_;
   bool packed_spmv_ = true;
   PinnedBuffer<Fr> staging_[2];
@@ -944,13 +977,14 @@ class DeviceProver {
 // took it since the check) leaves the key as it was. Measured on the H200
 // (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
 // BLS12-381 G1, built in 2.8 s; that MSM 118.4 -> 103.5 ms, a partition of
-// 16M constraints 223.9 -> 211.7 ms.
+// 16M constraints 223.9 -> 211.7 ms. window_bits: the table's c (0: the
+// cost model's, as above; DeviceConfig::msm_window_bits otherwise).
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
-                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {
+                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0) {
   if (!key.h_host.empty() || key.h_points.size() < key.domain_size || key.domain_size == 0) return false;
   const std::size_t n = key.domain_size;
-  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n);
+  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n, window_bits);
   if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
   ctx.activate();
   if (device_memory_available() < layout.bytes + reserve_bytes) return false;

@@ -77,7 +77,7 @@ struct GpuMsmConfig {
     if (accumulate_min_blocks != 0 && accumulate_min_blocks != 3 && accumulate_min_blocks != 4)
       throw std::invalid_argument("GpuMsmConfig::accumulate_min_blocks must be 0, 3 or 4, got " +
                                   std::to_string(accumulate_min_blocks));
-    if (accumulate_waves == 0 || accumulate_waves > 64)
+    if (accumulate_waves == 0 || accumulate_waves > msm_kernels::kMaxAccumulateWaves)
       throw std::invalid_argument("GpuMsmConfig::accumulate_waves must be in [1, 64], got " +
                                   std::to_string(accumulate_waves));
     if (min_segment == 0 || record_segment < 4)
