@@ -141,36 +141,14 @@ Prover::~Prover() = default;
 std::unique_ptr<Prover> Prover::cpu() { return std::unique_ptr<Prover>(new Prover(make_cpu_engine())); }
 
 std::unique_ptr<Prover> Prover::cuda(int ordinal, std::size_t device_budget_bytes) {
-  return std::unique_ptr<Prover>(new Prover(make_cuda_engine(ordinal, device_budget_bytes)));
+  DeviceConfig config;
+  config.memory_budget = device_budget_bytes;
+  return cuda(ordinal, config);
 }
 
-std::size_t parse_device_budget(const std::string& text) {
-  if (text == "auto") return kAutoDeviceBudget;
-  if (text == "none") return 0;
-  const auto bad = [&] {
-    return std::invalid_argument("device memory budget '" + text +
-                                 "': expected auto, none, a number of bytes, or a number with GiB, MiB, GB or MB "
-                                 "(e.g. 24GiB)");
-  };
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  if (text.empty() || !(text[0] >= '0' && text[0] <= '9') || !(value >= 0)) throw bad();
-  const std::string unit = text.substr(used);
-  double scale = 0;
-  if (unit.empty()) scale = 1;
-  else if (unit == "GiB" || unit == "G") scale = double(std::size_t(1) << 30);
-  else if (unit == "MiB" || unit == "M") scale = double(std::size_t(1) << 20);
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "MB") scale = 1e6;
-  else throw bad();
-  const double bytes = value * scale;
-  if (bytes >= 1.8e19) throw bad();
-  return static_cast<std::size_t>(bytes);
+std::unique_ptr<Prover> Prover::cuda(int ordinal, const DeviceConfig& config) {
+  config.validate();
+  return std::unique_ptr<Prover>(new Prover(make_cuda_engine(ordinal, config)));
 }
 
 namespace {

@@ -19,7 +19,8 @@
 # Host sources: each binary's own .cc plus, transitively, the .cc beside
 # every header it includes ("cluster/job.h" -> cluster/job.cc) and the
 # header-less .cc files beside it that include it (prover/engine.h ->
-# prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda and
+# prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda
+# (those of kernels/cuda/instantiations.bzl's list generated into OUT/cu) and
 # tests/gpu is linked once into lib/libzkfarm_cuda.so, shared by all binaries.
 # A GPU host without zkfarm's other -dev packages (Cap'n Proto, hiredis) gets
 # them from ZKFARM_BUNDLE_DEPS, a folder made by tests/gpu/host_deps.sh.
@@ -65,10 +66,27 @@ nvcc_flags=("${nvcc_copts[@]}" -Xptxas -v -DZKFARM_HAS_CUDA=1 "${includes[@]}")
 cxx_common=("${bazel_copts[@]}" -fPIC -DZKFARM_HAS_CUDA=1 "${includes[@]}" "${host_includes[@]}" -isystem "$cuda/include"
   ${EXTRA_CXXFLAGS:-})
 
-# Sources. The CUDA files: every .cu of kernels/cuda and tests/gpu, the
-# slowest first (point kernels over Fq2 of BLS12-381, then other G2, then
-# other BLS12-381) so the longest jobs start at once.
-mapfile -t cuda_sources < <(ls kernels/cuda/*.cu tests/gpu/*.cu | awk '
+# The instantiation .cu files of kernels/cuda, generated from the list in
+# kernels/cuda/instantiations.bzl as Bazel's genrules write them, into
+# OUT/cu (a file is rewritten only when its text changes, so its object
+# stays cached).
+mkdir -p "$out/cu"
+python3 - "$out/cu" <<'EOF'
+import os, sys
+g = {}
+exec(open("kernels/cuda/instantiations.bzl").read(), g)
+for kind in g["CUDA_INSTANTIATION_KINDS"]:
+    for name, text in g["cuda_instantiation_files"](kind).items():
+        path = os.path.join(sys.argv[1], name)
+        if not os.path.exists(path) or open(path).read() != text:
+            with open(path, "w") as f:
+                f.write(text)
+EOF
+
+# Sources. The CUDA files: every .cu of kernels/cuda, OUT/cu and tests/gpu,
+# the slowest first (point kernels over Fq2 of BLS12-381, then other G2,
+# then other BLS12-381) so the longest jobs start at once.
+mapfile -t cuda_sources < <(ls kernels/cuda/*.cu "$out"/cu/*.cu tests/gpu/*.cu | awk '
   { rank = 4 } /bls12_381_g2_/ { rank = 0 } rank == 4 && /_g2_/ { rank = 1 }
   rank == 4 && /bls12_381_g1_/ { rank = 2 } rank == 4 && /_g1_|_g2/ { rank = 3 } { print rank, $0 }' |
   sort -k1,1n -k2 | cut -d' ' -f2)
