@@ -251,8 +251,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     fail(spec.id, JobErrorCode::kDeadlineExceeded, "deadline passed before the job started");
     return;
   }
-  job.public_bytes = std::size_t(circuit->num_public) *
-                     (circuit->curve == CurveId::kBn254 ? Bn254Fr::kBytes : Bls12381Fr::kBytes);
+  job.public_bytes = std::size_t(circuit->num_public) * scalar_field_bytes(circuit->curve);
   job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
   // Input partitions: the public inputs come from the input itself (the
   // circuit's public input map), so that a worker's report can only supply
@@ -301,8 +300,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
           for (std::size_t k = 0; k < values.size(); ++k) {
             if ((*public_map)[k] == std::nullopt) continue;
             std::uint8_t* out = job.public_inputs.data() + slot + k * n8;
-            if (circuit->curve == CurveId::kBn254) Bn254Fr::from_decimal(values[k]).to_le_bytes(out);
-            else Bls12381Fr::from_decimal(values[k]).to_le_bytes(out);
+            dispatch_curve(circuit->curve, [&](auto c) { decltype(c)::Fr::from_decimal(values[k]).to_le_bytes(out); });
           }
         } catch (const std::invalid_argument& e) {
           fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
