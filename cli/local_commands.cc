@@ -549,13 +549,8 @@ int run_encode_proof(const std::vector<std::string>& argv) {
       std::string text = read_text_file(pos[i]);
       if (snarkjs_json_curve(text, pos[i]) != CurveId::kBls12381)
         throw std::invalid_argument(pos[i] + ": the 192-byte encoding is for BLS12-381 proofs");
-      auto proof = proof_from_json<Bls12381>(text, pos[i]);
-      auto a = bls12_381::compress_g1(proof.a);
-      auto b = bls12_381::compress_g2(proof.b);
-      auto c = bls12_381::compress_g1(proof.c);
-      out.append(a.begin(), a.end());
-      out.append(b.begin(), b.end());
-      out.append(c.begin(), c.end());
+      const auto bytes = bls12_381::compress_proof(proof_from_json<Bls12381>(text, pos[i]));
+      out.append(bytes.begin(), bytes.end());
     }
     write_file_atomically(pos.back(), out);
     return 0;
@@ -575,8 +570,7 @@ int run_decode_proof(const std::vector<std::string>& argv) {
     args.expect_positional(2, kDecodeUsage);
     const auto& pos = args.positional();
     std::string bytes = read_file(pos[0]);
-    constexpr std::size_t kProofBytes =
-        2 * bls12_381::kG1CompressedBytes + bls12_381::kG2CompressedBytes;
+    constexpr std::size_t kProofBytes = bls12_381::kProofCompressedBytes;
     if (bytes.empty() || bytes.size() % kProofBytes != 0)
       throw std::invalid_argument(pos[0] + ": expected a multiple of 192 bytes, found " +
                                   std::to_string(bytes.size()));
@@ -584,9 +578,7 @@ int run_decode_proof(const std::vector<std::string>& argv) {
     for (std::size_t i = 0; i < bytes.size() / kProofBytes; ++i, p += kProofBytes) {
       Groth16Proof<Bls12381> proof;
       try {
-        proof.a = bls12_381::decompress_g1(std::span<const std::uint8_t>(p, 48));
-        proof.b = bls12_381::decompress_g2(std::span<const std::uint8_t>(p + 48, 96));
-        proof.c = bls12_381::decompress_g1(std::span<const std::uint8_t>(p + 144, 48));
+        proof = bls12_381::decompress_proof(std::span<const std::uint8_t>(p, kProofBytes));
       } catch (const std::exception& e) {
         throw std::invalid_argument(pos[0] + ": proof " + std::to_string(i) + ": " + e.what());
       }

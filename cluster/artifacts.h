@@ -36,6 +36,7 @@
 #include "formats/binfile.h"
 #include "formats/curve_id.h"
 #include "formats/wtns.h"
+#include "kernels/groth16_types.h"
 
 namespace zkfarm {
 
@@ -60,12 +61,11 @@ struct ArtifactFile {
   bool executable = false;  // a program (the witness generator): installed 0755
 };
 
-struct CircuitInfo {
+// A circuit's record: its key's sizes (num_vars, num_public, domain_size, as
+// the zkey's header states them) and where its files are.
+struct CircuitInfo : Groth16KeySizes {
   std::string id;  // sha256 of the zkey, hex
   CurveId curve = CurveId::kBn254;
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
   std::uint64_t zkey_bytes = 0;
   bool pce_has_c = false;         // PCE built from .r1cs: workers check constraints
   std::string zkey_path = "";     // relative to the store root

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "kernels/curves.h"
 #include "witgen/witness_generator.h"
 
 namespace zkfarm {
@@ -17,8 +18,7 @@ void input_public_inputs(const std::string& input_json, const std::vector<std::o
   const std::vector<std::string> values = witgen::public_input_values(input_json, map);
   for (std::size_t k = 0; k < values.size(); ++k) {
     if (map[k] == std::nullopt) continue;
-    if (curve == CurveId::kBn254) Bn254Fr::from_decimal(values[k]).to_le_bytes(out + k * n8);
-    else Bls12381Fr::from_decimal(values[k]).to_le_bytes(out + k * n8);
+    dispatch_curve(curve, [&](auto c) { decltype(c)::Fr::from_decimal(values[k]).to_le_bytes(out + k * n8); });
   }
 }
 
@@ -35,7 +35,7 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
   PreparedJob job;
   job.spec = spec;
   job.circuit = *circuit;
-  const std::size_t n8 = circuit->curve == CurveId::kBn254 ? Bn254Fr::kBytes : Bls12381Fr::kBytes;
+  const std::size_t n8 = scalar_field_bytes(circuit->curve);
   job.public_bytes = std::size_t(circuit->num_public) * n8;
   job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
   // Input partitions: the public inputs come from the input itself (the

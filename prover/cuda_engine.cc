@@ -231,8 +231,7 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       // (streams, events, pinned staging, the NTT tables) must be made on
       // this engine's device, or a --device 1 worker opens a context on GPU 0.
       state_->ctx->activate();
-      if (circuit.curve() == CurveId::kBn254) upload(static_cast<CircuitOf<Bn254>&>(circuit));
-      else upload(static_cast<CircuitOf<Bls12381>&>(circuit));
+      dispatch_curve(circuit.curve(), [&](auto curve) { upload(static_cast<CircuitOf<decltype(curve)>&>(circuit)); });
     });
   }
 

@@ -15,6 +15,7 @@
 #include "formats/r1cs.h"
 #include "formats/wtns.h"
 #include "formats/zkey.h"
+#include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/random.h"
@@ -26,13 +27,6 @@
 
 namespace zkfarm::prover {
 namespace {
-
-// Calls fn(Bn254{}) or fn(Bls12381{}).
-template <class Fn>
-auto with_curve(CurveId id, Fn&& fn) {
-  if (id == CurveId::kBn254) return fn(Bn254{});
-  return fn(Bls12381{});
-}
 
 // Deterministic field elements from a seed (ProveRequest::seed).
 template <class Fr>
@@ -176,9 +170,11 @@ DeviceMemoryPlan plan_for(const CircuitOf<Curve>& circuit, std::uint64_t budget)
 }  // namespace
 
 DeviceMemoryPlan plan_device_memory(const Circuit& circuit, std::uint64_t budget) {
-  if (const auto* c = dynamic_cast<const CircuitOf<Bn254>*>(&circuit)) return plan_for(*c, budget);
-  if (const auto* c = dynamic_cast<const CircuitOf<Bls12381>*>(&circuit)) return plan_for(*c, budget);
-  throw std::invalid_argument("plan_device_memory: not a circuit loaded by the prover service");
+  return dispatch_curve(circuit.curve(), [&](auto curve) {
+    const auto* loaded = dynamic_cast<const CircuitOf<decltype(curve)>*>(&circuit);
+    if (!loaded) throw std::invalid_argument("plan_device_memory: not a circuit loaded by the prover service");
+    return plan_for(*loaded, budget);
+  });
 }
 
 int Prover::cuda_device_count() { return cuda_engine_device_count(); }
@@ -199,7 +195,8 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
   std::shared_ptr<Circuit> circuit;
   try {
     auto zkey_file = FileBytes::map(source.zkey_path);
-    circuit = with_curve(zkey_curve(zkey_file), [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
+    circuit = dispatch_curve(zkey_curve(zkey_file),
+                             [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
@@ -273,7 +270,7 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
 std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,
                                                        const std::shared_ptr<const FileBytes>& witness) {
   try {
-    return with_curve(circuit.curve(), [&](auto curve) { return prepare_on<decltype(curve)>(circuit, witness); });
+    return dispatch_curve(circuit.curve(), [&](auto curve) { return prepare_on<decltype(curve)>(circuit, witness); });
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
@@ -298,7 +295,7 @@ Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, cons
   std::lock_guard<std::mutex> lock(prove_mutex_);
   if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
   try {
-    return with_curve(circuit.curve(), [&](auto curve) -> Proof {
+    return dispatch_curve(circuit.curve(), [&](auto curve) -> Proof {
       return prove_on<decltype(curve)>(circuit, witness, request, timings);
     });
   } catch (const Error&) {
