@@ -90,17 +90,13 @@ class HostPin {
   PinnedBuffer<std::uint8_t> copy_;
 };
 
+// The header (sizes and single points, kernels/groth16_types.h) stays on the
+// host, copied from the key; the queries are on the device.
 template <class Curve>
-struct DeviceProvingKey {
+struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
 
-  std::uint32_t num_vars = 0;     // witness length, including w[0] = 1
-  std::uint32_t num_public = 0;   // public signals, excluding w[0]
-  std::uint32_t domain_size = 0;  // power of two
-  // Host copies of the single points the proof needs.
-  G1Affine alpha1{}, beta1{}, delta1{};
-  G2Affine beta2{}, delta2{};
   // Device-resident queries (sizes as in Groth16ProvingKey).
   DeviceBuffer<G1Affine> a_points;   // num_vars
   DeviceBuffer<G1Affine> b1_points;  // num_vars
@@ -144,14 +140,7 @@ struct DeviceProvingKey {
   static DeviceProvingKey upload(const Groth16ProvingKey<Curve>& key, cudaStream_t stream,
                                  const MemoryPlan* plan = nullptr) {
     DeviceProvingKey k;
-    k.num_vars = key.num_vars;
-    k.num_public = key.num_public;
-    k.domain_size = key.domain_size;
-    k.alpha1 = key.alpha1;
-    k.beta1 = key.beta1;
-    k.delta1 = key.delta1;
-    k.beta2 = key.beta2;
-    k.delta2 = key.delta2;
+    k.header() = key.header();
     auto put = [stream](auto& buffer, auto span) {
       using T = typename std::remove_cvref_t<decltype(span)>::value_type;
       buffer = DeviceBuffer<T>(span.size(), stream);
