@@ -139,17 +139,17 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   const std::string& me = config_.coordinator_id;
   // Labels for the job counters; stay "none"/"unknown" until the job parses.
   std::string spec_circuit, spec_priority = "unknown";
-  auto fail = [&](const std::string& id, JobErrorCode code, const std::string& message) {
+  auto fail = [&](const std::string& id, ErrorCode code, const std::string& message) {
     ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
     JobStore::Finish f;
     f.state = kStateFailed;
-    f.error_code = job_error_name(code);
+    f.error_code = error_name(code);
     f.error = message;
     f.raw = raw;
     f.owner = me;
     f.ttl_seconds = config_.terminal_ttl_seconds;
     store.finish(id, f);
-    metrics_->jobs_failed(spec_circuit, spec_priority, job_error_name(code)).Increment();
+    metrics_->jobs_failed(spec_circuit, spec_priority, error_name(code)).Increment();
   };
   JobSpec spec;
   try {
@@ -169,7 +169,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     std::string detail;
     auto claim = store.claim(unparsed, me, &detail, digest);
     if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
-      fail(*id, JobErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
+      fail(*id, ErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
     else if (claim == JobStore::Claim::kTerminal)
       store.drop_processing(me, raw);  // this entry's job already ended
     else
@@ -186,7 +186,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
-  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), "submitted_at"});
+  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), JobStore::kSubmittedAt});
   std::string detail;
   const auto claim = store.claim(spec, me, &detail, digest);
   const double intake_time = unix_now();
@@ -221,8 +221,8 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                                 "duplicateId");
     return;
   }
-  if (redis.command({"HGET", keys_.job(spec.id), "cancel_requested"}).str == "1") {
-    const std::string cancelled(job_error_name(JobErrorCode::kCancelled));
+  if (redis.command({"HGET", keys_.job(spec.id), JobStore::kCancelRequested}).str == "1") {
+    const std::string cancelled(error_name(ErrorCode::kCancelled));
     JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", raw, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
@@ -238,17 +238,17 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   } catch (const RedisError&) {
     throw;
   } catch (const std::exception& e) {
-    fail(spec.id, JobErrorCode::kUnknownCircuit, e.what());
+    fail(spec.id, ErrorCode::kUnknownCircuit, e.what());
     return;
   }
   if (!circuit) {
-    fail(spec.id, JobErrorCode::kUnknownCircuit,
+    fail(spec.id, ErrorCode::kUnknownCircuit,
          "unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
     return;
   }
   job.circuit = *circuit;
   if (spec.deadline_unix && *spec.deadline_unix < unix_now()) {
-    fail(spec.id, JobErrorCode::kDeadlineExceeded, "deadline passed before the job started");
+    fail(spec.id, ErrorCode::kDeadlineExceeded, "deadline passed before the job started");
     return;
   }
   job.public_bytes = std::size_t(circuit->num_public) *
@@ -262,11 +262,11 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     try {
       public_map = witgen::parse_public_input_map(circuit->witgen_public_map);
     } catch (const std::invalid_argument& e) {
-      fail(spec.id, JobErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what());
+      fail(spec.id, ErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what());
       return;
     }
     if (public_map->size() != circuit->num_public) {
-      fail(spec.id, JobErrorCode::kUnknownCircuit,
+      fail(spec.id, ErrorCode::kUnknownCircuit,
            "circuit " + spec.circuit + ": record damaged: its public input map has " +
                std::to_string(public_map->size()) + " entries for " + std::to_string(circuit->num_public) +
                " public signals");
@@ -280,7 +280,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
       // The worker that proves it computes the witness, and reports its
       // public signals with the proof; until then they are zeros here.
       if (!circuit->has_witness_generator()) {
-        fail(spec.id, JobErrorCode::kInvalidJob,
+        fail(spec.id, ErrorCode::kInvalidJob,
              "partition " + std::to_string(i) + " carries an input but circuit " + spec.circuit +
                  " has no witness generator (register it with `zkfarm circuit add --witness-generator DIR`)");
         return;
@@ -288,7 +288,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
       try {
         witgen::check_input_values(spec.partitions[i].input_json, circuit->curve);
       } catch (const std::invalid_argument& e) {
-        fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
+        fail(spec.id, ErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
         return;
       }
       const std::size_t slot = job.public_inputs.size();
@@ -305,7 +305,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
             else Bls12381Fr::from_decimal(values[k]).to_le_bytes(out);
           }
         } catch (const std::invalid_argument& e) {
-          fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
+          fail(spec.id, ErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
           return;
         }
       }
@@ -315,31 +315,31 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     try {
       summary = summarize_job_witness(spec.partitions[i], &redis, witness_policy_, circuit->num_public);
     } catch (const WitnessUnavailable& e) {
-      fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
+      fail(spec.id, ErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
       return;
     } catch (const WitnessChecksum& e) {
-      fail(spec.id, JobErrorCode::kWitnessChecksum, "partition " + std::to_string(i) + ": " + e.what());
+      fail(spec.id, ErrorCode::kWitnessChecksum, "partition " + std::to_string(i) + ": " + e.what());
       return;
     } catch (const RedisError&) {
       throw;
     } catch (const std::exception& e) {
-      fail(spec.id, JobErrorCode::kBadWitness, where + ": " + e.what());
+      fail(spec.id, ErrorCode::kBadWitness, where + ": " + e.what());
       return;
     }
     if (summary.curve != circuit->curve) {
-      fail(spec.id, JobErrorCode::kWrongCurve,
+      fail(spec.id, ErrorCode::kWrongCurve,
            where + ": witness is for " + curve_display_name(summary.curve) + " but circuit " + spec.circuit +
                " is " + curve_display_name(circuit->curve));
       return;
     }
     if (summary.num_values != circuit->num_vars) {
-      fail(spec.id, JobErrorCode::kWitnessLength,
+      fail(spec.id, ErrorCode::kWitnessLength,
            where + ": witness has " + std::to_string(summary.num_values) + " values but the circuit has " +
                std::to_string(circuit->num_vars) + " signals");
       return;
     }
     if (summary.public_inputs.size() != job.public_bytes) {
-      fail(spec.id, JobErrorCode::kBadWitness,
+      fail(spec.id, ErrorCode::kBadWitness,
            where + ": public inputs take " + std::to_string(summary.public_inputs.size()) + " bytes, expected " +
                std::to_string(job.public_bytes));
       return;

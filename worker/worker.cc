@@ -14,8 +14,8 @@
 #include "cluster/groth16_glue.h"
 #include "cluster/log.h"
 #include "cluster/redis_client.h"
-#include "prover/wire_code.h"
 #include "schema/messages.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm {
 
@@ -285,44 +285,23 @@ void Worker::handle_frame(Session& session, const zmq::message_t& frame) {
     }
     case wire::Envelope::Body::HEARTBEAT: break;
     case wire::Envelope::Body::TASK: {
-      auto t = body.getTask();
+      auto spec = task_from_wire(body.getTask());
+      if (!spec) {
+        ZKLOG(kWarning) << "dropped a task with a witness of an unknown kind from coordinator "
+                        << session.coordinator_id;
+        break;
+      }
       QueuedTask task;
       task.session = session.index;
-      task.task_id = t.getTaskId();
-      task.job_id = t.getJobId().cStr();
-      task.circuit_id = t.getCircuitId().cStr();
-      task.partition = t.getPartitionIndex();
+      task.task_id = spec->task_id;
+      task.job_id = std::move(spec->job_id);
+      task.circuit_id = std::move(spec->circuit_id);
+      task.partition = spec->partition;
       task.received = Clock::now();
       task.cancelled = std::make_shared<std::atomic<bool>>(false);
-      auto w = t.getWitness();
-      switch (w.which()) {
-        case wire::WitnessRef::FILE:
-          task.witness.kind = WitnessRef::Kind::kFile;
-          task.witness.location = w.getFile().cStr();
-          break;
-        case wire::WitnessRef::REDIS_KEY:
-          task.witness.kind = WitnessRef::Kind::kRedis;
-          task.witness.location = w.getRedisKey().cStr();
-          break;
-        case wire::WitnessRef::INLINE: {
-          task.witness.kind = WitnessRef::Kind::kInline;
-          auto data = w.getInline();
-          task.witness.inline_bytes.assign(data.begin(), data.end());
-          break;
-        }
-        case wire::WitnessRef::INPUT:
-          task.witness.kind = WitnessRef::Kind::kInput;
-          task.witness.input_json = w.getInput().cStr();
-          task.witgen_sha256 = t.getWitnessGeneratorSha256().cStr();
-          task.witgen_dat_sha256 = t.getWitnessGeneratorDatSha256().cStr();
-          break;
-        case wire::WitnessRef::URL:
-          task.witness.kind = WitnessRef::Kind::kHttp;
-          task.witness.location = w.getUrl().cStr();
-          break;
-      }
-      task.witness.sha256 = w.getSha256().cStr();
-      task.witness.size = w.getSize();
+      task.witness = std::move(spec->witness);
+      task.witgen_sha256 = std::move(spec->witgen_sha256);
+      task.witgen_dat_sha256 = std::move(spec->witgen_dat_sha256);
       ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition
                    << " from coordinator " << session.coordinator_id;
       if (session.granted > 0) --session.granted;
@@ -366,13 +345,13 @@ std::pair<wire::ErrorCode, std::string> current_task_error() {
   try {
     throw;
   } catch (const prover::Error& e) {
-    return {prover::wire_code(e.kind()), e.what()};
+    return {to_wire(e.kind()), e.what()};
   } catch (const WitnessChecksum& e) {
-    return {wire::ErrorCode::WITNESS_CHECKSUM, e.what()};
+    return {to_wire(ErrorCode::kWitnessChecksum), e.what()};
   } catch (const std::bad_alloc&) {
-    return {wire::ErrorCode::OUT_OF_MEMORY, "out of memory"};
+    return {to_wire(ErrorCode::kOutOfMemory), "out of memory"};
   } catch (const std::exception& e) {
-    return {wire::ErrorCode::INTERNAL, e.what()};
+    return {to_wire(ErrorCode::kInternal), e.what()};
   }
 }
 
@@ -570,13 +549,13 @@ std::optional<Worker::Finished> Worker::generate_witness(QueuedTask& task, Redis
   } catch (const witgen::BadInput& e) {
     // The coordinator's message names the job and partition.
     metrics_->witgen_failures("badInput").Increment();
-    return task_error(task, wire::ErrorCode::BAD_INPUT, std::string("the input was refused: ") + e.what());
+    return task_error(task, to_wire(ErrorCode::kBadInput), std::string("the input was refused: ") + e.what());
   } catch (const prover::Error& e) {
-    metrics_->witgen_failures(prover::kind_name(e.kind())).Increment();
-    return task_error(task, prover::wire_code(e.kind()), e.what());
+    metrics_->witgen_failures(error_name(e.kind())).Increment();
+    return task_error(task, to_wire(e.kind()), e.what());
   } catch (const std::exception& e) {
     metrics_->witgen_failures("internal").Increment();
-    return task_error(task, wire::ErrorCode::INTERNAL, std::string("witness generator: ") + e.what());
+    return task_error(task, to_wire(ErrorCode::kInternal), std::string("witness generator: ") + e.what());
   }
 }
 

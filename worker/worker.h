@@ -15,8 +15,8 @@
 //     (CircuitCache), fetch the witness by reference (or take the one a
 //     witness generator computed), prove with the prover service
 //     (prover/prover.h, the CPU or one CUDA device), report per-stage
-//     timings. Failures are prover::Error kinds, mapped to wire codes by
-//     prover::wire_code() only;
+//     timings. Failures are prover::Error codes, mapped to wire codes by
+//     schema/wire_model.h (to_wire) only;
 //   * with --prefetch N > 0 (default 1), one preparer thread ahead of them:
 //     it takes the next task, makes sure its circuit is resident, fetches the
 //     witness and parses and checks it into the prover's memory
@@ -58,7 +58,7 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/defaults.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/mailbox.h"
 #include "monitoring/metrics/metrics.h"
 #include "schema/messages.h"

@@ -1,5 +1,5 @@
 // job_test.cc -- job JSON parsing and validation.
-#include "cluster/job.h"
+#include "schema/job.h"
 
 #include <gtest/gtest.h>
 
@@ -101,7 +101,7 @@ TEST(Job, InputPartitions) {
 
 // A number beyond a double made nlohmann throw out_of_range, not a
 // parse_error: it escaped parse_job as a foreign exception (found by
-// cluster/job_fuzz; the input is in its corpus).
+// schema/job_fuzz; the input is in its corpus).
 TEST(Job, NumberOverflowIsAJobError) {
   expect_error(job(R"("deadline":1e400,"partitions":["redis://k"])"), "not valid JSON");
   expect_error(job(R"("partitions":["redis://k"],"metadata":{"x":[-2e308]})"), "number overflow");

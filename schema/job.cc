@@ -1,9 +1,9 @@
 // job.cc -- see job.h.
-#include "cluster/job.h"
+#include "schema/job.h"
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/redact.h"
+#include "base/redact.h"
 
 #include <cctype>
 
@@ -105,6 +105,22 @@ JobScan scan_job(std::string_view text, bool enforce_depth) {
 }
 
 }  // namespace
+
+const char* priority_name(Priority p) {
+  switch (p) {
+    case Priority::kCritical: return "critical";
+    case Priority::kHigh: return "high";
+    case Priority::kNormal: return "normal";
+    case Priority::kLow: return "low";
+  }
+  return "normal";
+}
+
+std::optional<Priority> parse_priority(std::string_view name) {
+  for (Priority p : kAllPriorities)
+    if (name == priority_name(p)) return p;
+  return std::nullopt;
+}
 
 std::string WitnessRef::describe() const {
   switch (kind) {
