@@ -469,7 +469,10 @@ void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::s
   ++p.attempts;
   p.avoid.insert(worker_id);
   effects_.attempt_failed(job.scheduled, partition);
-  if (p.attempts >= config_.max_attempts) {
+  // A job may ask for fewer attempts than the farm allows, never more.
+  const std::uint32_t max_attempts =
+      std::min(config_.max_attempts, job.spec().max_attempts.value_or(config_.max_attempts));
+  if (p.attempts >= max_attempts) {
     // Refund faults for invalid proofs: with every attempt invalid we cannot
     // tell a bad witness from bad devices.
     for (const auto& w : p.invalid_by) refund_fault(w);

@@ -332,6 +332,34 @@ TEST_F(SchedulerTest, AWorkersOwnErrorsAreRetriedUpToMaxAttempts) {
   EXPECT_NE(end.message.find("failed 3 attempts; last error: xid 79"), std::string::npos) << end.message;
 }
 
+// A job's max_attempts counts when it is below --max-attempts; above it, the
+// flag's bound holds.
+TEST_F(SchedulerTest, AJobsMaxAttemptsIsBoundedByTheFlag) {
+  make(SchedulerConfig{3, 100, 0ms, 60s});
+  worker("a", 1);
+  auto with_max_attempts = [](ScheduledJob j, std::uint32_t max_attempts) {
+    auto spec = std::make_shared<JobSpec>(*j.spec);
+    spec->max_attempts = max_attempts;
+    j.spec = std::move(spec);
+    return j;
+  };
+  s().add_job(with_max_attempts(job("fewer", 1), 1));
+  s().add_job(with_max_attempts(job("more", 1), 10));
+  for (int i = 0; i < 10 && effects_.finished.size() < 2; ++i) {
+    s().dispatch();
+    ASSERT_FALSE(effects_.tasks.empty());
+    s().on_task_error("a", effects_.tasks.back().task_id, ErrorCode::kDeviceFault, "xid 79");
+    s().grant_credits("a", 1);
+  }
+  ASSERT_EQ(effects_.finished.count("fewer"), 1u);
+  ASSERT_EQ(effects_.finished.count("more"), 1u);
+  EXPECT_NE(effects_.finished.at("fewer").message.find("failed 1 attempts"), std::string::npos)
+      << effects_.finished.at("fewer").message;
+  EXPECT_NE(effects_.finished.at("more").message.find("failed 3 attempts"), std::string::npos)
+      << effects_.finished.at("more").message;
+  EXPECT_EQ(effects_.attempts.size(), 4u);  // 1 + 3
+}
+
 TEST_F(SchedulerTest, CancelledByTheWorkerIsRequeuedWithoutAnAttempt) {
   worker("a", 1);
   s().add_job(job("j", 1));

@@ -11,6 +11,9 @@
 //     "circuit": "<64 hex digits>",     sha256 of the circuit's zkey
 //     "priority": "normal",             critical | high | normal | low (default normal)
 //     "deadline": 1764500000.5,         optional, unix seconds; past it the job fails
+//     "max_attempts": 2,                optional, a positive integer: failed attempts of a
+//                                        partition before the job fails (the coordinator's
+//                                        --max-attempts bounds it: the smaller counts)
 //     "partitions": [                   1..kMaxPartitions entries, proved independently
 //       {"witness": "file:///shared/p0.wtns"},   a file every worker host can read
 //       {"witness": "redis://zkfarm:wtns:p1"},   a Redis string key (small witnesses)
@@ -111,6 +114,9 @@ struct JobSpec {
   std::string circuit;
   Priority priority = Priority::kNormal;
   std::optional<double> deadline_unix;  // seconds
+  // Failed attempts of one partition before the job fails; the coordinator
+  // uses min(this, its --max-attempts). nullopt: the flag's value.
+  std::optional<std::uint32_t> max_attempts;
   std::vector<WitnessRef> partitions;
   std::string metadata_json;            // "" when absent
 

@@ -43,6 +43,18 @@ TEST(Job, ParsesAllWitnessKinds) {
   EXPECT_EQ(again.partitions[0].location, "/data/p 0.wtns");
 }
 
+TEST(Job, MaxAttemptsIsAnOptionalPositiveInteger) {
+  EXPECT_EQ(parse_job(job(R"("partitions":["redis://k"])")).max_attempts, std::nullopt);
+  const JobSpec spec = parse_job(job(R"("max_attempts":2,"partitions":["redis://k"])"));
+  EXPECT_EQ(spec.max_attempts, 2u);
+  EXPECT_EQ(parse_job(spec.to_json()).max_attempts, 2u);  // kept in the canonical JSON
+  EXPECT_EQ(parse_job(job(R"("max_attempts":4294967295,"partitions":["redis://k"])")).max_attempts, 4294967295u);
+  for (const char* bad : {"0", "-1", "2.5", "2.0", "\"2\"", "null", "true", "4294967296"})
+    expect_error(job(std::string("\"max_attempts\":") + bad + R"(,"partitions":["redis://k"])"),
+                 std::string("max_attempts: expected a positive integer (failed attempts of a partition before the job "
+                             "fails), got ") + bad);
+}
+
 TEST(Job, HttpWitnessesKeepTheirUrlAndChecks) {
   const std::string sha(64, 'b');
   JobSpec spec = parse_job(job(R"("partitions":[{"witness":"https://bucket.example/p0.wtns?X-Sig=secret","sha256":")" +
