@@ -9,10 +9,9 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <thread>
+#include <string>
 
 #include "cluster/curve_keys.h"
 #include "cluster/daemon.h"
@@ -22,6 +21,7 @@
 #include "base/redact.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
+#include "worker/config.h"
 #include "worker/worker.h"
 
 int main(int argc, char** argv) {
@@ -30,49 +30,60 @@ int main(int argc, char** argv) {
   // reads them from a signalfd.
   block_termination_signals();
   const std::string host = host_name("");
+  // Every default below comes from WorkerConfig (config.h), where its reason is.
+  const WorkerConfig defaults;
+  const std::string auto_value(kAutoValue);
+  const auto count = [](auto value) { return std::to_string(value); };
+  const auto whole_seconds = [](auto duration) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(duration).count());
+  };
+  const auto millis = [](std::chrono::milliseconds duration) { return std::to_string(duration.count()); };
   Flags flags;
   flags.flag("cpu", "prove on the CPU")
       .value("device", "", "CUDA device ordinal to prove on (builds with CUDA)")
-      .value("id", "", "worker id (default <host>/cpu or <host>/gpu<N>)")
+      .value("id", defaults.worker_id, "worker id (default <host>/cpu or <host>/gpu<N>)")
       .list("coordinator",
             "coordinator endpoint (repeatable: the worker serves every coordinator of the farm, one session "
-            "each, one credit budget; default " + std::string(kDefaultCoordinatorEndpoint) + "; ZKFARM_COORDINATOR separates them with ',')",
+            "each, one credit budget; default " + defaults.coordinators.front() +
+                "; ZKFARM_COORDINATOR separates them with ',')",
             ',')
-      .value("redis", "", "Redis URL for redis:// witnesses")
-      .value("prefix", kDefaultKeyPrefix, "the farm's Redis key prefix: redis:// witnesses must name keys under it")
-      .value("artifacts", "",
+      .value("redis", defaults.redis_url, "Redis URL for redis:// witnesses")
+      .value("prefix", defaults.key_prefix, "the farm's Redis key prefix: redis:// witnesses must name keys under it")
+      .value("artifacts", defaults.artifacts,
              "artifact store: its directory, or the http(s):// URL that serves it (then --cache-dir and --redis "
              "are needed) (required)")
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
             "--artifacts)")
-      .value("cache-dir", "", "local cache for artifacts (default: read the store in place)")
-      .value("ca-file", "", "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
-      .value("slots", "1", "partitions proved at once")
-      .value("prefetch", "1",
+      .value("cache-dir", defaults.cache_dir, "local cache for artifacts (default: read the store in place)")
+      .value("ca-file", defaults.ca_file, "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
+      .value("slots", count(defaults.slots), "partitions proved at once")
+      .value("prefetch", count(defaults.prefetch),
              "witnesses fetched, parsed and checked ahead of the provers (on a GPU into page-locked memory), so "
              "the device goes from one proof to the next without waiting; credits on top of --slots; 0: none")
-      .value("max-resident", "4", "circuits kept loaded")
-      .value("witgen-workers", "auto",
+      .value("max-resident", count(defaults.max_resident), "circuits kept loaded")
+      .value("witgen-workers", auto_value,
              "witness generator runs at once for input partitions (credits on top of --slots); auto: the host's "
              "cores minus 2 with --device, 1 with --cpu (the CPU prover uses every core)")
-      .value("witgen-timeout-s", "300", "a witness generator run is killed after this long (and its input refused)")
-      .value("witgen-memory-mib", "16384", "address-space limit of a witness generator run")
-      .value("witgen-temp-dir", "",
+      .value("witgen-timeout-s", whole_seconds(defaults.witgen_limits.timeout),
+             "a witness generator run is killed after this long (and its input refused)")
+      .value("witgen-memory-mib", count(defaults.witgen_limits.memory_bytes >> 20),
+             "address-space limit of a witness generator run")
+      .value("witgen-temp-dir", defaults.witgen_temp_dir,
              "where each generator run gets its own directory (default: /dev/shm when writable, else $TMPDIR or "
              "/tmp): the witness is read back from there")
-      .value("device-memory-budget", "auto",
+      .value("device-memory-budget", auto_value,
              "device memory this worker uses at most, resident circuits included (bytes, or e.g. 24GiB, 80GB; "
              "auto: free memory at start minus 1 GiB; none: the whole device). Key points that do not fit are "
              "streamed from pinned host memory at every proof")
-      .value("drain-timeout-s", "60", "how long SIGTERM waits for held tasks")
-      .value("inject-fault", "", "TEST ONLY: corrupt-proof")
-      .value("prove-delay-ms", "0", "TEST ONLY: sleep before each proof")
-      .value("witgen-delay-ms", "0", "TEST ONLY: sleep before each witness generator run")
-      .value("curve-server-key", "", "CURVE: the coordinator's Z85 public key")
+      .value("drain-timeout-s", whole_seconds(defaults.drain_timeout), "how long SIGTERM waits for held tasks")
+      .value("inject-fault", defaults.inject_fault, "TEST ONLY: corrupt-proof")
+      .value("prove-delay-ms", millis(defaults.prove_delay), "TEST ONLY: sleep before each proof")
+      .value("witgen-delay-ms", millis(defaults.witgen_delay), "TEST ONLY: sleep before each witness generator run")
+      .value("curve-server-key", defaults.curve_server_key, "CURVE: the coordinator's Z85 public key")
       .value("curve-server-key-file", "", "CURVE: file with the coordinator's Z85 public key")
       .value("curve-secret-key-file", "", "CURVE: file with this worker's Z85 secret key")
-      .value("metrics-listen", "auto",
+      .value("metrics-listen", defaults.metrics_listen,
              "HOST:PORT serving Prometheus /metrics; auto: 0.0.0.0:<9470 + device ordinal>, "
              "--cpu 0.0.0.0:9469; \"\" disables; port 0 picks a free one")
       .flag("help", "print this help");
@@ -107,8 +118,7 @@ int main(int argc, char** argv) {
     config.worker_id = flags.get("id").empty()
                            ? host + (flags.get("device").empty() ? "/cpu" : "/gpu" + flags.get("device"))
                            : flags.get("id");
-    config.coordinators = flags.get_list("coordinator");
-    if (config.coordinators.empty()) config.coordinators = {kDefaultCoordinatorEndpoint};
+    if (!flags.get_list("coordinator").empty()) config.coordinators = flags.get_list("coordinator");
     for (std::size_t i = 0; i < config.coordinators.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (config.coordinators[i] == config.coordinators[j])
@@ -138,9 +148,8 @@ int main(int argc, char** argv) {
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
     config.prefetch = static_cast<std::uint32_t>(flags.get_int("prefetch", 0, 64));
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
-    if (flags.get("witgen-workers") == "auto") {
-      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      config.witgen_workers = flags.get("device").empty() ? 1 : std::max(1u, cores > 2 ? cores - 2 : 1u);
+    if (flags.get("witgen-workers") == kAutoValue) {
+      config.witgen_workers = default_witgen_workers(!flags.get("device").empty());
     } else {
       config.witgen_workers = static_cast<std::uint32_t>(flags.get_int("witgen-workers", 0, 1024));
     }
@@ -148,10 +157,6 @@ int main(int argc, char** argv) {
     config.witgen_limits.cpu_seconds = static_cast<std::uint64_t>(flags.get_int("witgen-timeout-s", 1, 86400));
     config.witgen_limits.memory_bytes = static_cast<std::uint64_t>(flags.get_int("witgen-memory-mib", 64, 1 << 24)) << 20;
     config.witgen_temp_dir = flags.get("witgen-temp-dir");
-    if (config.witgen_temp_dir.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      config.witgen_temp_dir = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
-    }
     config.drain_timeout = std::chrono::seconds(flags.get_int("drain-timeout-s", 0, 86400));
     config.inject_fault = flags.get("inject-fault");
     if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")
@@ -173,7 +178,7 @@ int main(int argc, char** argv) {
     }
     if (!config.redis_url.empty()) RedisUrl::parse(config.redis_url);  // fail fast on a bad URL
     config.metrics_listen = flags.get("metrics-listen");
-    if (config.metrics_listen == "auto")
+    if (config.metrics_listen == kAutoValue)
       config.metrics_listen =
           metrics::default_worker_bind_address(flags.get("device").empty() ? -1 : flags.get_int("device", 0, 1023));
     check_metrics_listen(config.metrics_listen);
