@@ -40,9 +40,9 @@
 #include "cluster/curve_keys.h"
 #include "cluster/defaults.h"
 #include "cluster/farm_api.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/job_result.h"
-#include "cluster/redact.h"
+#include "base/redact.h"
 #include "cluster/redis_client.h"
 #include "formats/binfile.h"
 

@@ -5,7 +5,7 @@
 // Each command takes its arguments (after the command name) and returns the
 // process exit code: 0 success; for verify 1 = invalid proof; 2 = error
 // (bad input, I/O); for prove 3 = the machine failed (out of memory, a device
-// fault; prover::exit_code()), with the message already printed on stderr.
+// fault; exit_code() in schema/error_code.h), with the message already printed on stderr.
 #pragma once
 
 #include <string>

@@ -14,7 +14,7 @@ int run_guarded(const char* command, const char* usage, const std::function<int(
     return body();
   } catch (const prover::Error& e) {
     std::fprintf(stderr, "zkfarm %s: %s\n", command, e.what());
-    return prover::exit_code(e.kind());
+    return exit_code(e.kind());  // schema/error_code.h
   } catch (const UsageError& e) {
     std::fprintf(stderr, "zkfarm %s: %s\n(usage: %s)\n", command, e.what(), usage);
   } catch (const std::exception& e) {

@@ -8,7 +8,7 @@ namespace zkfarm::cli {
 
 // Runs body and returns its exit code. An exception becomes one line on
 // stderr, "zkfarm COMMAND: what". A prover::Error exits with
-// prover::exit_code(kind) (2 bad input, 3 the machine failed); any other
+// exit_code(kind) (schema/error_code.h: 2 bad input, 3 the machine failed); any other
 // exception exits 2, and a UsageError adds the command's usage line. (The
 // farm commands wrap body so that their errors say what they are:
 // "invalid job: ...", "Redis: ...".)

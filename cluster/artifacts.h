@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "cluster/http_fetch.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "formats/binfile.h"

@@ -180,19 +180,19 @@ std::optional<JobStatus> status(const FarmOptions& options, const std::string& i
   for (std::size_t i = 0; i + 1 < a.size(); i += 2) {
     const std::string& k = a[i].as_string();
     const std::string& v = a[i + 1].as_string();
-    if (k == "state") s.state = v;
-    else if (k == "circuit") s.circuit = v;
-    else if (k == "priority") s.priority = v;
-    else if (k == "owner") s.owner = v;
-    else if (k == "error_code") s.error_code = v;
-    else if (k == "error") s.error = v;
-    else if (k == "partitions") s.partitions = to_u32(v);
-    else if (k == "proved") s.proved = to_u32(v);
-    else if (k == "attempts") s.attempts = to_u32(v);
-    else if (k == "waiting_for_witness") s.waiting_for_witness = to_u32(v);
-    else if (k == "submitted_at") s.submitted_at = to_double(v);
-    else if (k == "started_at") s.started_at = to_double(v);
-    else if (k == "finished_at") s.finished_at = to_double(v);
+    if (k == JobStore::kState) s.state = v;
+    else if (k == JobStore::kCircuit) s.circuit = v;
+    else if (k == JobStore::kPriority) s.priority = v;
+    else if (k == JobStore::kOwner) s.owner = v;
+    else if (k == JobStore::kErrorCode) s.error_code = v;
+    else if (k == JobStore::kError) s.error = v;
+    else if (k == JobStore::kPartitions) s.partitions = to_u32(v);
+    else if (k == JobStore::kProved) s.proved = to_u32(v);
+    else if (k == JobStore::kAttempts) s.attempts = to_u32(v);
+    else if (k == JobStore::kWaitingForWitness) s.waiting_for_witness = to_u32(v);
+    else if (k == JobStore::kSubmittedAt) s.submitted_at = to_double(v);
+    else if (k == JobStore::kStartedAt) s.started_at = to_double(v);
+    else if (k == JobStore::kFinishedAt) s.finished_at = to_double(v);
   }
   return s;
 }
@@ -252,16 +252,16 @@ std::vector<WorkerStatus> workers(const FarmOptions& options) {
     for (std::size_t i = 0; i + 1 < a.size(); i += 2) {
       const std::string& k = a[i].as_string();
       const std::string& v = a[i + 1].as_string();
-      if (k == "state") w.state = v;
-      else if (k == "host") w.host = v;
-      else if (k == "device") w.device = v;
-      else if (k == "device_uuid") w.device_uuid = v;
-      else if (k == "coordinator") w.coordinator = v;
-      else if (k == "loaded") w.loaded = v;
-      else if (k == "credits") w.credits = to_u32(v);
-      else if (k == "tasks") w.tasks = to_u32(v);
-      else if (k == "faults") w.faults = to_u32(v);
-      else if (k == "last_seen") w.last_seen = to_double(v);
+      if (k == WorkerRecord::kState) w.state = v;
+      else if (k == WorkerRecord::kHost) w.host = v;
+      else if (k == WorkerRecord::kDevice) w.device = v;
+      else if (k == WorkerRecord::kDeviceUuid) w.device_uuid = v;
+      else if (k == WorkerRecord::kCoordinator) w.coordinator = v;
+      else if (k == WorkerRecord::kLoaded) w.loaded = v;
+      else if (k == WorkerRecord::kCredits) w.credits = to_u32(v);
+      else if (k == WorkerRecord::kTasks) w.tasks = to_u32(v);
+      else if (k == WorkerRecord::kFaults) w.faults = to_u32(v);
+      else if (k == WorkerRecord::kLastSeen) w.last_seen = to_double(v);
     }
     for (const auto& q : quarantined.as_array()) w.quarantined = w.quarantined || q.as_string() == w.id;
     out.push_back(std::move(w));

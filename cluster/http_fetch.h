@@ -12,7 +12,7 @@
 // system CAs or --ca-file.
 //
 // A URL's query string may carry a signature: every HttpError message names
-// the URL through redact_url() (cluster/redact.h) only.
+// the URL through redact_url() (base/redact.h) only.
 //
 // Thread-safe: each call uses its own curl handle.
 #pragma once
@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/redact.h"
+#include "base/redact.h"
 
 namespace zkfarm {
 

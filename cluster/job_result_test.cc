@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "cluster/job_error.h"
 
 namespace zkfarm {
 namespace {
@@ -81,19 +80,6 @@ TEST(JobResultTest, MalformedResultsNameTheField) {
   j = to_json(sample());
   j["seconds"] = "soon";
   EXPECT_THROW(parse_job_result(j.dump()), ResultFormatError);
-}
-
-TEST(JobErrorTest, NamesRoundTripAndInputClaimsAreKnown) {
-  for (int i = 0; i <= static_cast<int>(JobErrorCode::kUnknown); ++i) {
-    const auto code = static_cast<JobErrorCode>(i);
-    EXPECT_EQ(parse_job_error(job_error_name(code)), code) << job_error_name(code);
-  }
-  EXPECT_FALSE(parse_job_error("nonsense"));
-  EXPECT_EQ(job_error_name(JobErrorCode::kInvalidProof), "invalidProof");
-  EXPECT_TRUE(claims_bad_input(JobErrorCode::kUnsatisfied));
-  EXPECT_TRUE(claims_bad_input(JobErrorCode::kBadWitness));
-  EXPECT_FALSE(claims_bad_input(JobErrorCode::kDeviceFault));
-  EXPECT_FALSE(claims_bad_input(JobErrorCode::kWitnessUnavailable));
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // job_store.cc -- see job_store.h. The Lua scripts are the contract: read
-// them first.
+// them first ($kName in a script is the job hash field JobStore::kName).
 #include "cluster/job_store.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <utility>
 
 #include "base/digest.h"
 #include "cluster/artifacts.h"
@@ -12,19 +15,61 @@
 namespace zkfarm {
 namespace {
 
+// The script `text` with every $kName replaced by JobStore::kName as a Lua
+// string: the scripts name job hash fields through the constants only.
+// Throws std::logic_error for a $kName that is not a field (a typo fails the
+// script's first use, in every test that runs it).
+std::string with_fields(std::string_view text) {
+  static const std::pair<std::string_view, const char*> kFields[] = {
+      {"kState", JobStore::kState},
+      {"kOwner", JobStore::kOwner},
+      {"kCircuit", JobStore::kCircuit},
+      {"kPriority", JobStore::kPriority},
+      {"kPartitions", JobStore::kPartitions},
+      {"kSpec", JobStore::kSpec},
+      {"kEntrySha256", JobStore::kEntrySha256},
+      {"kSubmittedAt", JobStore::kSubmittedAt},
+      {"kStartedAt", JobStore::kStartedAt},
+      {"kFinishedAt", JobStore::kFinishedAt},
+      {"kProved", JobStore::kProved},
+      {"kAttempts", JobStore::kAttempts},
+      {"kCancelRequested", JobStore::kCancelRequested},
+      {"kErrorCode", JobStore::kErrorCode},
+      {"kError", JobStore::kError},
+  };
+  std::string out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t dollar = text.find('$', pos);
+    out += text.substr(pos, dollar - pos);
+    if (dollar == std::string_view::npos) return out;
+    std::size_t end = dollar + 1;
+    while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string_view name = text.substr(dollar + 1, end - dollar - 1);
+    const char* field = nullptr;
+    for (const auto& [constant, value] : kFields)
+      if (constant == name) field = value;
+    if (!field) throw std::logic_error("job store script names an unknown field $" + std::string(name));
+    out += '\'';
+    out += field;
+    out += '\'';
+    pos = end;
+  }
+}
+
 // KEYS: the four priority queues (critical first), the processing list.
-const char kTakeNextScript[] = R"lua(
+const std::string kTakeNextScript = with_fields(R"lua(
 for i = 1, 4 do
   local item = redis.call('LMOVE', KEYS[i], KEYS[5], 'RIGHT', 'LEFT')
   if item then return item end
 end
 return false
-)lua";
+)lua");
 
 // KEYS: dead's lease, processing:<dead>, processing:<me>, cancels:<dead>,
 // cancels:<me>. ARGV: key prefix, dead, me. Job hashes are named from the
 // prefix and each job's id (standalone Redis only, like the rest).
-const char kTakeOverScript[] = R"lua(
+const std::string kTakeOverScript = with_fields(R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local moved = 0
 while true do
@@ -34,20 +79,20 @@ while true do
   local ok, job = pcall(cjson.decode, raw)
   if ok and type(job) == 'table' and type(job.id) == 'string' then
     local key = ARGV[1] .. 'job:' .. job.id
-    if redis.call('HGET', key, 'owner') == ARGV[2] then redis.call('HSET', key, 'owner', ARGV[3]) end
+    if redis.call('HGET', key, $kOwner) == ARGV[2] then redis.call('HSET', key, $kOwner, ARGV[3]) end
   end
 end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do redis.call('SADD', KEYS[5], id) end
 redis.call('DEL', KEYS[4])
 return moved
-)lua";
+)lua");
 
 // KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec,
 // entry digest ("": no check). Returns {"new"} | {"resume"} |
 // {"terminal", state} | {"elsewhere", owner} | {"duplicate", state}.
 // A record without entry_sha256 (written before it existed) matches any entry.
-const char kClaimScript[] = R"lua(
-local state, owner, digest = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner', 'entry_sha256'))
+const std::string kClaimScript = with_fields(R"lua(
+local state, owner, digest = unpack(redis.call('HMGET', KEYS[1], $kState, $kOwner, $kEntrySha256))
 if state and ARGV[7] ~= '' and digest and digest ~= ARGV[7] then
   return {'duplicate', state}
 end
@@ -58,30 +103,30 @@ if owner and owner ~= '' then
   if owner == ARGV[1] then return {'resume'} end
   return {'elsewhere', owner}
 end
-redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'started_at', ARGV[2],
-           'circuit', ARGV[3], 'priority', ARGV[4], 'partitions', ARGV[5], 'spec', ARGV[6],
-           'proved', '0', 'attempts', '0')
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'entry_sha256', ARGV[7]) end
-redis.call('HSETNX', KEYS[1], 'submitted_at', ARGV[2])
+redis.call('HSET', KEYS[1], $kState, 'running', $kOwner, ARGV[1], $kStartedAt, ARGV[2],
+           $kCircuit, ARGV[3], $kPriority, ARGV[4], $kPartitions, ARGV[5], $kSpec, ARGV[6],
+           $kProved, '0', $kAttempts, '0')
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], $kEntrySha256, ARGV[7]) end
+redis.call('HSETNX', KEYS[1], $kSubmittedAt, ARGV[2])
 return {'new'}
-)lua";
+)lua");
 
 // KEYS: processing, setaside list, intake attempts, job ("" for none), done,
 // events list. ARGV: raw, digest, set-aside entry, now, ttl, error, event,
 // channel, owner. Returns 1 when the job was failed.
-const char kSetAsideScript[] = R"lua(
+const std::string kSetAsideScript = with_fields(R"lua(
 redis.call('LREM', KEYS[1], 1, ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('LTRIM', KEYS[2], -1000, -1)
 if KEYS[4] == '' then return 0 end
-local state, owner, digest = unpack(redis.call('HMGET', KEYS[4], 'state', 'owner', 'entry_sha256'))
+local state, owner, digest = unpack(redis.call('HMGET', KEYS[4], $kState, $kOwner, $kEntrySha256))
 if state == 'done' or state == 'failed' or state == 'cancelled' then return 0 end
 if state and digest and digest ~= ARGV[2] then return 0 end
 if owner and owner ~= '' and owner ~= ARGV[9] then return 0 end
-redis.call('HSET', KEYS[4], 'state', 'failed', 'finished_at', ARGV[4], 'error_code', 'setAside',
-           'error', ARGV[6], 'entry_sha256', ARGV[2])
-redis.call('HSETNX', KEYS[4], 'submitted_at', ARGV[4])
+redis.call('HSET', KEYS[4], $kState, 'failed', $kFinishedAt, ARGV[4], $kErrorCode, 'setAside',
+           $kError, ARGV[6], $kEntrySha256, ARGV[2])
+redis.call('HSETNX', KEYS[4], $kSubmittedAt, ARGV[4])
 redis.call('RPUSH', KEYS[5], 'failed')
 redis.call('RPUSH', KEYS[6], ARGV[7])
 local ttl = tonumber(ARGV[5])
@@ -90,7 +135,7 @@ if ttl > 0 then
 end
 redis.call('PUBLISH', ARGV[8], ARGV[7])
 return 1
-)lua";
+)lua");
 
 // KEYS: job, processing, done, events list, result, proofs, recent:done,
 // recent:failed, stats:<this minute>.
@@ -98,18 +143,18 @@ return 1
 // Besides the job's own keys it records the job in the recent list of its
 // outcome and counts it (with its latency when done) in the minute's stats,
 // once: a repeated finish returns before.
-const char kFinishScript[] = R"lua(
-local cur = redis.call('HGET', KEYS[1], 'state')
+const std::string kFinishScript = with_fields(R"lua(
+local cur = redis.call('HGET', KEYS[1], $kState)
 if KEYS[2] ~= '' and ARGV[6] ~= '' then redis.call('LREM', KEYS[2], 1, ARGV[6]) end
 if cur == 'done' or cur == 'failed' or cur == 'cancelled' then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'finished_at', ARGV[4], 'error_code', ARGV[2],
-           'error', ARGV[3])
+redis.call('HSET', KEYS[1], $kState, ARGV[1], $kFinishedAt, ARGV[4], $kErrorCode, ARGV[2],
+           $kError, ARGV[3])
 local now = tonumber(ARGV[4])
 local recent = KEYS[8]
 if ARGV[1] == 'done' then
   recent = KEYS[7]
   redis.call('HINCRBY', KEYS[9], 'jobs_done', 1)
-  local submitted = tonumber(redis.call('HGET', KEYS[1], 'submitted_at') or '')
+  local submitted = tonumber(redis.call('HGET', KEYS[1], $kSubmittedAt) or '')
   if submitted then
     local latency = math.max(now - submitted, 0)
     redis.call('HINCRBYFLOAT', KEYS[9], 'latency_sum', latency)
@@ -134,34 +179,34 @@ if ttl > 0 then
 end
 redis.call('PUBLISH', ARGV[9], ARGV[8])
 return 1
-)lua";
+)lua");
 
 // KEYS: job, queue. ARGV: now, circuit, priority, partitions, json, digest.
 // Returns "" when queued, else the existing job's state.
-const char kSubmitScript[] = R"lua(
+const std::string kSubmitScript = with_fields(R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('HGET', KEYS[1], 'state') or 'unknown'
+  return redis.call('HGET', KEYS[1], $kState) or 'unknown'
 end
-redis.call('HSET', KEYS[1], 'state', 'queued', 'submitted_at', ARGV[1], 'circuit', ARGV[2],
-           'priority', ARGV[3], 'partitions', ARGV[4], 'entry_sha256', ARGV[6])
+redis.call('HSET', KEYS[1], $kState, 'queued', $kSubmittedAt, ARGV[1], $kCircuit, ARGV[2],
+           $kPriority, ARGV[3], $kPartitions, ARGV[4], $kEntrySha256, ARGV[6])
 redis.call('LPUSH', KEYS[2], ARGV[5])
 return ''
-)lua";
+)lua");
 
 // KEYS: job, done, events list, recent:failed.
 // ARGV: now, ttl, event, channel, cancels prefix, job key prefix.
-const char kCancelScript[] = R"lua(
-local state = redis.call('HGET', KEYS[1], 'state')
+const std::string kCancelScript = with_fields(R"lua(
+local state = redis.call('HGET', KEYS[1], $kState)
 if not state then return 'unknown' end
 if state == 'done' or state == 'failed' or state == 'cancelled' then return 'terminal:' .. state end
-local owner = redis.call('HGET', KEYS[1], 'owner')
+local owner = redis.call('HGET', KEYS[1], $kOwner)
 if owner and owner ~= '' then
-  redis.call('HSET', KEYS[1], 'cancel_requested', '1')
+  redis.call('HSET', KEYS[1], $kCancelRequested, '1')
   redis.call('SADD', ARGV[5] .. owner, string.sub(KEYS[1], string.len(ARGV[6]) + 1))
   return 'requested'
 end
-redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finished_at', ARGV[1], 'error_code', 'cancelled',
-           'error', 'cancelled before a coordinator took it')
+redis.call('HSET', KEYS[1], $kState, 'cancelled', $kFinishedAt, ARGV[1], $kErrorCode, 'cancelled',
+           $kError, 'cancelled before a coordinator took it')
 redis.call('RPUSH', KEYS[2], 'cancelled')
 redis.call('RPUSH', KEYS[3], ARGV[3])
 local ttl = tonumber(ARGV[2])
@@ -172,21 +217,21 @@ redis.call('ZADD', KEYS[4], tonumber(ARGV[1]), string.sub(KEYS[1], string.len(AR
 redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1001)
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 'cancelled'
-)lua";
+)lua");
 
 // KEYS: job, events list. ARGV: partition, proof json, event, channel, proofs
 // key, stats:<this minute> (counts the partition once).
-const char kStoreProofScript[] = R"lua(
+const std::string kStoreProofScript = with_fields(R"lua(
 local added = redis.call('HSET', ARGV[5], ARGV[1], ARGV[2])
 if added == 1 then
-  redis.call('HINCRBY', KEYS[1], 'proved', 1)
+  redis.call('HINCRBY', KEYS[1], $kProved, 1)
   redis.call('HINCRBY', ARGV[6], 'partitions', 1)
   redis.call('EXPIRE', ARGV[6], 7200)
 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return added
-)lua";
+)lua");
 
 std::string format_time(double t) {
   char buf[32];

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 
@@ -40,6 +40,27 @@ long long unix_minute(double unix_seconds);
 
 class JobStore {
  public:
+  // The fields of a job:<id> hash, spelled here only (cluster/README.md,
+  // "Redis layout", says what each holds). Readers (the status page, `zkfarm
+  // status`, the coordinator's HGET/HINCRBY) name them through these; the
+  // Lua scripts below are built from them.
+  static constexpr const char* kState = "state";                // queued | running | done | failed | cancelled
+  static constexpr const char* kOwner = "owner";                // the coordinator running it
+  static constexpr const char* kCircuit = "circuit";
+  static constexpr const char* kPriority = "priority";
+  static constexpr const char* kPartitions = "partitions";      // count
+  static constexpr const char* kSpec = "spec";                  // the canonical job JSON
+  static constexpr const char* kEntrySha256 = "entry_sha256";   // the queue entry it belongs to
+  static constexpr const char* kSubmittedAt = "submitted_at";   // unix seconds, 3 decimals
+  static constexpr const char* kStartedAt = "started_at";
+  static constexpr const char* kFinishedAt = "finished_at";
+  static constexpr const char* kProved = "proved";              // verified partitions
+  static constexpr const char* kAttempts = "attempts";          // failed attempts, all partitions
+  static constexpr const char* kWaitingForWitness = "waiting_for_witness";  // input partitions in witgen
+  static constexpr const char* kCancelRequested = "cancel_requested";       // "1" once asked
+  static constexpr const char* kErrorCode = "error_code";       // schema/error_code.h names
+  static constexpr const char* kError = "error";                // the message
+
   JobStore(RedisClient& redis, KeyLayout keys) : redis_(redis), keys_(std::move(keys)) {}
   const KeyLayout& keys() const { return keys_; }
   RedisClient& redis() { return redis_; }

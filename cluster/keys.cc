@@ -2,24 +2,9 @@
 #include "cluster/keys.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace zkfarm {
-
-const char* priority_name(Priority p) {
-  switch (p) {
-    case Priority::kCritical: return "critical";
-    case Priority::kHigh: return "high";
-    case Priority::kNormal: return "normal";
-    case Priority::kLow: return "low";
-  }
-  return "normal";
-}
-
-std::optional<Priority> parse_priority(std::string_view name) {
-  for (Priority p : kAllPriorities)
-    if (name == priority_name(p)) return p;
-  return std::nullopt;
-}
 
 KeyLayout::KeyLayout(std::string prefix) : prefix_(std::move(prefix)) {
   if (prefix_.empty()) throw std::invalid_argument("Redis key prefix must not be empty");

@@ -34,22 +34,13 @@
 //   <p>coordinators:seen       set    ids of every coordinator that ever started (status page)
 #pragma once
 
-#include <array>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "cluster/defaults.h"
+#include "schema/job.h"  // Priority
 
 namespace zkfarm {
-
-enum class Priority { kCritical = 0, kHigh = 1, kNormal = 2, kLow = 3 };
-inline constexpr std::array<Priority, 4> kAllPriorities = {Priority::kCritical, Priority::kHigh,
-                                                          Priority::kNormal, Priority::kLow};
-
-// "critical", "high", "normal", "low".
-const char* priority_name(Priority p);
-std::optional<Priority> parse_priority(std::string_view name);
 
 class KeyLayout {
  public:
@@ -92,6 +83,27 @@ class KeyLayout {
     return s;
   }
   std::string prefix_;
+};
+
+// The fields of a worker:<id> hash (written by the coordinator that holds
+// the worker's session, read by the status page and `zkfarm workers`),
+// spelled here only. The job hash's fields are JobStore's
+// (cluster/job_store.h).
+struct WorkerRecord {
+  static constexpr const char* kState = "state";              // alive | gone
+  static constexpr const char* kHost = "host";
+  static constexpr const char* kDevice = "device";
+  static constexpr const char* kDeviceUuid = "device_uuid";
+  static constexpr const char* kDeviceOrdinal = "device_ordinal";
+  static constexpr const char* kCoordinator = "coordinator";
+  static constexpr const char* kLastSeen = "last_seen";        // unix seconds
+  static constexpr const char* kCredits = "credits";
+  static constexpr const char* kTasks = "tasks";
+  static constexpr const char* kLoaded = "loaded";             // resident circuit ids, comma-separated
+  static constexpr const char* kQuarantined = "quarantined";   // "1" | "0"
+  static constexpr const char* kBusy = "busy";                 // fraction of the last minute proving
+  static constexpr const char* kFaults = "faults";
+  static constexpr const char* kProofs = "proofs";
 };
 
 // Job states stored in job:<id> "state".

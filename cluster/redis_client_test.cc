@@ -155,8 +155,8 @@ TEST(JobStore, OneIdOneJob) {
   std::string detail;
   EXPECT_EQ(store.claim(other, "c1", &detail, entry_digest(other.to_json())), JobStore::Claim::kDuplicate);
   EXPECT_EQ(detail, "queued");
-  EXPECT_EQ(redis.command({"HGET", "t:job:same", "state"}).as_string(), "queued");
-  EXPECT_EQ(redis.command({"HGET", "t:job:same", "priority"}).as_string(), "normal");
+  EXPECT_EQ(redis.command({"HGET", "t:job:same", JobStore::kState}).as_string(), "queued");
+  EXPECT_EQ(redis.command({"HGET", "t:job:same", JobStore::kPriority}).as_string(), "normal");
   const std::string digest = entry_digest(queued.to_json());
   EXPECT_EQ(store.claim(queued, "c1", &detail, digest), JobStore::Claim::kNew);
   EXPECT_EQ(store.claim(queued, "c1", &detail, digest), JobStore::Claim::kResume);
@@ -180,8 +180,8 @@ TEST(JobStore, SetAsideFailsTheEntrysJobOnly) {
   EXPECT_EQ(store.begin_intake("c1", digest), 1);
   EXPECT_EQ(store.begin_intake("c1", digest), 2);
   store.set_aside("c1", "entry-1", "j1", 2, "crashed twice", 100);
-  EXPECT_EQ(redis.command({"HGET", "t:job:j1", "state"}).as_string(), "failed");
-  EXPECT_EQ(redis.command({"HGET", "t:job:j1", "error_code"}).as_string(), "setAside");
+  EXPECT_EQ(redis.command({"HGET", "t:job:j1", JobStore::kState}).as_string(), "failed");
+  EXPECT_EQ(redis.command({"HGET", "t:job:j1", JobStore::kErrorCode}).as_string(), "setAside");
   EXPECT_EQ(redis.command({"LPOP", "t:done:j1"}).as_string(), "failed");
   EXPECT_EQ(redis.command({"HEXISTS", "t:intake:c1", digest}).as_integer(), 0);
   // Bytes that are not UTF-8 are kept (replaced), not an error.
@@ -196,7 +196,7 @@ TEST(JobStore, SetAsideFailsTheEntrysJobOnly) {
   ASSERT_TRUE(store.submit(spec));
   redis.command({"LPUSH", "t:processing:c1", "impostor"});
   store.set_aside("c1", "impostor", "j2", 3, "crashed", 100);
-  EXPECT_EQ(redis.command({"HGET", "t:job:j2", "state"}).as_string(), "queued");
+  EXPECT_EQ(redis.command({"HGET", "t:job:j2", JobStore::kState}).as_string(), "queued");
   EXPECT_EQ(redis.command({"LLEN", "t:setaside"}).as_integer(), 3);
 }
 

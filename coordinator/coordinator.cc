@@ -164,8 +164,9 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   // every job of the processing list again, also one this thread finished
   // after the intake had claimed it: a job that is terminal in Redis is
   // never started again (it would prove partitions twice).
-  const RedisReply fields = with_redis(
-      [&] { return redis_.command({"HMGET", keys_.job(prepared.spec.id), "state", "cancel_requested"}); });
+  const RedisReply fields = with_redis([&] {
+    return redis_.command({"HMGET", keys_.job(prepared.spec.id), JobStore::kState, JobStore::kCancelRequested});
+  });
   const RedisReply& state = fields.as_array().at(0);
   // A cancel whose request the tick took before this job reached the
   // scheduler would be lost: the flag in Redis says it was asked for.
@@ -178,29 +179,25 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   }
   auto shared = std::make_shared<const PreparedJob>(std::move(prepared));
   ScheduledJob job;
-  job.id = shared->spec.id;
-  job.circuit = shared->spec.circuit;
+  job.spec = std::shared_ptr<const JobSpec>(shared, &shared->spec);  // the prepared job's, not a copy
   job.curve = shared->circuit.curve;
-  job.priority = shared->spec.priority;
-  job.deadline_unix = shared->spec.deadline_unix;
-  job.partitions = static_cast<std::uint32_t>(shared->spec.partitions.size());
   job.submitted_at = shared->submitted_at;
   for (const auto& [index, text] : shared->stored_proofs) {
     try {
       job.proved[index] = parse_partition_result(text);
     } catch (const std::exception& e) {
-      ZKLOG(kWarning) << "job " << job.id << " partition " << index << ": stored proof unreadable (" << e.what()
+      ZKLOG(kWarning) << "job " << job.id() << " partition " << index << ": stored proof unreadable (" << e.what()
                       << "); proving it again";
     }
   }
   job.prepared = std::move(shared);
-  const std::string id = job.id;
+  const std::string id = job.id();
   if (!scheduler_.add_job(std::move(job))) {  // a recovery pass saw a job we already run
     --active_jobs_;
     held_bytes_ -= held;
     return;
   }
-  if (cancel_requested) scheduler_.end_job(id, JobErrorCode::kCancelled, "cancelled by request");
+  if (cancel_requested) scheduler_.end_job(id, ErrorCode::kCancelled, "cancelled by request");
 }
 
 void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result::Reader result) {
@@ -275,7 +272,7 @@ void Coordinator::tick() {
         {"SPOP", keys_.cancels(config_.coordinator_id), std::to_string(coordinator::kCancelsPerTick)});
   });
   for (const auto& c : cancels.as_array())
-    scheduler_.end_job(c.as_string(), JobErrorCode::kCancelled, "cancelled by request");
+    scheduler_.end_job(c.as_string(), ErrorCode::kCancelled, "cancelled by request");
   // Deadlines and stalled tasks.
   scheduler_.expire(unix_now(), Clock::now());
   sessions_->flush_warnings();
@@ -292,7 +289,7 @@ void Coordinator::send_cancel(const std::string& peer, std::uint64_t task_id, co
 
 void Coordinator::job_started(const ScheduledJob& job) {
   with_redis([&] {
-    jobs_store_.event(job.id, event_json(job.id, "started"));
+    jobs_store_.event(job.id(), event_json(job.id(), "started"));
     return 0;
   });
 }
@@ -302,38 +299,38 @@ void Coordinator::partition_proved(const ScheduledJob& job, const PartitionResul
   const std::string extra_text = extra.dump();
   const std::string entry = to_json(result).dump();
   with_redis([&] {
-    jobs_store_.store_proof(job.id, result.partition, entry,
-                            event_json(job.id, "partition_proved", extra_text.substr(1, extra_text.size() - 2)));
+    jobs_store_.store_proof(job.id(), result.partition, entry,
+                            event_json(job.id(), "partition_proved", extra_text.substr(1, extra_text.size() - 2)));
     return 0;
   });
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(result.worker), "proofs", "1"}); });
+  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(result.worker), WorkerRecord::kProofs, "1"}); });
 }
 
 void Coordinator::attempt_failed(const ScheduledJob& job, std::uint32_t) {
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.job(job.id), "attempts", "1"}); });
+  with_redis([&] { return redis_.command({"HINCRBY", keys_.job(job.id()), JobStore::kAttempts, "1"}); });
 }
 
 void Coordinator::witness_pending_changed(const ScheduledJob& job, std::uint32_t count) {
   with_redis([&] {
-    return redis_.command({"HSET", keys_.job(job.id), "waiting_for_witness", std::to_string(count)});
+    return redis_.command({"HSET", keys_.job(job.id()), JobStore::kWaitingForWitness, std::to_string(count)});
   });
 }
 
 void Coordinator::job_finished(const ScheduledJob& job, const JobEnd& end) {
   JobStore::Finish f{end.state,
-                     end.code ? std::string(job_error_name(*end.code)) : "",
+                     end.code ? std::string(error_name(*end.code)) : "",
                      end.message,
                      end.result ? to_json(*end.result).dump() : "",
                      job.prepared ? job.prepared->raw : "",
                      config_.coordinator_id,
                      config_.terminal_ttl_seconds};
-  with_redis([&] { return jobs_store_.finish(job.id, f); });
+  with_redis([&] { return jobs_store_.finish(job.id(), f); });
   --active_jobs_;
   if (job.prepared) held_bytes_ -= job.prepared->held_bytes;
 }
 
 void Coordinator::faults_changed(const std::string& worker_id, int delta) {
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(worker_id), "faults", std::to_string(delta)}); });
+  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(worker_id), WorkerRecord::kFaults, std::to_string(delta)}); });
 }
 
 void Coordinator::worker_quarantined(const std::string& worker_id) {

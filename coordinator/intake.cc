@@ -139,17 +139,17 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   const std::string& me = config_.coordinator_id;
   // Labels for the job counters; stay "none"/"unknown" until the job parses.
   std::string spec_circuit, spec_priority = "unknown";
-  auto fail = [&](const std::string& id, JobErrorCode code, const std::string& message) {
+  auto fail = [&](const std::string& id, ErrorCode code, const std::string& message) {
     ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
     JobStore::Finish f;
     f.state = kStateFailed;
-    f.error_code = job_error_name(code);
+    f.error_code = error_name(code);
     f.error = message;
     f.raw = raw;
     f.owner = me;
     f.ttl_seconds = config_.terminal_ttl_seconds;
     store.finish(id, f);
-    metrics_->jobs_failed(spec_circuit, spec_priority, job_error_name(code)).Increment();
+    metrics_->jobs_failed(spec_circuit, spec_priority, error_name(code)).Increment();
   };
   JobSpec spec;
   try {
@@ -169,7 +169,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     std::string detail;
     auto claim = store.claim(unparsed, me, &detail, digest);
     if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
-      fail(*id, JobErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
+      fail(*id, ErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
     else if (claim == JobStore::Claim::kTerminal)
       store.drop_processing(me, raw);  // this entry's job already ended
     else
@@ -186,7 +186,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
-  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), "submitted_at"});
+  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), JobStore::kSubmittedAt});
   std::string detail;
   const auto claim = store.claim(spec, me, &detail, digest);
   const double intake_time = unix_now();
@@ -221,8 +221,8 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                                 "duplicateId");
     return;
   }
-  if (redis.command({"HGET", keys_.job(spec.id), "cancel_requested"}).str == "1") {
-    const std::string cancelled(job_error_name(JobErrorCode::kCancelled));
+  if (redis.command({"HGET", keys_.job(spec.id), JobStore::kCancelRequested}).str == "1") {
+    const std::string cancelled(error_name(ErrorCode::kCancelled));
     JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", raw, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
@@ -234,7 +234,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   } catch (const RedisError&) {
     throw;
   } catch (const std::exception& e) {
-    fail(spec.id, JobErrorCode::kUnknownCircuit, e.what());
+    fail(spec.id, ErrorCode::kUnknownCircuit, e.what());
     return;
   }
   // Each witness is read only as far as its header and public inputs; the
@@ -243,13 +243,13 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     try {
       return read_witness_summary(ref, &redis, witness_policy_, num_public);
     } catch (const WitnessUnavailable& e) {
-      return JobCheckFailure{JobErrorCode::kWitnessUnavailable, e.what()};
+      return JobCheckFailure{ErrorCode::kWitnessUnavailable, e.what()};
     } catch (const WitnessChecksum& e) {
-      return JobCheckFailure{JobErrorCode::kWitnessChecksum, e.what()};
+      return JobCheckFailure{ErrorCode::kWitnessChecksum, e.what()};
     } catch (const RedisError&) {
       throw;
     } catch (const std::exception& e) {
-      return JobCheckFailure{JobErrorCode::kBadWitness, e.what()};
+      return JobCheckFailure{ErrorCode::kBadWitness, e.what()};
     }
   };
   auto checked = check_job(spec, circuit, unix_now(), read_witness);

@@ -33,13 +33,13 @@
 #include <string>
 
 #include "cluster/artifacts.h"
-#include "cluster/job_error.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "coordinator/config.h"
 #include "coordinator/prepared_job.h"
 #include "monitoring/metrics/metrics.h"
+#include "schema/error_code.h"
 
 namespace zkfarm {
 

@@ -28,10 +28,10 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
                                                       double now_unix, const WitnessReader& read_witness) {
   using Failure = JobCheckFailure;
   if (!circuit)
-    return Failure{JobErrorCode::kUnknownCircuit,
+    return Failure{ErrorCode::kUnknownCircuit,
                    "unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first"};
   if (spec.deadline_unix && *spec.deadline_unix < now_unix)
-    return Failure{JobErrorCode::kDeadlineExceeded, "deadline passed before the job started"};
+    return Failure{ErrorCode::kDeadlineExceeded, "deadline passed before the job started"};
   PreparedJob job;
   job.spec = spec;
   job.circuit = *circuit;
@@ -46,10 +46,10 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
     try {
       public_map = witgen::parse_public_input_map(circuit->witgen_public_map);
     } catch (const std::invalid_argument& e) {
-      return Failure{JobErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what()};
+      return Failure{ErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what()};
     }
     if (public_map->size() != circuit->num_public)
-      return Failure{JobErrorCode::kUnknownCircuit,
+      return Failure{ErrorCode::kUnknownCircuit,
                      "circuit " + spec.circuit + ": record damaged: its public input map has " +
                          std::to_string(public_map->size()) + " entries for " +
                          std::to_string(circuit->num_public) + " public signals"};
@@ -63,7 +63,7 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
       // The worker that proves it computes the witness, and reports its
       // public signals with the proof; until then they are zeros here.
       if (!circuit->has_witness_generator())
-        return Failure{JobErrorCode::kInvalidJob,
+        return Failure{ErrorCode::kInvalidJob,
                        partition + " carries an input but circuit " + spec.circuit +
                            " has no witness generator (register it with `zkfarm circuit add --witness-generator DIR`)"};
       const std::size_t slot = job.public_inputs.size();
@@ -72,28 +72,28 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
         witgen::check_input_values(ref.input_json, circuit->curve);
         if (public_map) input_public_inputs(ref.input_json, *public_map, circuit->curve, n8, &job.public_inputs[slot]);
       } catch (const std::invalid_argument& e) {
-        return Failure{JobErrorCode::kBadInput, partition + ": input " + e.what()};
+        return Failure{ErrorCode::kBadInput, partition + ": input " + e.what()};
       }
       continue;
     }
     WitnessRead read = read_witness(ref, circuit->num_public);
     if (auto* failure = std::get_if<Failure>(&read)) {
       // Unavailable or checksum reasons name the witness already.
-      const bool named = failure->code == JobErrorCode::kWitnessUnavailable ||
-                         failure->code == JobErrorCode::kWitnessChecksum;
+      const bool named = failure->code == ErrorCode::kWitnessUnavailable ||
+                         failure->code == ErrorCode::kWitnessChecksum;
       return Failure{failure->code, (named ? partition : where) + ": " + failure->message};
     }
     const WtnsSummary& summary = std::get<WtnsSummary>(read);
     if (summary.curve != circuit->curve)
-      return Failure{JobErrorCode::kWrongCurve, where + ": witness is for " + curve_display_name(summary.curve) +
+      return Failure{ErrorCode::kWrongCurve, where + ": witness is for " + curve_display_name(summary.curve) +
                                                     " but circuit " + spec.circuit + " is " +
                                                     curve_display_name(circuit->curve)};
     if (summary.num_values != circuit->num_vars)
-      return Failure{JobErrorCode::kWitnessLength,
+      return Failure{ErrorCode::kWitnessLength,
                      where + ": witness has " + std::to_string(summary.num_values) + " values but the circuit has " +
                          std::to_string(circuit->num_vars) + " signals"};
     if (summary.public_inputs.size() != job.public_bytes)
-      return Failure{JobErrorCode::kBadWitness, where + ": public inputs take " +
+      return Failure{ErrorCode::kBadWitness, where + ": public inputs take " +
                                                     std::to_string(summary.public_inputs.size()) +
                                                     " bytes, expected " + std::to_string(job.public_bytes)};
     job.public_inputs.insert(job.public_inputs.end(), summary.public_inputs.begin(), summary.public_inputs.end());

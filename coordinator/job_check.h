@@ -20,16 +20,16 @@
 #include <variant>
 
 #include "cluster/artifacts.h"
-#include "cluster/job.h"
-#include "cluster/job_error.h"
 #include "coordinator/prepared_job.h"
 #include "formats/wtns.h"
+#include "schema/error_code.h"
+#include "schema/job.h"
 
 namespace zkfarm {
 
 // Why a job cannot run: the code recorded in Redis and the message users see.
 struct JobCheckFailure {
-  JobErrorCode code = JobErrorCode::kInternal;
+  ErrorCode code = ErrorCode::kInternal;
   std::string message;
 };
 

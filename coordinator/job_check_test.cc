@@ -91,11 +91,11 @@ TEST(CheckJob, UnknownCircuitAndPassedDeadlineReadNoWitness) {
   Witnesses w;
   JobSpec spec = job_of({file_ref("/w/0.wtns")});
   JobCheckFailure f = failure_of(check_job(spec, std::nullopt, 1000, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kUnknownCircuit);
+  EXPECT_EQ(f.code, ErrorCode::kUnknownCircuit);
   EXPECT_EQ(f.message, "unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
   spec.deadline_unix = 999.5;
   f = failure_of(check_job(spec, bn254_circuit(), 1000, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(f.code, ErrorCode::kDeadlineExceeded);
   EXPECT_EQ(f.message, "deadline passed before the job started");
   EXPECT_TRUE(w.reads.empty());
   spec.deadline_unix = 1000.5;
@@ -112,34 +112,34 @@ TEST(CheckJob, WitnessMismatchesAreTypedAndNamePartitionAndWitness) {
   const CircuitInfo circuit = bn254_circuit();
   JobCheckFailure f =
       failure_of(check_job(job_of({file_ref("/w/good.wtns"), file_ref("/w/bls.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kWrongCurve);
+  EXPECT_EQ(f.code, ErrorCode::kWrongCurve);
   EXPECT_EQ(f.message, "partition 1 (file:///w/bls.wtns): witness is for BLS12-381 but circuit " + circuit.id +
                            " is BN254");
   f = failure_of(check_job(job_of({file_ref("/w/short.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kWitnessLength);
+  EXPECT_EQ(f.code, ErrorCode::kWitnessLength);
   EXPECT_EQ(f.message, "partition 0 (file:///w/short.wtns): witness has 6 values but the circuit has 7 signals");
   f = failure_of(check_job(job_of({file_ref("/w/few.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kBadWitness);
+  EXPECT_EQ(f.code, ErrorCode::kBadWitness);
   EXPECT_EQ(f.message, "partition 0 (file:///w/few.wtns): public inputs take 64 bytes, expected 96");
 }
 
 TEST(CheckJob, ReadFailuresKeepTheirCodeAndStopAtTheFirst) {
   Witnesses w;
   w.by_path["/w/good.wtns"] = summary_of(kNumVars, 1);
-  w.by_path["/w/gone.wtns"] = JobCheckFailure{JobErrorCode::kWitnessUnavailable, "witness file:///w/gone.wtns: gone"};
-  w.by_path["/w/sized.wtns"] = JobCheckFailure{JobErrorCode::kWitnessChecksum, "witness file:///w/sized.wtns: 9 bytes"};
-  w.by_path["/w/junk.wtns"] = JobCheckFailure{JobErrorCode::kBadWitness, "/w/junk.wtns: wrong magic"};
+  w.by_path["/w/gone.wtns"] = JobCheckFailure{ErrorCode::kWitnessUnavailable, "witness file:///w/gone.wtns: gone"};
+  w.by_path["/w/sized.wtns"] = JobCheckFailure{ErrorCode::kWitnessChecksum, "witness file:///w/sized.wtns: 9 bytes"};
+  w.by_path["/w/junk.wtns"] = JobCheckFailure{ErrorCode::kBadWitness, "/w/junk.wtns: wrong magic"};
   const CircuitInfo circuit = bn254_circuit();
   JobCheckFailure f = failure_of(check_job(
       job_of({file_ref("/w/good.wtns"), file_ref("/w/gone.wtns"), file_ref("/w/junk.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kWitnessUnavailable);
+  EXPECT_EQ(f.code, ErrorCode::kWitnessUnavailable);
   EXPECT_EQ(f.message, "partition 1: witness file:///w/gone.wtns: gone");
   EXPECT_EQ(w.reads, (std::vector<std::string>{"/w/good.wtns", "/w/gone.wtns"}));
   f = failure_of(check_job(job_of({file_ref("/w/sized.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kWitnessChecksum);
+  EXPECT_EQ(f.code, ErrorCode::kWitnessChecksum);
   EXPECT_EQ(f.message, "partition 0: witness file:///w/sized.wtns: 9 bytes");
   f = failure_of(check_job(job_of({file_ref("/w/junk.wtns")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kBadWitness);
+  EXPECT_EQ(f.code, ErrorCode::kBadWitness);
   EXPECT_EQ(f.message, "partition 0 (file:///w/junk.wtns): /w/junk.wtns: wrong magic");
 }
 
@@ -154,7 +154,7 @@ TEST(CheckJob, InputPartitions) {
   Witnesses w;
   CircuitInfo circuit = bn254_circuit();
   JobCheckFailure f = failure_of(check_job(job_of({input_ref(R"({"a":"3"})")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kInvalidJob);
+  EXPECT_EQ(f.code, ErrorCode::kInvalidJob);
   EXPECT_NE(f.message.find("partition 0 carries an input but circuit " + circuit.id + " has no witness generator"),
             std::string::npos)
       << f.message;
@@ -177,19 +177,19 @@ TEST(CheckJob, InputPartitions) {
   EXPECT_TRUE(w.reads.empty());
   // Values outside the field, a missing key: the input's fault.
   f = failure_of(check_job(job_of({input_ref(R"({"a":"-3","b":["1","2"]})")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kBadInput);
+  EXPECT_EQ(f.code, ErrorCode::kBadInput);
   EXPECT_EQ(f.message.rfind("partition 0: input ", 0), 0u) << f.message;
   f = failure_of(check_job(job_of({input_ref(R"({"a":"3"})")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kBadInput);
+  EXPECT_EQ(f.code, ErrorCode::kBadInput);
   // A damaged record.
   circuit.witgen_public_map = "[null]";
   f = failure_of(check_job(job_of({input_ref(R"({"a":"3"})")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kUnknownCircuit);
+  EXPECT_EQ(f.code, ErrorCode::kUnknownCircuit);
   EXPECT_EQ(f.message, "circuit " + circuit.id +
                            ": record damaged: its public input map has 1 entries for 3 public signals");
   circuit.witgen_public_map = "{";
   f = failure_of(check_job(job_of({input_ref(R"({"a":"3"})")}), circuit, 0, w.reader()));
-  EXPECT_EQ(f.code, JobErrorCode::kUnknownCircuit);
+  EXPECT_EQ(f.code, ErrorCode::kUnknownCircuit);
   EXPECT_EQ(f.message.rfind("circuit " + circuit.id + ": record damaged: ", 0), 0u) << f.message;
 }
 

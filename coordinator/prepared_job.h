@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 
 namespace zkfarm {
 

@@ -15,7 +15,7 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string label(JobErrorCode code) { return std::string(job_error_name(code)); }
+std::string label(ErrorCode code) { return std::string(error_name(code)); }
 
 }  // namespace
 
@@ -25,21 +25,21 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerEffects& effects, metrics:
 // ---------------------------------------------------------------------------
 // Jobs
 
-bool Scheduler::add_job(ScheduledJob spec) {
-  const std::string id = spec.id;
+bool Scheduler::add_job(ScheduledJob scheduled) {
+  const std::string id = scheduled.id();
   if (jobs_.count(id)) return false;
   Job job;
   job.seq = next_seq_++;
   job.started = unix_seconds();
-  job.partitions.resize(spec.partitions);
-  for (auto& [index, result] : spec.proved) {
+  job.partitions.resize(scheduled.spec->partitions.size());
+  for (auto& [index, result] : scheduled.proved) {
     if (index >= job.partitions.size()) continue;
     job.partitions[index].phase = Phase::kProved;
     job.partitions[index].result = std::move(result);
     ++job.proved;
   }
-  spec.proved.clear();
-  job.spec = std::move(spec);
+  scheduled.proved.clear();
+  job.scheduled = std::move(scheduled);
   const bool resumed = job.proved > 0;
   std::uint64_t rounds_ahead = 0;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i)
@@ -48,17 +48,17 @@ bool Scheduler::add_job(ScheduledJob spec) {
       if (resumed) metrics_.partitions_requeued("recovered").Increment();
     }
   ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
-               << job.spec.circuit.substr(0, 12) << ", priority " << priority_name(job.spec.priority)
+               << job.spec().circuit.substr(0, 12) << ", priority " << priority_name(job.spec().priority)
                << (job.proved ? ", " + std::to_string(job.proved) + " already proved" : "");
   seq_to_job_[job.seq] = id;
   const bool all = job.proved == job.partitions.size();
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
-  effects_.job_started(it->second.spec);
+  effects_.job_started(it->second.scheduled);
   if (all) complete_job(id);
   return true;
 }
 
-bool Scheduler::end_job(const std::string& id, JobErrorCode code, const std::string& message) {
+bool Scheduler::end_job(const std::string& id, ErrorCode code, const std::string& message) {
   if (!jobs_.count(id)) return false;
   fail_job(id, code, message);
   return true;
@@ -67,13 +67,13 @@ bool Scheduler::end_job(const std::string& id, JobErrorCode code, const std::str
 void Scheduler::expire(double unix_now, Clock::time_point now) {
   std::vector<std::string> expired;
   for (const auto& [id, job] : jobs_)
-    if (job.spec.deadline_unix && *job.spec.deadline_unix < unix_now) expired.push_back(id);
-  for (const auto& id : expired) fail_job(id, JobErrorCode::kDeadlineExceeded, "deadline exceeded");
+    if (job.spec().deadline_unix && *job.spec().deadline_unix < unix_now) expired.push_back(id);
+  for (const auto& id : expired) fail_job(id, ErrorCode::kDeadlineExceeded, "deadline exceeded");
   std::vector<std::uint64_t> stalled;
   for (const auto& [task_id, t] : tasks_) {
     auto j = jobs_.find(t.job_id);
     if (j == jobs_.end()) continue;
-    const auto limit = task_timeout(j->second.spec.circuit);
+    const auto limit = task_timeout(j->second.spec().circuit);
     if (limit && now - t.sent > *limit) stalled.push_back(task_id);
   }
   for (auto task_id : stalled) {
@@ -86,21 +86,21 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
     count_fault(task.worker_id, "task timed out");
     auto j = jobs_.find(task.job_id);
     if (j != jobs_.end())
-      partition_failed(j->second, task.partition, task.worker_id, JobErrorCode::kTaskTimeout,
+      partition_failed(j->second, task.partition, task.worker_id, ErrorCode::kTaskTimeout,
                        "worker " + task.worker_id + " did not finish within the task timeout");
   }
 }
 
-void Scheduler::fail_job(const std::string& job_id, JobErrorCode code, const std::string& message) {
+void Scheduler::fail_job(const std::string& job_id, ErrorCode code, const std::string& message) {
   auto j = jobs_.find(job_id);
   if (j == jobs_.end()) return;
   release_tasks(j->second);
-  const std::string state = code == JobErrorCode::kCancelled ? kStateCancelled : kStateFailed;
+  const std::string state = code == ErrorCode::kCancelled ? kStateCancelled : kStateFailed;
   ZKLOG(kWarning) << "job " << job_id << " " << state << ": " << message;
-  const ScheduledJob spec = std::move(j->second.spec);
+  const ScheduledJob ended = std::move(j->second.scheduled);
   jobs_.erase(j);
-  metrics_.jobs_failed(spec.circuit, priority_name(spec.priority), job_error_name(code)).Increment();
-  effects_.job_finished(spec, JobEnd{state, code, message, std::nullopt});
+  metrics_.jobs_failed(ended.spec->circuit, priority_name(ended.spec->priority), error_name(code)).Increment();
+  effects_.job_finished(ended, JobEnd{state, code, message, std::nullopt});
 }
 
 void Scheduler::complete_job(const std::string& job_id) {
@@ -110,21 +110,21 @@ void Scheduler::complete_job(const std::string& job_id) {
   std::vector<PartitionResult> partitions;
   partitions.reserve(job.partitions.size());
   for (auto& p : job.partitions) partitions.push_back(std::move(*p.result));
-  JobResult result = assemble_job_result(job_id, job.spec.circuit, job.spec.curve, unix_seconds() - job.started,
+  JobResult result = assemble_job_result(job_id, job.spec().circuit, job.scheduled.curve, unix_seconds() - job.started,
                                          std::move(partitions));
   release_tasks(job);
-  const ScheduledJob spec = std::move(job.spec);
+  const ScheduledJob ended = std::move(job.scheduled);
   const std::size_t count = job.partitions.size();
   jobs_.erase(j);
-  effects_.job_finished(spec, JobEnd{kStateDone, std::nullopt, "", std::move(result)});
+  effects_.job_finished(ended, JobEnd{kStateDone, std::nullopt, "", std::move(result)});
   ZKLOG(kInfo) << "job " << job_id << " done: " << count << " partitions verified";
-  const std::string priority = priority_name(spec.priority);
-  metrics_.jobs_completed(spec.circuit, priority).Increment();
-  metrics_.job_latency(spec.circuit, priority).Observe(std::max(0.0, unix_seconds() - spec.submitted_at));
+  const std::string priority = priority_name(ended.spec->priority);
+  metrics_.jobs_completed(ended.spec->circuit, priority).Increment();
+  metrics_.job_latency(ended.spec->circuit, priority).Observe(std::max(0.0, unix_seconds() - ended.submitted_at));
 }
 
 void Scheduler::release_tasks(Job& job) {
-  const std::string& id = job.spec.id;
+  const std::string& id = job.spec().id;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i) {
     Partition& p = job.partitions[i];
     if (p.phase == Phase::kPending) pending_.erase(p.pending_key);
@@ -141,8 +141,8 @@ void Scheduler::release_tasks(Job& job) {
 void Scheduler::make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead) {
   Partition& p = job.partitions[partition];
   p.pending_since = Clock::now();
-  const int priority = static_cast<int>(job.spec.priority);
-  const double deadline = job.spec.deadline_unix.value_or(std::numeric_limits<double>::infinity());
+  const int priority = static_cast<int>(job.spec().priority);
+  const double deadline = job.spec().deadline_unix.value_or(std::numeric_limits<double>::infinity());
   p.pending_key = {priority, deadline, current_round_[static_cast<std::size_t>(priority)] + rounds_ahead, job.seq,
                    partition};
   pending_.insert(p.pending_key);
@@ -249,7 +249,7 @@ void Scheduler::set_witness_pending(const std::string& peer, const std::set<std:
     if (!inserted && it->second == count) continue;
     if (inserted && count == 0) continue;
     it->second = count;
-    effects_.witness_pending_changed(j->second.spec, count);
+    effects_.witness_pending_changed(j->second.scheduled, count);
   }
 }
 
@@ -307,7 +307,7 @@ void Scheduler::dispatch() {
     }
     Job& job = job_it->second;
     Partition& p = job.partitions[partition];
-    const std::string& circuit = job.spec.circuit;
+    const std::string& circuit = job.spec().circuit;
     Worker* best = nullptr;
     bool any_capable_unavoided = false;
     auto score = [&](const Worker& w) {
@@ -315,7 +315,7 @@ void Scheduler::dispatch() {
     };
     bool any_checker = false;
     for (auto& [peer, w] : workers_) {
-      if (w.draining || w.quarantined || !w.curves.count(job.spec.curve)) continue;
+      if (w.draining || w.quarantined || !w.curves.count(job.scheduled.curve)) continue;
       if (!p.claims.empty() && !can_check_claims(p, w)) continue;
       any_checker = true;
       if (!p.avoid.count(w.worker_id)) any_capable_unavoided = true;
@@ -325,7 +325,7 @@ void Scheduler::dispatch() {
     // A worker that failed this partition gets it again only when no other
     // capable worker exists at all (a farm of one must still retry).
     if (!p.claims.empty() && !any_checker) {
-      unverifiable.push_back(job.spec.id);
+      unverifiable.push_back(job.spec().id);
       ++it;
       continue;
     }
@@ -335,16 +335,16 @@ void Scheduler::dispatch() {
     }
     const std::uint64_t task_id = next_task_id_++;
     if (p.pending_since != Clock::time_point{})
-      metrics_.partition_dispatch_wait(priority_name(job.spec.priority))
+      metrics_.partition_dispatch_wait(priority_name(job.spec().priority))
           .Observe(std::chrono::duration<double>(Clock::now() - p.pending_since).count());
-    effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.spec, partition, p.attempts});
+    effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.scheduled, partition, p.attempts});
     --best->credits;
     best->tasks.insert(task_id);
     best->loaded.insert(circuit);  // it will load it: prefer it for the rest of the job
-    tasks_[task_id] = Task{job.spec.id, partition, best->peer, best->worker_id, Clock::now()};
+    tasks_[task_id] = Task{job.spec().id, partition, best->peer, best->worker_id, Clock::now()};
     p.phase = Phase::kAssigned;
     p.task_id = task_id;
-    ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec.id << " partition " << partition << " -> "
+    ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec().id << " partition " << partition << " -> "
                   << best->worker_id;
     auto& current = current_round_[static_cast<std::size_t>(priority)];
     current = std::max(current, round);
@@ -374,20 +374,20 @@ bool Scheduler::can_check_claims(const Partition& p, const Worker& w) {
   return true;
 }
 
-void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, JobErrorCode code,
+void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, ErrorCode code,
                                    const std::string& message) {
   Partition& p = job.partitions[partition];
   const std::string key = workers_.count(task.peer) ? workers_.at(task.peer).curve_key : "";
   for (const auto& [worker_id, claim] : p.claims) {
     if (worker_id == task.worker_id || (!key.empty() && key == claim.curve_key)) continue;
     // A distinct second worker agrees: the input is bad.
-    fail_job(job.spec.id, code,
+    fail_job(job.spec().id, code,
              "partition " + std::to_string(partition) + ": " + message + " (confirmed by worker " + task.worker_id +
-                 " after worker " + worker_id + " reported " + std::string(job_error_name(claim.code)) + ")");
+                 " after worker " + worker_id + " reported " + std::string(error_name(claim.code)) + ")");
     return;
   }
-  ZKLOG(kWarning) << "job " << job.spec.id << " partition " << partition << ": worker " << task.worker_id
-                  << " says the input is bad (" << job_error_name(code)
+  ZKLOG(kWarning) << "job " << job.spec().id << " partition " << partition << ": worker " << task.worker_id
+                  << " says the input is bad (" << error_name(code)
                   << "); checking it on another worker before failing the job";
   p.claims[task.worker_id] = Claim{code, message, key};
   p.avoid.insert(task.worker_id);
@@ -408,13 +408,13 @@ std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std:
   Job& job = j->second;
   Partition& p = job.partitions[task.partition];
   p.phase = Phase::kVerifying;
-  metrics_.partitions_proved(job.spec.circuit).Increment();
+  metrics_.partitions_proved(job.spec().circuit).Increment();
   AcceptedResult accepted;
   accepted.job_id = task.job_id;
   accepted.partition = task.partition;
   accepted.worker_id = task.worker_id;
   accepted.attempt = p.attempts;
-  accepted.prepared = job.spec.prepared;
+  accepted.prepared = job.scheduled.prepared;
   accepted.received = Clock::now();
   accepted.worker_seconds = std::chrono::duration<double>(accepted.received - task.sent).count();
   if (p.pending_since != Clock::time_point{})
@@ -432,48 +432,51 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
     ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
                     << " is invalid: " << reason;
     p.invalid_by.insert(r.worker_id);
-    metrics_.partitions_invalid(job.spec.circuit, r.worker_id).Increment();
+    metrics_.partitions_invalid(job.spec().circuit, r.worker_id).Increment();
     count_fault(r.worker_id, "invalid proof");
     if (p.invalid_by.size() >= coordinator::kInvalidProofsToBlameWitness) {
       // Different devices agree: the witness, not the devices.
       for (const auto& w : p.invalid_by) refund_fault(w);
-      fail_job(r.job_id, JobErrorCode::kUnsatisfied,
+      fail_job(r.job_id, ErrorCode::kUnsatisfied,
                "partition " + std::to_string(r.partition) + ": proofs from " + std::to_string(p.invalid_by.size()) +
                    " different workers failed verification: the witness does not satisfy the circuit");
       return;
     }
-    partition_failed(job, r.partition, r.worker_id, JobErrorCode::kInvalidProof, "proof failed verification");
+    partition_failed(job, r.partition, r.worker_id, ErrorCode::kInvalidProof, "proof failed verification");
     return;
   }
   // Dispatch to verified result, the task timeout's measure.
-  double& slowest = slowest_task_[job.spec.circuit];
+  double& slowest = slowest_task_[job.spec().circuit];
   slowest = std::max(slowest, r.worker_seconds);
   for (const auto& [worker_id, claim] : p.claims)
     count_fault(worker_id, "said the input of job " + r.job_id + " partition " + std::to_string(r.partition) +
-                               " was bad (" + std::string(job_error_name(claim.code)) + "), but worker " +
+                               " was bad (" + std::string(error_name(claim.code)) + "), but worker " +
                                r.worker_id + " proved it");
   p.claims.clear();
   p.phase = Phase::kProved;
   p.result = std::move(result);
   ++job.proved;
-  metrics_.partitions_verified(job.spec.circuit).Increment();
-  effects_.partition_proved(job.spec, *p.result);
+  metrics_.partitions_verified(job.spec().circuit).Increment();
+  effects_.partition_proved(job.scheduled, *p.result);
   ZKLOG(kInfo) << "job " << r.job_id << " partition " << r.partition << " verified (" << job.proved << "/"
                << job.partitions.size() << ")";
   if (job.proved == job.partitions.size()) complete_job(r.job_id);
 }
 
-void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, JobErrorCode code,
+void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, ErrorCode code,
                                  const std::string& message) {
   Partition& p = job.partitions[partition];
   ++p.attempts;
   p.avoid.insert(worker_id);
-  effects_.attempt_failed(job.spec, partition);
-  if (p.attempts >= config_.max_attempts) {
+  effects_.attempt_failed(job.scheduled, partition);
+  // A job may ask for fewer attempts than the farm allows, never more.
+  const std::uint32_t max_attempts =
+      std::min(config_.max_attempts, job.spec().max_attempts.value_or(config_.max_attempts));
+  if (p.attempts >= max_attempts) {
     // Refund faults for invalid proofs: with every attempt invalid we cannot
     // tell a bad witness from bad devices.
     for (const auto& w : p.invalid_by) refund_fault(w);
-    fail_job(job.spec.id, code,
+    fail_job(job.spec().id, code,
              "partition " + std::to_string(partition) + " failed " + std::to_string(p.attempts) +
                  " attempts; last error: " + message);
     return;
@@ -481,10 +484,10 @@ void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::s
   p.phase = Phase::kPending;
   p.task_id = 0;
   make_pending(job, partition);
-  metrics_.partitions_retried(job.spec.circuit, label(code)).Increment();
+  metrics_.partitions_retried(job.spec().circuit, label(code)).Increment();
 }
 
-void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, JobErrorCode code,
+void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,
                               const std::string& message) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return;
@@ -494,13 +497,16 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Jo
   auto j = jobs_.find(task.job_id);
   if (j == jobs_.end()) return;
   ZKLOG(kWarning) << "job " << task.job_id << " partition " << task.partition << ": worker " << task.worker_id
-                  << " reported " << job_error_name(code) << ": " << message;
-  if (code == JobErrorCode::kCancelled) {
-    requeue(task.job_id, task.partition, "cancelled");
-    return;
-  }
+                  << " reported " << error_name(code) << ": " << message;
+  // The ErrorCode table (schema/error_code.h) decides: a claim that the
+  // input is bad, the worker's own failure (retried elsewhere), or neither
+  // (cancelled: requeued without counting an attempt).
   if (claims_bad_input(code)) {
     on_bad_input_claim(j->second, task.partition, task, code, message);
+    return;
+  }
+  if (!retried_elsewhere(code)) {
+    requeue(task.job_id, task.partition, error_name(code));
     return;
   }
   j->second.partitions[task.partition].phase = Phase::kAssigned;
@@ -516,7 +522,7 @@ void Scheduler::update_gauges() {
     const auto index = static_cast<std::size_t>(priority);
     return index < 4 ? index : 3;
   };
-  for (const auto& [id, job] : jobs_) ++active[slot(job.spec.priority)];
+  for (const auto& [id, job] : jobs_) ++active[slot(job.spec().priority)];
   for (const auto& key : pending_) ++pending[slot(static_cast<Priority>(std::get<0>(key)))];
   for (std::size_t i = 0; i < 4; ++i) {
     const std::string name = priority_name(static_cast<Priority>(i));
@@ -531,9 +537,9 @@ SchedulerSnapshot Scheduler::snapshot() const {
   for (const auto& [id, job] : jobs_) {
     SchedulerSnapshot::Job j;
     j.id = id;
-    j.circuit = job.spec.circuit;
-    j.priority = job.spec.priority;
-    j.deadline_unix = job.spec.deadline_unix;
+    j.circuit = job.spec().circuit;
+    j.priority = job.spec().priority;
+    j.deadline_unix = job.spec().deadline_unix;
     j.partitions = static_cast<std::uint32_t>(job.partitions.size());
     for (const auto& p : job.partitions) {
       switch (p.phase) {

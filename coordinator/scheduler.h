@@ -26,8 +26,8 @@
 // proofs from two different workers mean the witness is at fault: the job
 // fails as "unsatisfied" and the workers' faults are refunded. Errors a
 // worker reports are either its own (retry elsewhere, up to max_attempts)
-// or claims that the input is bad (claims_bad_input: bad witness, wrong
-// length, unsatisfied, wrong curve).
+// or claims that the input is bad (the ErrorCode table in
+// schema/error_code.h: claims_bad_input, retried_elsewhere).
 //
 // Claims that the input is bad: one worker's word does not fail a job (a
 // rogue could fail any job). The partition goes back to pending, without
@@ -66,12 +66,13 @@
 #include <tuple>
 #include <vector>
 
-#include "cluster/job_error.h"
 #include "cluster/job_result.h"
 #include "cluster/keys.h"
 #include "coordinator/constants.h"
 #include "formats/curve_id.h"
 #include "monitoring/metrics/metrics.h"
+#include "schema/error_code.h"
+#include "schema/job.h"
 
 namespace zkfarm {
 
@@ -86,16 +87,16 @@ struct SchedulerConfig {
   std::chrono::milliseconds task_timeout_floor = coordinator::kDefaultTaskTimeoutFloor;
 };
 
-// What the scheduler needs to know of a job.
+// What the scheduler needs to know of a job: the one JobSpec (shared with
+// the prepared job, not copied field by field) and what intake learned of it.
 struct ScheduledJob {
-  std::string id, circuit;
-  CurveId curve = CurveId::kBn254;
-  Priority priority = Priority::kNormal;
-  std::optional<double> deadline_unix;  // seconds
-  std::uint32_t partitions = 0;
+  std::shared_ptr<const JobSpec> spec;                // never null: id, circuit, priority, deadline, partitions
+  CurveId curve = CurveId::kBn254;                    // the circuit's
   double submitted_at = 0;                            // unix seconds (job latency)
   std::map<std::uint32_t, PartitionResult> proved;    // resumed: verified before a restart
   std::shared_ptr<const PreparedJob> prepared;        // handed back to the effects untouched
+
+  const std::string& id() const { return spec->id; }
 };
 
 // What the scheduler needs to know of a worker (from its Hello).
@@ -120,7 +121,7 @@ struct TaskOrder {
 // How a job ended.
 struct JobEnd {
   std::string state;                 // kStateDone | kStateFailed | kStateCancelled
-  std::optional<JobErrorCode> code;  // unless done
+  std::optional<ErrorCode> code;  // unless done
   std::string message;               // unless done
   std::optional<JobResult> result;   // when done
 };
@@ -188,7 +189,7 @@ class Scheduler {
   std::size_t job_count() const { return jobs_.size(); }
   // Ends a running job (cancels its tasks at the workers). Returns false if
   // it does not run here.
-  bool end_job(const std::string& id, JobErrorCode code, const std::string& message);
+  bool end_job(const std::string& id, ErrorCode code, const std::string& message);
   // Fails every job whose deadline is before unix_now, and treats every task
   // held longer than the task timeout at `now` as a fault of its worker.
   void expire(double unix_now, Clock::time_point now);
@@ -231,7 +232,7 @@ class Scheduler {
   void on_verified(const AcceptedResult& accepted, bool valid, const std::string& reason,
                    PartitionResult result);
   // A worker's TaskError for task_id (ignored unless it is that peer's task).
-  void on_task_error(const std::string& peer, std::uint64_t task_id, JobErrorCode code,
+  void on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,
                      const std::string& message);
 
   // Refreshes the gauges derived from this state (active jobs, pending and
@@ -248,7 +249,7 @@ class Scheduler {
   using PendingKey = std::tuple<int, double, std::uint64_t, std::uint64_t, std::uint32_t>;
   // A worker's claim that the partition's input is bad.
   struct Claim {
-    JobErrorCode code = JobErrorCode::kUnknown;
+    ErrorCode code = ErrorCode::kUnknown;
     std::string message, curve_key;
   };
   struct Partition {
@@ -263,7 +264,8 @@ class Scheduler {
     PendingKey pending_key{};               // while pending
   };
   struct Job {
-    ScheduledJob spec;
+    ScheduledJob scheduled;
+    const JobSpec& spec() const { return *scheduled.spec; }
     std::uint64_t seq = 0;
     std::vector<Partition> partitions;
     std::size_t proved = 0;
@@ -294,17 +296,17 @@ class Scheduler {
   // Puts an assigned partition back to pending without counting an attempt.
   void requeue(const std::string& job_id, std::uint32_t partition, std::string_view reason);
   // A failed attempt: retried elsewhere, or the job fails after max_attempts.
-  void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, JobErrorCode code,
+  void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, ErrorCode code,
                         const std::string& message);
   void count_fault(const std::string& worker_id, const std::string& why);
   // True if w can check the claims of p: it made none of them and, under
   // CURVE, shares no key with a claimant.
   static bool can_check_claims(const Partition& p, const Worker& w);
   // Records a bad-input claim; fails the job if it confirms an earlier one.
-  void on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, JobErrorCode code,
+  void on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, ErrorCode code,
                           const std::string& message);
   void refund_fault(const std::string& worker_id);
-  void fail_job(const std::string& job_id, JobErrorCode code, const std::string& message);
+  void fail_job(const std::string& job_id, ErrorCode code, const std::string& message);
   void complete_job(const std::string& job_id);
   // Cancels the job's tasks at their workers and forgets them.
   void release_tasks(Job& job);

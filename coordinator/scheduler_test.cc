@@ -32,19 +32,19 @@ struct SentTask {
 class Recorder : public SchedulerEffects {
  public:
   void send_task(const TaskOrder& o) override {
-    tasks.push_back({o.task_id, o.peer, o.worker_id, o.job->id, o.partition, o.attempt});
+    tasks.push_back({o.task_id, o.peer, o.worker_id, o.job->id(), o.partition, o.attempt});
   }
   void send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) override {
     cancels.push_back(peer + " " + std::to_string(task_id) + " " + job_id);
   }
-  void job_started(const ScheduledJob& job) override { started.push_back(job.id); }
+  void job_started(const ScheduledJob& job) override { started.push_back(job.id()); }
   void partition_proved(const ScheduledJob& job, const PartitionResult& r) override {
-    proved.push_back(job.id + " " + std::to_string(r.partition));
+    proved.push_back(job.id() + " " + std::to_string(r.partition));
   }
   void attempt_failed(const ScheduledJob& job, std::uint32_t partition) override {
-    attempts.push_back(job.id + " " + std::to_string(partition));
+    attempts.push_back(job.id() + " " + std::to_string(partition));
   }
-  void job_finished(const ScheduledJob& job, const JobEnd& end) override { finished[job.id] = end; }
+  void job_finished(const ScheduledJob& job, const JobEnd& end) override { finished[job.id()] = end; }
   void faults_changed(const std::string& worker_id, int delta) override { fault_deltas[worker_id] += delta; }
   void worker_quarantined(const std::string& worker_id) override { quarantined.push_back(worker_id); }
 
@@ -70,13 +70,15 @@ class SchedulerTest : public ::testing::Test {
   static ScheduledJob job(const std::string& id, std::uint32_t partitions, Priority priority = Priority::kNormal,
                           std::optional<double> deadline = std::nullopt, const std::string& circuit = kCircuitA,
                           CurveId curve = CurveId::kBn254) {
+    auto spec = std::make_shared<JobSpec>();
+    spec->id = id;
+    spec->circuit = circuit;
+    spec->priority = priority;
+    spec->deadline_unix = deadline;
+    spec->partitions.resize(partitions);  // the scheduler never looks at the witnesses
     ScheduledJob j;
-    j.id = id;
-    j.circuit = circuit;
+    j.spec = std::move(spec);
     j.curve = curve;
-    j.priority = priority;
-    j.deadline_unix = deadline;
-    j.partitions = partitions;
     j.submitted_at = now_unix();
     return j;
   }
@@ -297,7 +299,7 @@ TEST_F(SchedulerTest, InvalidProofsFromTwoWorkersBlameTheWitnessAndRefundTheFaul
   prove(effects_.tasks[1], false);
   const JobEnd& end = effects_.finished.at("j");
   EXPECT_EQ(end.state, kStateFailed);
-  EXPECT_EQ(end.code, JobErrorCode::kUnsatisfied);
+  EXPECT_EQ(end.code, ErrorCode::kUnsatisfied);
   EXPECT_EQ(effects_.fault_deltas["w-a"], 0);
   EXPECT_EQ(effects_.fault_deltas["w-b"], 0);
 }
@@ -306,7 +308,7 @@ TEST_F(SchedulerTest, AFarmOfOneStillRetriesOnTheSameWorker) {
   worker("a", 1);
   s().add_job(job("j", 1));
   s().dispatch();
-  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kOutOfMemory, "out of memory");
+  s().on_task_error("a", effects_.tasks[0].task_id, ErrorCode::kOutOfMemory, "out of memory");
   s().grant_credits("a", 1);
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 2u);
@@ -320,21 +322,49 @@ TEST_F(SchedulerTest, AWorkersOwnErrorsAreRetriedUpToMaxAttempts) {
   for (int i = 0; i < 3; ++i) {
     s().dispatch();
     ASSERT_EQ(effects_.tasks.size(), static_cast<std::size_t>(i + 1));
-    s().on_task_error("a", effects_.tasks.back().task_id, JobErrorCode::kDeviceFault, "xid 79");
+    s().on_task_error("a", effects_.tasks.back().task_id, ErrorCode::kDeviceFault, "xid 79");
     s().grant_credits("a", 1);
   }
   EXPECT_EQ(effects_.attempts.size(), 3u);
   const JobEnd& end = effects_.finished.at("j");
   EXPECT_EQ(end.state, kStateFailed);
-  EXPECT_EQ(end.code, JobErrorCode::kDeviceFault);
+  EXPECT_EQ(end.code, ErrorCode::kDeviceFault);
   EXPECT_NE(end.message.find("failed 3 attempts; last error: xid 79"), std::string::npos) << end.message;
+}
+
+// A job's max_attempts counts when it is below --max-attempts; above it, the
+// flag's bound holds.
+TEST_F(SchedulerTest, AJobsMaxAttemptsIsBoundedByTheFlag) {
+  make(SchedulerConfig{3, 100, 0ms, 60s});
+  worker("a", 1);
+  auto with_max_attempts = [](ScheduledJob j, std::uint32_t max_attempts) {
+    auto spec = std::make_shared<JobSpec>(*j.spec);
+    spec->max_attempts = max_attempts;
+    j.spec = std::move(spec);
+    return j;
+  };
+  s().add_job(with_max_attempts(job("fewer", 1), 1));
+  s().add_job(with_max_attempts(job("more", 1), 10));
+  for (int i = 0; i < 10 && effects_.finished.size() < 2; ++i) {
+    s().dispatch();
+    ASSERT_FALSE(effects_.tasks.empty());
+    s().on_task_error("a", effects_.tasks.back().task_id, ErrorCode::kDeviceFault, "xid 79");
+    s().grant_credits("a", 1);
+  }
+  ASSERT_EQ(effects_.finished.count("fewer"), 1u);
+  ASSERT_EQ(effects_.finished.count("more"), 1u);
+  EXPECT_NE(effects_.finished.at("fewer").message.find("failed 1 attempts"), std::string::npos)
+      << effects_.finished.at("fewer").message;
+  EXPECT_NE(effects_.finished.at("more").message.find("failed 3 attempts"), std::string::npos)
+      << effects_.finished.at("more").message;
+  EXPECT_EQ(effects_.attempts.size(), 4u);  // 1 + 3
 }
 
 TEST_F(SchedulerTest, CancelledByTheWorkerIsRequeuedWithoutAnAttempt) {
   worker("a", 1);
   s().add_job(job("j", 1));
   s().dispatch();
-  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kCancelled, "cancelled");
+  s().on_task_error("a", effects_.tasks[0].task_id, ErrorCode::kCancelled, "cancelled");
   s().grant_credits("a", 1);
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 2u);
@@ -406,7 +436,7 @@ TEST_F(SchedulerTest, APassedDeadlineFailsTheJobAndCancelsItsTasks) {
   EXPECT_FALSE(effects_.finished.count("j"));
   s().expire(deadline + 1, Clock::now());
   ASSERT_TRUE(effects_.finished.count("j"));
-  EXPECT_EQ(effects_.finished.at("j").code, JobErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(effects_.finished.at("j").code, ErrorCode::kDeadlineExceeded);
   EXPECT_EQ(effects_.cancels.size(), 1u);
   EXPECT_EQ(s().job_count(), 0u);
 }
@@ -415,10 +445,10 @@ TEST_F(SchedulerTest, EndJobCancelsTasksAndEndsCancelled) {
   worker("a", 2);
   s().add_job(job("j", 3));
   s().dispatch();
-  EXPECT_TRUE(s().end_job("j", JobErrorCode::kCancelled, "cancelled by request"));
+  EXPECT_TRUE(s().end_job("j", ErrorCode::kCancelled, "cancelled by request"));
   EXPECT_EQ(effects_.cancels.size(), 2u);
   EXPECT_EQ(effects_.finished.at("j").state, kStateCancelled);
-  EXPECT_FALSE(s().end_job("j", JobErrorCode::kCancelled, "again"));
+  EXPECT_FALSE(s().end_job("j", ErrorCode::kCancelled, "again"));
   // Pending partitions of the ended job are never dispatched.
   s().grant_credits("a", 5);
   const std::size_t before = effects_.tasks.size();
@@ -484,7 +514,7 @@ TEST_F(SchedulerTest, ABadInputClaimGoesToASecondWorkerAndADisprovedOneIsAFault)
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 1u);
   ASSERT_EQ(effects_.tasks[0].peer, "liar");
-  s().on_task_error("liar", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "constraint 3 fails");
+  s().on_task_error("liar", effects_.tasks[0].task_id, ErrorCode::kUnsatisfied, "constraint 3 fails");
   EXPECT_FALSE(effects_.finished.count("j")) << "one worker's word failed the job";
   EXPECT_TRUE(effects_.attempts.empty());
   s().grant_credits("liar", 1);
@@ -503,15 +533,15 @@ TEST_F(SchedulerTest, ABadInputClaimConfirmedByADistinctWorkerFailsTheJob) {
   s().add_job(job("j", 1));
   s().dispatch();
   const SentTask first = effects_.tasks[0];
-  s().on_task_error(first.peer, first.task_id, JobErrorCode::kBadWitness, "not a wtns file");
+  s().on_task_error(first.peer, first.task_id, ErrorCode::kBadWitness, "not a wtns file");
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 2u);
   EXPECT_NE(effects_.tasks[1].peer, first.peer);
-  s().on_task_error(effects_.tasks[1].peer, effects_.tasks[1].task_id, JobErrorCode::kWitnessLength,
+  s().on_task_error(effects_.tasks[1].peer, effects_.tasks[1].task_id, ErrorCode::kWitnessLength,
                     "witness has 3 values");
   const JobEnd& end = effects_.finished.at("j");
   EXPECT_EQ(end.state, kStateFailed);
-  EXPECT_EQ(end.code, JobErrorCode::kWitnessLength);  // the confirming worker's code and message
+  EXPECT_EQ(end.code, ErrorCode::kWitnessLength);  // the confirming worker's code and message
   EXPECT_NE(end.message.find("partition 0: witness has 3 values (confirmed by worker"), std::string::npos)
       << end.message;
   EXPECT_TRUE(effects_.fault_deltas.empty());
@@ -526,7 +556,7 @@ TEST_F(SchedulerTest, AWorkerWithTheClaimantsCurveKeyCannotConfirmIt) {
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 1u);
   ASSERT_EQ(effects_.tasks[0].peer, "a");
-  s().on_task_error("a", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "lie");
+  s().on_task_error("a", effects_.tasks[0].task_id, ErrorCode::kUnsatisfied, "lie");
   s().dispatch();
   EXPECT_EQ(effects_.tasks.size(), 1u) << "sent to the claimant's twin " << effects_.tasks.back().peer;
   s().grant_credits("b", 1);
@@ -539,11 +569,11 @@ TEST_F(SchedulerTest, ABadInputClaimNobodyCanCheckFailsTheJob) {
   worker("only", 1);
   s().add_job(job("j", 1));
   s().dispatch();
-  s().on_task_error("only", effects_.tasks[0].task_id, JobErrorCode::kUnsatisfied, "constraint 3 fails");
+  s().on_task_error("only", effects_.tasks[0].task_id, ErrorCode::kUnsatisfied, "constraint 3 fails");
   s().grant_credits("only", 1);
   s().dispatch();
   const JobEnd& end = effects_.finished.at("j");
-  EXPECT_EQ(end.code, JobErrorCode::kUnsatisfied);
+  EXPECT_EQ(end.code, ErrorCode::kUnsatisfied);
   EXPECT_NE(end.message.find("no other worker connected to confirm it"), std::string::npos) << end.message;
   EXPECT_EQ(effects_.tasks.size(), 1u);
 }

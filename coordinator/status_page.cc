@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cluster/job.h"
 #include "cluster/job_store.h"
 #include "coordinator/status_assets.h"
+#include "schema/job.h"
 
 namespace zkfarm {
 namespace {
@@ -218,7 +218,7 @@ json StatusPage::jobs() {
   for (auto& entry : queued)
     for (auto& job : entry["jobs"])
       if (job["id"].is_string() && is_valid_job_id(job["id"].get<std::string>())) {
-        commands.push_back({"HGET", keys_.job(job["id"].get<std::string>()), "submitted_at"});
+        commands.push_back({"HGET", keys_.job(job["id"].get<std::string>()), JobStore::kSubmittedAt});
         targets.push_back(&job);
       }
   replies = batch(redis_, commands);
@@ -245,9 +245,10 @@ json StatusPage::jobs() {
     }
   }
   out["coordinators"] = std::move(coordinator_list);
-  static const std::vector<std::string> kRunningFields = {"state", "owner", "circuit", "priority", "partitions",
-                                                          "proved", "started_at", "submitted_at", "attempts",
-                                                          "cancel_requested"};
+  static const std::vector<std::string> kRunningFields = {
+      JobStore::kState,     JobStore::kOwner,       JobStore::kCircuit,     JobStore::kPriority,
+      JobStore::kPartitions, JobStore::kProved,     JobStore::kStartedAt,   JobStore::kSubmittedAt,
+      JobStore::kAttempts,  JobStore::kCancelRequested};
   commands.clear();
   for (const auto& [c, id] : held) {
     std::vector<std::string> cmd = {"HMGET", keys_.job(id)};
@@ -277,9 +278,10 @@ json StatusPage::jobs() {
   const std::string last = std::to_string(static_cast<long>(config_.recent_jobs) - 1);
   replies = batch(redis_, {{"ZREVRANGE", keys_.recent_done(), "0", last},
                            {"ZREVRANGE", keys_.recent_failed(), "0", last}});
-  static const std::vector<std::string> kEndedFields = {"state", "owner", "circuit", "priority", "partitions",
-                                                        "submitted_at", "started_at", "finished_at", "error_code",
-                                                        "error"};
+  static const std::vector<std::string> kEndedFields = {
+      JobStore::kState,      JobStore::kOwner,       JobStore::kCircuit,    JobStore::kPriority,
+      JobStore::kPartitions, JobStore::kSubmittedAt, JobStore::kStartedAt,  JobStore::kFinishedAt,
+      JobStore::kErrorCode,  JobStore::kError};
   for (int outcome = 0; outcome < 2; ++outcome) {
     std::vector<std::string> ids;
     for (const auto& r : replies[outcome].as_array()) ids.push_back(r.as_string());
@@ -332,7 +334,7 @@ json StatusPage::workers() {
     auto h = as_map(records[index++]);
     if (h.empty()) continue;  // its record expired: gone for a while
     json loaded = json::array();
-    std::string circuits = h["loaded"];
+    std::string circuits = h[WorkerRecord::kLoaded];
     for (std::size_t start = 0; start < circuits.size();) {
       std::size_t comma = circuits.find(',', start);
       if (comma == std::string::npos) comma = circuits.size();
@@ -340,19 +342,19 @@ json StatusPage::workers() {
       start = comma + 1;
     }
     list.push_back({{"id", id},
-                    {"host", h["host"]},
-                    {"device", h["device"]},
-                    {"device_ordinal", number(h["device_ordinal"])},
-                    {"state", h["state"]},
-                    {"coordinator", h["coordinator"]},
-                    {"busy", number(h["busy"])},
-                    {"tasks", number(h["tasks"])},
-                    {"credits", number(h["credits"])},
-                    {"proofs", number(h["proofs"].empty() ? "0" : h["proofs"])},
-                    {"faults", number(h["faults"].empty() ? "0" : h["faults"])},
+                    {"host", h[WorkerRecord::kHost]},
+                    {"device", h[WorkerRecord::kDevice]},
+                    {"device_ordinal", number(h[WorkerRecord::kDeviceOrdinal])},
+                    {"state", h[WorkerRecord::kState]},
+                    {"coordinator", h[WorkerRecord::kCoordinator]},
+                    {"busy", number(h[WorkerRecord::kBusy])},
+                    {"tasks", number(h[WorkerRecord::kTasks])},
+                    {"credits", number(h[WorkerRecord::kCredits])},
+                    {"proofs", number(h[WorkerRecord::kProofs].empty() ? "0" : h[WorkerRecord::kProofs])},
+                    {"faults", number(h[WorkerRecord::kFaults].empty() ? "0" : h[WorkerRecord::kFaults])},
                     {"quarantined", quarantined.count(id) > 0},
                     {"resident", std::move(loaded)},
-                    {"last_seen", number(h["last_seen"])}});
+                    {"last_seen", number(h[WorkerRecord::kLastSeen])}});
   }
   return {{"time", unix_now()}, {"served_by", config_.coordinator_id}, {"workers", std::move(list)}};
 }

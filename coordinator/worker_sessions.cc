@@ -12,31 +12,6 @@ namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
 
-JobErrorCode job_error_from_wire(wire::ErrorCode code) {
-  switch (code) {
-    case wire::ErrorCode::UNKNOWN: return JobErrorCode::kUnknown;
-    case wire::ErrorCode::BAD_WITNESS: return JobErrorCode::kBadWitness;
-    case wire::ErrorCode::WITNESS_LENGTH: return JobErrorCode::kWitnessLength;
-    case wire::ErrorCode::UNSATISFIED: return JobErrorCode::kUnsatisfied;
-    case wire::ErrorCode::WRONG_CURVE: return JobErrorCode::kWrongCurve;
-    case wire::ErrorCode::UNKNOWN_CIRCUIT: return JobErrorCode::kUnknownCircuit;
-    case wire::ErrorCode::WITNESS_UNAVAILABLE: return JobErrorCode::kWitnessUnavailable;
-    case wire::ErrorCode::ARTIFACT_CHECKSUM: return JobErrorCode::kArtifactChecksum;
-    case wire::ErrorCode::OUT_OF_MEMORY: return JobErrorCode::kOutOfMemory;
-    case wire::ErrorCode::DEVICE_FAULT: return JobErrorCode::kDeviceFault;
-    case wire::ErrorCode::INTERNAL: return JobErrorCode::kInternal;
-    case wire::ErrorCode::CANCELLED: return JobErrorCode::kCancelled;
-    case wire::ErrorCode::PROTOCOL_VERSION: return JobErrorCode::kProtocolVersion;
-    case wire::ErrorCode::MALFORMED_MESSAGE: return JobErrorCode::kMalformedMessage;
-    case wire::ErrorCode::UNKNOWN_SESSION: return JobErrorCode::kUnknownSession;
-    case wire::ErrorCode::SHUTTING_DOWN: return JobErrorCode::kShuttingDown;
-    case wire::ErrorCode::WORKER_ID_TAKEN: return JobErrorCode::kWorkerIdTaken;
-    case wire::ErrorCode::BAD_INPUT: return JobErrorCode::kBadInput;
-    case wire::ErrorCode::WITNESS_CHECKSUM: return JobErrorCode::kWitnessChecksum;
-  }
-  return JobErrorCode::kUnknown;
-}
-
 StageSeconds stage_seconds_from_wire(wire::StageTimings::Reader t) {
   return StageSeconds{t.getLoadCircuitSeconds(), t.getFetchWitnessSeconds(), t.getParseWitnessSeconds(),
                       t.getWitnessCheckSeconds(), t.getSpmvSeconds(),         t.getNttSeconds(),
@@ -80,33 +55,18 @@ void WorkerSessions::send_reject(const std::string& peer, wire::ErrorCode code, 
 
 void WorkerSessions::send_task(const TaskOrder& order) {
   const ScheduledJob& job = *order.job;
-  const WitnessRef& witness = job.prepared->spec.partitions[order.partition];
-  link_.send(order.peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
-               auto t = body.initTask();
-               t.setTaskId(order.task_id);
-               t.setJobId(job.id);
-               t.setPartitionIndex(order.partition);
-               t.setAttempt(order.attempt);
-               t.setCircuitId(job.circuit);
-               t.setCurve(wire::wire_curve(job.curve));
-               auto w = t.initWitness();
-               switch (witness.kind) {
-                 case WitnessRef::Kind::kFile: w.setFile(witness.location); break;
-                 case WitnessRef::Kind::kRedis: w.setRedisKey(witness.location); break;
-                 case WitnessRef::Kind::kInput: w.setInput(witness.input_json); break;
-                 case WitnessRef::Kind::kInline:
-                   w.setInline(kj::arrayPtr(witness.inline_bytes.data(), witness.inline_bytes.size()));
-                   break;
-                 case WitnessRef::Kind::kHttp: w.setUrl(witness.location); break;
-               }
-               w.setSha256(witness.sha256);
-               w.setSize(witness.size);
-               if (witness.kind == WitnessRef::Kind::kInput) {
-                 t.setWitnessGeneratorSha256(job.prepared->circuit.witgen_sha256);
-                 t.setWitnessGeneratorDatSha256(job.prepared->circuit.witgen_dat_sha256);
-               }
-               if (job.deadline_unix) t.setDeadlineUnixMs(static_cast<std::uint64_t>(*job.deadline_unix * 1000));
-             }));
+  TaskSpec task;
+  task.task_id = order.task_id;
+  task.job_id = job.id();
+  task.partition = order.partition;
+  task.attempt = order.attempt;
+  task.circuit_id = job.spec->circuit;
+  task.curve = job.curve;
+  task.witness = job.spec->partitions[order.partition];
+  task.deadline_unix = job.spec->deadline_unix;
+  task.witgen_sha256 = job.prepared->circuit.witgen_sha256;
+  task.witgen_dat_sha256 = job.prepared->circuit.witgen_dat_sha256;
+  link_.send(order.peer, encode_task(task));
 }
 
 void WorkerSessions::send_cancel(const std::string& peer, std::uint64_t task_id, const std::string& job_id) {
@@ -170,7 +130,7 @@ void WorkerSessions::on_link(const LinkEvent& e) {
     case wire::Envelope::Body::RESULT: on_result_(s, body.getResult()); break;
     case wire::Envelope::Body::ERROR: {
       auto error_body = body.getError();
-      scheduler_.on_task_error(e.peer, error_body.getTaskId(), job_error_from_wire(error_body.getCode()),
+      scheduler_.on_task_error(e.peer, error_body.getTaskId(), error_from_wire(error_body.getCode()),
                                error_body.getMessage().cStr());
       break;
     }
@@ -195,11 +155,12 @@ void WorkerSessions::refresh_record(Session& s, const char* state) {
   if (view)
     for (const auto& c : *view->loaded) loaded += (loaded.empty() ? "" : ",") + c;
   std::vector<std::vector<std::string>> commands = {
-      {"HSET", keys_.worker(s.worker_id), "state", state, "host", s.hostname, "device", s.device_name,
-       "device_uuid", s.device_uuid, "coordinator", config_.coordinator_id, "last_seen",
-       std::to_string(unix_now()), "credits", std::to_string(view ? view->credits : 0), "tasks",
-       std::to_string(view ? view->tasks : 0), "loaded", loaded, "quarantined",
-       view && view->quarantined ? "1" : "0", "device_ordinal", std::to_string(s.device_ordinal), "busy",
+      {"HSET", keys_.worker(s.worker_id), WorkerRecord::kState, state, WorkerRecord::kHost, s.hostname,
+       WorkerRecord::kDevice, s.device_name, WorkerRecord::kDeviceUuid, s.device_uuid, WorkerRecord::kCoordinator,
+       config_.coordinator_id, WorkerRecord::kLastSeen, std::to_string(unix_now()), WorkerRecord::kCredits,
+       std::to_string(view ? view->credits : 0), WorkerRecord::kTasks, std::to_string(view ? view->tasks : 0),
+       WorkerRecord::kLoaded, loaded, WorkerRecord::kQuarantined, view && view->quarantined ? "1" : "0",
+       WorkerRecord::kDeviceOrdinal, std::to_string(s.device_ordinal), WorkerRecord::kBusy,
        std::to_string(s.busy.fraction())},
       {"EXPIRE", keys_.worker(s.worker_id), ttl},
       {"SADD", keys_.workers(), s.worker_id},
@@ -316,7 +277,7 @@ void WorkerSessions::drop(const std::string& peer, const char* why) {
   link_.forget(peer);
   const std::string worker_id = it->second.worker_id;
   metrics_.worker_connected(worker_id).Set(0);
-  std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), "state", "gone"}};
+  std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), WorkerRecord::kState, "gone"}};
   for (const auto& c : loaded) commands.push_back({"SREM", keys_.pce(c), worker_id});
   sessions_.erase(it);
   with_redis([&] { return redis_.transaction(commands); });

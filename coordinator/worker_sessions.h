@@ -21,7 +21,6 @@
 #include <string>
 
 #include "coordinator/busy_meter.h"
-#include "cluster/job_error.h"
 #include "cluster/job_result.h"
 #include "cluster/keys.h"
 #include "cluster/log_limiter.h"
@@ -31,11 +30,10 @@
 #include "coordinator/scheduler.h"
 #include "monitoring/metrics/metrics.h"
 #include "schema/messages.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm {
 
-// The job error code for a worker's TaskError code.
-JobErrorCode job_error_from_wire(wire::ErrorCode code);
 // The worker's stage timings.
 StageSeconds stage_seconds_from_wire(wire::StageTimings::Reader timings);
 

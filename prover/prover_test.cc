@@ -31,7 +31,8 @@
 #include "circuits/groth16_setup.h"
 #include "circuits/synthetic_circuit.h"
 #include "prover/prover_error.h"
-#include "prover/wire_code.h"
+#include "schema/error_code.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm::prover {
 namespace {
@@ -367,7 +368,7 @@ TEST(Prover, DeviceMemoryPlansWithoutADevice) {
       prover->prepare(*target, file);
       code = 2;
     } catch (const Error& e) {
-      std::fprintf(stderr, "%s: %s\n", kind_name(e.kind()), e.what());
+      std::fprintf(stderr, "%s: %s\n", std::string(error_name(e.kind())).c_str(), e.what());
       if (e.kind() != want) code = 1;
     }
   }
@@ -440,8 +441,8 @@ TEST(ProverError, KindsMapToWireCodesAndExitCodes) {
       {ErrorKind::kInternal, wire::ErrorCode::INTERNAL, 3},
   };
   for (const Row& row : rows) {
-    SCOPED_TRACE(kind_name(row.kind));
-    EXPECT_EQ(wire_code(row.kind), row.wire);
+    SCOPED_TRACE(std::string(error_name(row.kind)));
+    EXPECT_EQ(to_wire(row.kind), row.wire);
     EXPECT_EQ(exit_code(row.kind), row.exit);
   }
 }

@@ -11,7 +11,7 @@
 
 #include "base/digest.h"
 #include "base/files.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/log.h"
 
 namespace zkfarm {

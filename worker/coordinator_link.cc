@@ -10,6 +10,7 @@
 #include "cluster/curve_keys.h"
 #include "cluster/log.h"
 #include "schema/messages.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm {
 
@@ -38,35 +39,13 @@ QueuedTask task_from_wire(wire::Task::Reader t, std::size_t session) {
   task.circuit_id = t.getCircuitId().cStr();
   task.partition = t.getPartitionIndex();
   task.received = Clock::now();
-  auto w = t.getWitness();
-  switch (w.which()) {
-    case wire::WitnessRef::FILE:
-      task.witness.kind = WitnessRef::Kind::kFile;
-      task.witness.location = w.getFile().cStr();
-      break;
-    case wire::WitnessRef::REDIS_KEY:
-      task.witness.kind = WitnessRef::Kind::kRedis;
-      task.witness.location = w.getRedisKey().cStr();
-      break;
-    case wire::WitnessRef::INLINE: {
-      task.witness.kind = WitnessRef::Kind::kInline;
-      auto data = w.getInline();
-      task.witness.inline_bytes.assign(data.begin(), data.end());
-      break;
-    }
-    case wire::WitnessRef::INPUT:
-      task.witness.kind = WitnessRef::Kind::kInput;
-      task.witness.input_json = w.getInput().cStr();
-      task.witgen_sha256 = t.getWitnessGeneratorSha256().cStr();
-      task.witgen_dat_sha256 = t.getWitnessGeneratorDatSha256().cStr();
-      break;
-    case wire::WitnessRef::URL:
-      task.witness.kind = WitnessRef::Kind::kHttp;
-      task.witness.location = w.getUrl().cStr();
-      break;
+  // The one mapping from the wire (schema/wire_model.h); decode() has
+  // already refused a witness of a kind this build does not know.
+  if (auto spec = zkfarm::task_from_wire(t)) {
+    task.witness = std::move(spec->witness);
+    task.witgen_sha256 = std::move(spec->witgen_sha256);
+    task.witgen_dat_sha256 = std::move(spec->witgen_dat_sha256);
   }
-  task.witness.sha256 = w.getSha256().cStr();
-  task.witness.size = w.getSize();
   return task;
 }
 

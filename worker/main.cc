@@ -19,7 +19,7 @@
 #include "cluster/defaults.h"
 #include "cluster/flags.h"
 #include "cluster/log.h"
-#include "cluster/redact.h"
+#include "base/redact.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "worker/config.h"

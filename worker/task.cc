@@ -4,7 +4,7 @@
 #include <new>
 
 #include "cluster/log.h"
-#include "prover/wire_code.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm {
 
@@ -28,13 +28,13 @@ std::pair<wire::ErrorCode, std::string> current_task_error() {
   try {
     throw;
   } catch (const prover::Error& e) {
-    return {prover::wire_code(e.kind()), e.what()};
+    return {to_wire(e.kind()), e.what()};
   } catch (const WitnessChecksum& e) {
-    return {wire::ErrorCode::WITNESS_CHECKSUM, e.what()};
+    return {to_wire(ErrorCode::kWitnessChecksum), e.what()};
   } catch (const std::bad_alloc&) {
-    return {wire::ErrorCode::OUT_OF_MEMORY, "out of memory"};
+    return {to_wire(ErrorCode::kOutOfMemory), "out of memory"};
   } catch (const std::exception& e) {
-    return {wire::ErrorCode::INTERNAL, e.what()};
+    return {to_wire(ErrorCode::kInternal), e.what()};
   }
 }
 

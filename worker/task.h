@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "cluster/artifacts.h"
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "schema/messages.h"

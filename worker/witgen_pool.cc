@@ -5,7 +5,7 @@
 
 #include "base/digest.h"
 #include "cluster/artifacts.h"
-#include "prover/wire_code.h"
+#include "schema/wire_model.h"
 #include "witgen/witness_generator.h"
 
 namespace zkfarm {
@@ -63,13 +63,13 @@ std::optional<Finished> WitgenPool::generate(QueuedTask& task, RedisClient* redi
   } catch (const witgen::BadInput& e) {
     // The coordinator's message names the job and partition.
     metrics_.witgen_failures("badInput").Increment();
-    return task_error(task, wire::ErrorCode::BAD_INPUT, std::string("the input was refused: ") + e.what(), metrics_);
+    return task_error(task, to_wire(ErrorCode::kBadInput), std::string("the input was refused: ") + e.what(), metrics_);
   } catch (const prover::Error& e) {
-    metrics_.witgen_failures(prover::kind_name(e.kind())).Increment();
-    return task_error(task, prover::wire_code(e.kind()), e.what(), metrics_);
+    metrics_.witgen_failures(error_name(e.kind())).Increment();
+    return task_error(task, to_wire(e.kind()), e.what(), metrics_);
   } catch (const std::exception& e) {
     metrics_.witgen_failures("internal").Increment();
-    return task_error(task, wire::ErrorCode::INTERNAL, std::string("witness generator: ") + e.what(), metrics_);
+    return task_error(task, to_wire(ErrorCode::kInternal), std::string("witness generator: ") + e.what(), metrics_);
   }
 }
 

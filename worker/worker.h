@@ -19,8 +19,8 @@
 // Threads: the link thread (run()), `slots` prover threads, one preparer
 // with --prefetch N > 0 (default 1), `witgen_workers` generator threads,
 // and the metrics endpoint's (main() serves metrics()). Failures are
-// prover::Error kinds, mapped to wire codes in one place (task.h's
-// current_task_error(), through prover::wire_code()).
+// prover::Error codes, mapped to wire codes in one place (task.h's
+// current_task_error(), through to_wire() of schema/wire_model.h).
 //
 // Credits: one budget of `slots + prefetch + witgen_workers` tasks across
 // all coordinators (credits_policy.h says who gets them and when an unused

@@ -43,7 +43,7 @@ std::size_t count_lines(const std::string& log, const std::string& text) {
 
 long long worker_faults(const FarmTest& t, const farm::FarmOptions& options, const std::string& id) {
   RedisClient redis(options.redis_url);
-  const RedisReply r = redis.command({"HGET", KeyLayout().worker(id), "faults"});
+  const RedisReply r = redis.command({"HGET", KeyLayout().worker(id), WorkerRecord::kFaults});
   return r.type == RedisReply::Type::kString ? std::stoll(r.str) : 0;
 }
 

@@ -11,7 +11,7 @@
 #
 # Targets (<dir>/<target>.cc):
 #   formats/  r1cs_fuzz wtns_fuzz zkey_fuzz pce_fuzz snarkjs_json_fuzz
-#   cluster/  job_fuzz       the job JSON a client pushes onto a queue
+#   schema/   job_fuzz       the job JSON a client pushes onto a queue
 #   schema/   messages_fuzz  a ZeroMQ frame as the coordinator or a worker gets it
 # Seeds: tests/fuzz/corpus/<target>/ (checked in), with a libFuzzer dictionary
 # in tests/fuzz/<target>.dict where there is one (checked in; `--refresh-seeds` rebuilds
@@ -45,7 +45,7 @@ LONG=0
 # system libraries it needs.
 declare -A TARGET_DIR=(
   [r1cs_fuzz]=formats [wtns_fuzz]=formats [zkey_fuzz]=formats [pce_fuzz]=formats
-  [snarkjs_json_fuzz]=formats [job_fuzz]=cluster [messages_fuzz]=schema
+  [snarkjs_json_fuzz]=formats [job_fuzz]=schema [messages_fuzz]=schema
 )
 declare -A SOURCES=(
   [r1cs_fuzz]="base/files formats/binfile formats/r1cs"
@@ -53,7 +53,7 @@ declare -A SOURCES=(
   [zkey_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/zkey formats/pce kernels/spmv"
   [pce_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/pce kernels/spmv"
   [snarkjs_json_fuzz]="base/files formats/binfile formats/snarkjs_json"
-  [job_fuzz]="cluster/keys cluster/redact cluster/job"
+  [job_fuzz]="base/redact schema/job"
   [messages_fuzz]="gen/schema/zkfarm.capnp schema/messages"
 )
 declare -A LIBS=(

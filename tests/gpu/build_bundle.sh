@@ -17,7 +17,7 @@
 # g++'s flags (e.g. -Wno-error on a host whose g++ is not the CI compiler).
 #
 # Host sources: each binary's own .cc plus, transitively, the .cc beside
-# every header it includes ("cluster/job.h" -> cluster/job.cc) and the
+# every header it includes ("schema/job.h" -> schema/job.cc) and the
 # header-less .cc files beside it that include it (prover/engine.h ->
 # prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda
 # (those of kernels/cuda/instantiations.bzl's list generated into OUT/cu) and

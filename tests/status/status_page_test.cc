@@ -24,7 +24,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cluster/job.h"
+#include "schema/job.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "tests/cluster/farm_fixture.h"

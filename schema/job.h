@@ -1,4 +1,9 @@
-// job.h -- a proving job as submitted: parsing and validation of job JSON.
+// job.h -- the job model: a proving job as submitted (JobSpec), what each
+// partition is proved from (WitnessRef), the priorities, and the job JSON
+// that carries them (parsing, validation, the canonical form). The wire form
+// of a witness reference and of a task is in schema/wire_model.h; the
+// error codes in schema/error_code.h.
+//
 //
 //   {
 //     "id": "porep-42",                 optional; [A-Za-z0-9._-], 1..128 chars
@@ -6,6 +11,9 @@
 //     "circuit": "<64 hex digits>",     sha256 of the circuit's zkey
 //     "priority": "normal",             critical | high | normal | low (default normal)
 //     "deadline": 1764500000.5,         optional, unix seconds; past it the job fails
+//     "max_attempts": 2,                optional, a positive integer: failed attempts of a
+//                                        partition before the job fails (the coordinator's
+//                                        --max-attempts bounds it: the smaller counts)
 //     "partitions": [                   1..kMaxPartitions entries, proved independently
 //       {"witness": "file:///shared/p0.wtns"},   a file every worker host can read
 //       {"witness": "redis://zkfarm:wtns:p1"},   a Redis string key (small witnesses)
@@ -31,10 +39,11 @@
 // Errors are JobError whose message names the field: "partitions[2].witness:
 // unsupported scheme 'ftp' (expected file://, redis://, http(s):// or
 // witness_base64)". An http(s) URL is named in messages and logs only
-// through redact_url() (cluster/redact.h): its query string may be a
+// through redact_url() (base/redact.h): its query string may be a
 // signature.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -42,9 +51,19 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/keys.h"
 
 namespace zkfarm {
+
+// Strict priority between jobs (coordinator/scheduler.h); one Redis queue
+// each (cluster/keys.h).
+enum class Priority { kCritical = 0, kHigh = 1, kNormal = 2, kLow = 3 };
+inline constexpr std::array<Priority, 4> kAllPriorities = {Priority::kCritical, Priority::kHigh,
+                                                          Priority::kNormal, Priority::kLow};
+
+// "critical", "high", "normal", "low".
+const char* priority_name(Priority p);
+// The priority named `name`, or nullopt for a name that is not one.
+std::optional<Priority> parse_priority(std::string_view name);
 
 class JobError : public std::runtime_error {
  public:
@@ -95,6 +114,9 @@ struct JobSpec {
   std::string circuit;
   Priority priority = Priority::kNormal;
   std::optional<double> deadline_unix;  // seconds
+  // Failed attempts of one partition before the job fails; the coordinator
+  // uses min(this, its --max-attempts). nullopt: the flag's value.
+  std::optional<std::uint32_t> max_attempts;
   std::vector<WitnessRef> partitions;
   std::string metadata_json;            // "" when absent
 

@@ -1,5 +1,5 @@
 // redact.cc -- see redact.h.
-#include "cluster/redact.h"
+#include "base/redact.h"
 
 #include <cctype>
 

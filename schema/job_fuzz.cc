@@ -1,4 +1,4 @@
-// job_fuzz.cc -- libFuzzer target for the job JSON parser (cluster/job.h).
+// job_fuzz.cc -- libFuzzer target for the job JSON parser (schema/job.h).
 //
 // The input is what a client LPUSHes onto a queue: the coordinator runs
 // parse_job on it (extract_job_id when that fails) and stores spec.to_json().
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "cluster/job.h"
+#include "schema/job.h"
 
 namespace {
 

@@ -1,11 +1,12 @@
 // job.cc -- see job.h.
-#include "cluster/job.h"
+#include "schema/job.h"
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/redact.h"
+#include "base/redact.h"
 
 #include <cctype>
+#include <limits>
 
 namespace zkfarm {
 namespace {
@@ -105,6 +106,22 @@ JobScan scan_job(std::string_view text, bool enforce_depth) {
 }
 
 }  // namespace
+
+const char* priority_name(Priority p) {
+  switch (p) {
+    case Priority::kCritical: return "critical";
+    case Priority::kHigh: return "high";
+    case Priority::kNormal: return "normal";
+    case Priority::kLow: return "low";
+  }
+  return "normal";
+}
+
+std::optional<Priority> parse_priority(std::string_view name) {
+  for (Priority p : kAllPriorities)
+    if (name == priority_name(p)) return p;
+  return std::nullopt;
+}
 
 std::string WitnessRef::describe() const {
   switch (kind) {
@@ -215,13 +232,13 @@ JobSpec parse_job(std::string_view text, bool require_id) {
     throw JobError(std::string("job is not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw JobError("job JSON must be an object, got " + type_name(doc));
-  static const char* kKnown[] = {"id", "circuit", "priority", "deadline", "partitions", "metadata"};
+  static const char* kKnown[] = {"id", "circuit", "priority", "deadline", "max_attempts", "partitions", "metadata"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     bool known = false;
     for (const char* k : kKnown) known = known || it.key() == k;
     if (!known)
       throw JobError("unknown field '" + it.key() +
-                     "' (expected id, circuit, priority, deadline, partitions, metadata)");
+                     "' (expected id, circuit, priority, deadline, max_attempts, partitions, metadata)");
   }
   JobSpec spec;
   if (auto it = doc.find("id"); it != doc.end()) {
@@ -251,6 +268,14 @@ JobSpec parse_job(std::string_view text, bool require_id) {
     double d = it->get<double>();
     if (!(d > 0 && d < 1e11)) throw JobError("deadline: " + it->dump() + " is not a plausible unix time");
     spec.deadline_unix = d;
+  }
+  if (auto it = doc.find("max_attempts"); it != doc.end()) {
+    // A positive integer: 2.0, "2", 0, -1 and null are refused, not rounded.
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0 ||
+        it->get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max())
+      throw JobError("max_attempts: expected a positive integer (failed attempts of a partition before the job "
+                     "fails), got " + it->dump().substr(0, 40));
+    spec.max_attempts = static_cast<std::uint32_t>(it->get<std::uint64_t>());
   }
   auto parts = doc.find("partitions");
   if (parts == doc.end()) throw JobError("partitions: missing");
@@ -343,6 +368,7 @@ std::string JobSpec::to_json() const {
   doc["circuit"] = circuit;
   doc["priority"] = priority_name(priority);
   if (deadline_unix) doc["deadline"] = *deadline_unix;
+  if (max_attempts) doc["max_attempts"] = *max_attempts;
   json parts = json::array();
   for (const auto& p : partitions) {
     const std::size_t before = parts.size();

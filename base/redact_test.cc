@@ -1,6 +1,6 @@
 // redact_test.cc -- redact_url() hides credentials; check_http_url() says
 // what is wrong without quoting the URL.
-#include "cluster/redact.h"
+#include "base/redact.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // job_test.cc -- job JSON parsing and validation.
-#include "cluster/job.h"
+#include "schema/job.h"
 
 #include <gtest/gtest.h>
 
@@ -41,6 +41,18 @@ TEST(Job, ParsesAllWitnessKinds) {
   JobSpec again = parse_job(spec.to_json());
   EXPECT_EQ(again.to_json(), spec.to_json());
   EXPECT_EQ(again.partitions[0].location, "/data/p 0.wtns");
+}
+
+TEST(Job, MaxAttemptsIsAnOptionalPositiveInteger) {
+  EXPECT_EQ(parse_job(job(R"("partitions":["redis://k"])")).max_attempts, std::nullopt);
+  const JobSpec spec = parse_job(job(R"("max_attempts":2,"partitions":["redis://k"])"));
+  EXPECT_EQ(spec.max_attempts, 2u);
+  EXPECT_EQ(parse_job(spec.to_json()).max_attempts, 2u);  // kept in the canonical JSON
+  EXPECT_EQ(parse_job(job(R"("max_attempts":4294967295,"partitions":["redis://k"])")).max_attempts, 4294967295u);
+  for (const char* bad : {"0", "-1", "2.5", "2.0", "\"2\"", "null", "true", "4294967296"})
+    expect_error(job(std::string("\"max_attempts\":") + bad + R"(,"partitions":["redis://k"])"),
+                 std::string("max_attempts: expected a positive integer (failed attempts of a partition before the job "
+                             "fails), got ") + bad);
 }
 
 TEST(Job, HttpWitnessesKeepTheirUrlAndChecks) {
@@ -101,7 +113,7 @@ TEST(Job, InputPartitions) {
 
 // A number beyond a double made nlohmann throw out_of_range, not a
 // parse_error: it escaped parse_job as a foreign exception (found by
-// cluster/job_fuzz; the input is in its corpus).
+// schema/job_fuzz; the input is in its corpus).
 TEST(Job, NumberOverflowIsAJobError) {
   expect_error(job(R"("deadline":1e400,"partitions":["redis://k"])"), "not valid JSON");
   expect_error(job(R"("partitions":["redis://k"],"metadata":{"x":[-2e308]})"), "number overflow");
