@@ -5,6 +5,7 @@
 
 #include "base/digest.h"
 #include "cluster/artifacts.h"
+#include "formats/wtns.h"
 #include "prover/wire_code.h"
 #include "witgen/witness_generator.h"
 
@@ -51,10 +52,16 @@ std::optional<Finished> WitgenPool::generate(QueuedTask& task, RedisClient* redi
   try {
     if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
     const std::string binary = checked_generator(task, redis);
+    // The witness's exact size, from the circuit (loaded now rather than at
+    // the prover: it is needed next anyway), so a generator's output is
+    // refused by size before a byte of it is read.
+    bool was_resident = false;
+    const auto circuit = cache_.get(task.circuit_id, &was_resident, redis);
+    const std::uint64_t witness_bytes = wtns_file_bytes(circuit->num_vars());
     if (config_.witgen_delay.count() > 0) std::this_thread::sleep_for(config_.witgen_delay);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::uint8_t> bytes =
-        witgen::run_generator(binary, task.witness.input_json, temp_dir_, config_.witgen_limits);
+        witgen::run_generator(binary, task.witness.input_json, temp_dir_, config_.witgen_limits, witness_bytes);
     task.witgen_seconds = seconds_since(t0);
     metrics_.witgen_duration().Observe(task.witgen_seconds);
     task.generated = FileBytes::adopt(std::move(bytes), "the witness computed for partition " +
