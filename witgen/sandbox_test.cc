@@ -16,6 +16,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -211,6 +214,26 @@ TEST_F(Sandbox, WithoutItTheEscapesWork) {
   const std::vector<pid_t> survivors = escapees();
   EXPECT_FALSE(survivors.empty()) << "the setsid() child did not survive the process-group kill";
   for (const pid_t pid : survivors) ::kill(pid, SIGKILL);
+}
+
+// What the sandbox costs per run (BENCHMARKS.md, "Witness generator
+// sandbox"): the median wall time of 25 honest runs with and without it.
+TEST_F(Sandbox, CostPerRun) {
+  const auto median_ms = [](bool sandbox) {
+    std::vector<double> times;
+    for (int i = 0; i < 25; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Outcome outcome = run("honest", "", sandbox);
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      EXPECT_FALSE(outcome.refused) << outcome.message;
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  const double with = median_ms(true), without = median_ms(false);
+  std::printf("witness generator run, median of 25: sandboxed %.2f ms, rlimits only %.2f ms\n", with, without);
+  RecordProperty("sandboxed_ms", std::to_string(with));
+  RecordProperty("rlimits_only_ms", std::to_string(without));
 }
 
 }  // namespace
