@@ -51,7 +51,7 @@ touch "$WORK/coordinator.log"
   --artifacts "$ZKFARM_ARTIFACTS" --redis "$ZKFARM_REDIS" --metrics-listen '' --max-active-jobs "$JOBS" "$@" \
   >>"$WORK/coordinator.log" 2>&1 &
 COORD=$!
-PIDS+=($COORD)
+PIDS+=("$COORD")
 start=$(date +%s)
 # Admitted jobs: all of them, or as many as the coordinator takes before its
 # intake stops (a budget): until the started count stays put for 20 s.

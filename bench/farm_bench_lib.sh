@@ -8,6 +8,8 @@
 #   free_port P       the first port from P up that nothing listens on
 #   metric PORT NAME  the sum of NAME's samples on http://127.0.0.1:PORT/metrics
 #                     (a counter, or a histogram's _sum / _count)
+# Sourced by bash scripts, so it has no shebang; this tells shellcheck the dialect.
+# shellcheck shell=bash
 
 bench_work() {
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")

@@ -79,7 +79,7 @@ for p in $prefetch_values; do
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" \
     --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-p$p.log" 2>&1 &
   worker=$!
-  pids+=($worker)
+  pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
   "$ZKFARM" wait "$warm" --quiet --timeout 600 >/dev/null
   busy0=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
@@ -90,7 +90,7 @@ for p in $prefetch_values; do
   for ((j = 0; j < jobs; j++)); do stream+=("$("$ZKFARM" submit "$circuit" "${witnesses[@]}")"); done
   for job in "${stream[@]}"; do
     state=$("$ZKFARM" wait "$job" --timeout 1200 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
-    [[ $state == done ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-p$p.log" >&2; exit 1; }
+    [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-p$p.log" >&2; exit 1; }
   done
   wall=$(since "$t")
   busy1=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)

@@ -74,7 +74,7 @@ mkdir -p "$WORK"
 
 # prepare NAME: WORK/NAME/{c.zkey,w.wtns,vk.json}, reused when present.
 prepare() {
-  local name=$1 d="$WORK/$1" src param input
+  local name=$1 d="$WORK/$1" param links
   [ -s "$d/c.zkey" ] && [ -s "$d/w.wtns" ] && [ -s "$d/vk.json" ] && return 0
   rm -rf "$d" && mkdir -p "$d"
   cp -r "$NODE_MODULES/circomlib/circuits/." "$d/"

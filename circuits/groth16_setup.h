@@ -112,39 +112,21 @@ inline std::uint32_t groth16_domain_size(std::uint64_t num_constraints, std::uin
   return std::uint32_t(n);
 }
 
-// A generated key, owning its arrays.
+// A generated key: its header (kernels/groth16_types.h), owning its arrays.
 template <class Curve>
-struct Groth16SetupKey {
+struct Groth16SetupKey : Groth16KeyHeader<Curve> {
   using Fr = typename Curve::Fr;
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
 
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
-  G1Affine alpha1, beta1, delta1;
-  G2Affine beta2, gamma2, delta2;
   std::vector<ZkeyCoefficient<Fr>> coefficients;  // A then B per constraint, then the public rows
   std::vector<G1Affine> ic, a, b1, c, h;
   std::vector<G2Affine> b2;
 
-  // The sizes and single points a zkey's writer and the prover's key share.
-  template <class Key>
-  void copy_header_to(Key& out) const {
-    out.num_vars = num_vars;
-    out.num_public = num_public;
-    out.domain_size = domain_size;
-    out.alpha1 = alpha1;
-    out.beta1 = beta1;
-    out.delta1 = delta1;
-    out.beta2 = beta2;
-    out.delta2 = delta2;
-  }
   // Views for write_zkey / serialize_zkey (valid while *this lives).
   ZkeyWriteInput<Curve> write_input() const {
     ZkeyWriteInput<Curve> in;
-    copy_header_to(in);
-    in.gamma2 = gamma2;
+    in.header() = this->header();
     in.coefficients = coefficients;
     in.ic = ic;
     in.a = a;
@@ -157,7 +139,7 @@ struct Groth16SetupKey {
   // Views for groth16_prove (valid while *this lives).
   Groth16ProvingKey<Curve> proving_key() const {
     Groth16ProvingKey<Curve> pk;
-    copy_header_to(pk);
+    pk.header() = this->header();
     pk.a_points = a;
     pk.b1_points = b1;
     pk.b2_points = b2;
@@ -166,15 +148,7 @@ struct Groth16SetupKey {
     return pk;
   }
   // The verifying key (copies).
-  Groth16VerifyingKey<Curve> verifying_key() const {
-    Groth16VerifyingKey<Curve> vk;
-    vk.alpha1 = alpha1;
-    vk.beta2 = beta2;
-    vk.gamma2 = gamma2;
-    vk.delta2 = delta2;
-    vk.ic = ic;
-    return vk;
-  }
+  Groth16VerifyingKey<Curve> verifying_key() const { return this->header().verifying_key(ic); }
 };
 
 namespace groth16_setup_detail {
@@ -258,10 +232,7 @@ ToxicWaste<Fr> sample_toxic_waste(std::uint32_t domain_size, const Groth16SetupO
 // CPU, the GPU setup (circuits/setup_device.h) on the device; both start
 // from the same Groth16SetupScalars, so their keys are byte-identical.
 template <class Fr>
-struct Groth16SetupScalars {
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
+struct Groth16SetupScalars : Groth16KeySizes {
   ToxicWaste<Fr> toxic;
   // The coefficient section (A then B per constraint, then the public rows);
   // empty when not asked for (keys that never become a .zkey).
@@ -451,9 +422,7 @@ Groth16SetupKey<Curve> groth16_setup_from_scalars(Groth16SetupScalars<typename C
   using G2 = typename Curve::G2;
   Stopwatch clock;
   Groth16SetupKey<Curve> key;
-  key.num_vars = scalars.num_vars;
-  key.num_public = scalars.num_public;
-  key.domain_size = scalars.domain_size;
+  key.sizes() = scalars.sizes();
   key.coefficients = std::move(scalars.coefficients);
   const ToxicWaste<Fr>& toxic = scalars.toxic;
 
@@ -565,11 +534,8 @@ Groth16SetupKey<Curve> groth16_setup(const SyntheticCircuit<typename Curve::Fr>&
 }
 
 // What run_setup did.
-struct Groth16SetupReport {
+struct Groth16SetupReport : Groth16KeySizes {  // the key's sizes
   CurveId curve = CurveId::kBn254;
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
   Groth16SetupTimings timings;
 };
 
@@ -589,12 +555,9 @@ inline Groth16SetupReport run_setup(const std::string& r1cs_path, const std::str
     const std::uint32_t n = groth16_domain_size(r1cs.num_constraints, r1cs.num_public());
     const auto key = groth16_setup<Curve>(r1cs, sample_toxic_waste<Fr>(n, options), &report.timings);
     write_zkey<Curve>(zkey_path, key.write_input());
-    report.num_vars = key.num_vars;
-    report.num_public = key.num_public;
-    report.domain_size = key.domain_size;
+    report.sizes() = key.sizes();
   };
-  if (report.curve == CurveId::kBn254) run(Bn254());
-  else run(Bls12381());
+  dispatch_curve(report.curve, run);
   return report;
 }
 

@@ -221,15 +221,12 @@ inline DeviceSetupReport run_setup_device(const std::string& r1cs_path, const st
     const DeviceSetupKey<Curve> device_key = groth16_setup_device<Curve>(ctx, scalars, &report.device);
     const Groth16SetupKey<Curve> key = download_setup_key<Curve>(ctx, device_key, std::move(scalars.coefficients));
     write_zkey<Curve>(zkey_path, key.write_input());
-    report.setup.num_vars = key.num_vars;
-    report.setup.num_public = key.num_public;
-    report.setup.domain_size = key.domain_size;
+    report.setup.sizes() = key.sizes();
     report.setup.timings.g1 = report.device.g1_ms / 1e3;
     report.setup.timings.g2 = report.device.g2_ms / 1e3;
     report.setup.timings.total = clock.lap();
   };
-  if (report.setup.curve == CurveId::kBn254) run(Bn254());
-  else run(Bls12381());
+  dispatch_curve(report.setup.curve, run);
   return report;
 }
 

@@ -61,6 +61,7 @@
 #include "formats/curve_id.h"
 #include "formats/r1cs.h"
 #include "formats/wtns.h"
+#include "kernels/curves.h"
 #include "kernels/field.h"
 #include "kernels/parallel.h"
 #include "kernels/prng.h"
@@ -607,19 +608,12 @@ struct SyntheticCircuitInfo {
 // std::system_error on I/O errors.
 inline SyntheticCircuitInfo generate_synthetic_circuit(CurveId curve, const SyntheticCircuitOptions& options,
                                                        const std::string& r1cs_path, const std::string& wtns_path) {
-  auto run = [&](auto field_tag) {
-    using Fr = decltype(field_tag);
+  return dispatch_curve(curve, [&](auto curve_tag) {
+    using Fr = typename decltype(curve_tag)::Fr;
     SyntheticCircuit<Fr> circuit(options);
     write_synthetic_circuit(circuit, r1cs_path, wtns_path);
     return SyntheticCircuitInfo{circuit.num_constraints(), circuit.num_wires(), circuit.num_public()};
-  };
-  switch (curve) {
-    case CurveId::kBn254:
-      return run(Bn254Fr());
-    case CurveId::kBls12381:
-      return run(Bls12381Fr());
-  }
-  throw std::invalid_argument("generate_synthetic_circuit: unknown curve");
+  });
 }
 
 }  // namespace zkfarm

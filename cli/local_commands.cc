@@ -9,6 +9,7 @@
 #include "cli/local_commands.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -69,6 +70,12 @@ const char kProveHelp[] =
     "  --device-memory-budget B  device memory to use at most (e.g. 24GiB; default\n"
     "                  none): key points that do not fit are streamed from pinned\n"
     "                  host memory at every proof (--timings shows the plan)\n"
+    "  --msm-window-bits C  GPU MSM window bits, 2..24 (default auto: each\n"
+    "                  MSM's cost-model choice)\n"
+    "  --msm-waves W   GPU MSM bucket-accumulation waves, 1..64 (default auto)\n"
+    "  --shifted-tables on|off  precomputed shifted H bases where the device\n"
+    "                  has room (default on; ZKFARM_SHIFTED_BASES=0 also turns\n"
+    "                  them off)\n"
     "  --cpu           prove on the CPU even when a GPU is present\n"
     "  --timings       print per-stage seconds, host RAM and device memory use\n"
     "                  as JSON on stderr\n"
@@ -110,15 +117,17 @@ std::unique_ptr<prover::Prover> open_prover(const Args& args) {
   if (device && args.flag("cpu")) throw UsageError("give at most one of --device N and --cpu");
   if (device && *device > 1023) throw UsageError("--device: no CUDA device " + std::to_string(*device));
   if (device || (!args.flag("cpu") && prover::Prover::cuda_device_count() > 0)) {
-    std::size_t budget = 0;
-    if (const auto text = args.option("device-memory-budget")) {
-      try {
-        budget = prover::parse_device_budget(*text);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("--device-memory-budget: ") + e.what());
-      }
+    prover::DeviceConfig config;
+    try {
+      config = prover::parse_device_config(args.option("device-memory-budget").value_or("none"),
+                                           args.option("msm-window-bits").value_or("auto"),
+                                           args.option("msm-waves").value_or("auto"),
+                                           args.option("shifted-tables").value_or("on"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
     }
-    auto on_device = prover::Prover::cuda(device ? int(*device) : 0, budget);
+    if (prover::shifted_tables_off_by_environment(std::getenv("ZKFARM_SHIFTED_BASES"))) config.shifted_tables = false;
+    auto on_device = prover::Prover::cuda(device ? int(*device) : 0, config);
     std::fprintf(stderr, "zkfarm prove: proving on the GPU, %s\n", on_device->device().summary.c_str());
     return on_device;
   }
@@ -164,7 +173,9 @@ void print_timings(const prover::Prover& prover, const prover::Circuit& circuit,
 
 int run_prove(const std::vector<std::string>& argv) {
   return run_guarded("prove", kProveUsage, [&] {
-    Args args(argv, {"r1cs", "pce", "seed", "device", "device-memory-budget"}, {"timings", "progress", "cpu"});
+    Args args(argv, {"r1cs", "pce", "seed", "device", "device-memory-budget", "msm-window-bits", "msm-waves",
+                     "shifted-tables"},
+              {"timings", "progress", "cpu"});
     args.expect_positional(4, kProveUsage);
     const auto& pos = args.positional();
     std::unique_ptr<prover::Prover> prover = open_prover(args);
@@ -538,13 +549,8 @@ int run_encode_proof(const std::vector<std::string>& argv) {
       std::string text = read_text_file(pos[i]);
       if (snarkjs_json_curve(text, pos[i]) != CurveId::kBls12381)
         throw std::invalid_argument(pos[i] + ": the 192-byte encoding is for BLS12-381 proofs");
-      auto proof = proof_from_json<Bls12381>(text, pos[i]);
-      auto a = bls12_381::compress_g1(proof.a);
-      auto b = bls12_381::compress_g2(proof.b);
-      auto c = bls12_381::compress_g1(proof.c);
-      out.append(a.begin(), a.end());
-      out.append(b.begin(), b.end());
-      out.append(c.begin(), c.end());
+      const auto bytes = bls12_381::compress_proof(proof_from_json<Bls12381>(text, pos[i]));
+      out.append(bytes.begin(), bytes.end());
     }
     write_file_atomically(pos.back(), out);
     return 0;
@@ -564,8 +570,7 @@ int run_decode_proof(const std::vector<std::string>& argv) {
     args.expect_positional(2, kDecodeUsage);
     const auto& pos = args.positional();
     std::string bytes = read_file(pos[0]);
-    constexpr std::size_t kProofBytes =
-        2 * bls12_381::kG1CompressedBytes + bls12_381::kG2CompressedBytes;
+    constexpr std::size_t kProofBytes = bls12_381::kProofCompressedBytes;
     if (bytes.empty() || bytes.size() % kProofBytes != 0)
       throw std::invalid_argument(pos[0] + ": expected a multiple of 192 bytes, found " +
                                   std::to_string(bytes.size()));
@@ -573,9 +578,7 @@ int run_decode_proof(const std::vector<std::string>& argv) {
     for (std::size_t i = 0; i < bytes.size() / kProofBytes; ++i, p += kProofBytes) {
       Groth16Proof<Bls12381> proof;
       try {
-        proof.a = bls12_381::decompress_g1(std::span<const std::uint8_t>(p, 48));
-        proof.b = bls12_381::decompress_g2(std::span<const std::uint8_t>(p + 48, 96));
-        proof.c = bls12_381::decompress_g1(std::span<const std::uint8_t>(p + 144, 48));
+        proof = bls12_381::decompress_proof(std::span<const std::uint8_t>(p, kProofBytes));
       } catch (const std::exception& e) {
         throw std::invalid_argument(pos[0] + ": proof " + std::to_string(i) + ": " + e.what());
       }

@@ -179,7 +179,7 @@ std::string canonical_path(const std::string& path) {
 // "not found under the witness roots", covers a path outside them, one
 // that escapes them through `..` or a symlink, and a missing file, so a
 // client learns nothing about paths it may not read.
-std::shared_ptr<const FileBytes> map_confined_file(const WitnessRef& ref, const WitnessPolicy& policy) {
+int open_confined_file(const WitnessRef& ref, const WitnessPolicy& policy, std::uint64_t* size_out) {
   auto refuse = [&] {
     std::string roots;
     for (const auto& r : policy.configured_roots) roots += (roots.empty() ? "" : ", ") + r;
@@ -207,11 +207,33 @@ std::shared_ptr<const FileBytes> map_confined_file(const WitnessRef& ref, const 
     ::close(fd);
     throw refuse();
   }
+  *size_out = size;
+  return fd;
+}
+
+std::shared_ptr<const FileBytes> map_confined_file(const WitnessRef& ref, const WitnessPolicy& policy) {
+  std::uint64_t size = 0;
+  const int fd = open_confined_file(ref, policy, &size);
   try {
-    return FileBytes::map_descriptor(fd, size, path);
+    return FileBytes::map_descriptor(fd, size, ref.location);
   } catch (const FormatError& e) {
     throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
   }
+}
+
+// The first min(n, size) bytes of a file:// witness and its size.
+std::vector<std::uint8_t> read_confined_prefix(const WitnessRef& ref, const WitnessPolicy& policy, std::uint64_t n,
+                                               std::uint64_t* size) {
+  const int fd = open_confined_file(ref, policy, size);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::min(n, *size)));
+  try {
+    read_exact(fd, 0, bytes.data(), bytes.size(), ref.location);
+  } catch (const std::system_error& e) {
+    ::close(fd);
+    throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+  }
+  ::close(fd);
+  return bytes;
 }
 
 }  // namespace
@@ -240,16 +262,22 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
 
 namespace {
 
+// Throws WitnessUnavailable unless a redis:// witness names a key of this
+// farm and there is a connection to read it with.
+void check_redis_witness(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy) {
+  if (ref.location.rfind(policy.redis_key_prefix, 0) != 0)
+    throw WitnessUnavailable("witness " + ref.describe() + ": not a key of this farm (redis:// witnesses must start with '" +
+                             policy.redis_key_prefix + "')");
+  if (!redis) throw WitnessUnavailable("witness " + ref.describe() + ": no Redis connection configured");
+}
+
 std::shared_ptr<const FileBytes> fetch_witness_unchecked(const WitnessRef& ref, RedisClient* redis,
                                                          const WitnessPolicy& policy) {
   switch (ref.kind) {
     case WitnessRef::Kind::kFile:
       return map_confined_file(ref, policy);
     case WitnessRef::Kind::kRedis: {
-      if (ref.location.rfind(policy.redis_key_prefix, 0) != 0)
-        throw WitnessUnavailable("witness " + ref.describe() + ": not a key of this farm (redis:// witnesses must start with '" +
-                                 policy.redis_key_prefix + "')");
-      if (!redis) throw WitnessUnavailable("witness " + ref.describe() + ": no Redis connection configured");
+      check_redis_witness(ref, redis, policy);
       RedisReply reply;
       try {
         reply = redis->command({"GET", ref.location});
@@ -302,116 +330,94 @@ std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClien
   return bytes;
 }
 
-WitnessSummary summarize_job_witness(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
-                                     std::uint32_t num_public) {
-  if (ref.kind != WitnessRef::Kind::kHttp) return summarize_witness(fetch_witness(ref, redis, policy), num_public);
-  const std::uint64_t want = std::max<std::uint64_t>(witness_prefix_bytes(num_public), kWitnessPrefixMinBytes);
-  HttpPrefix prefix;
-  try {
-    prefix = http_get_prefix(ref.location, policy.http, want);
-  } catch (const HttpError& e) {
-    throw WitnessUnavailable(std::string("cannot fetch witness: ") + e.what());
+namespace {
+
+// The first bytes of a witness and its whole length (when known).
+struct WitnessPrefix {
+  std::vector<std::uint8_t> bytes;
+  std::optional<std::uint64_t> total;
+};
+
+// Reads the first min(n, length) bytes of a witness: pread for a file,
+// GETRANGE (with STRLEN) for a Redis key, one Range request for a URL, a copy
+// for inline bytes. Throws WitnessUnavailable as fetch_witness does.
+WitnessPrefix read_witness_prefix(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
+                                  std::uint64_t n) {
+  WitnessPrefix out;
+  switch (ref.kind) {
+    case WitnessRef::Kind::kFile: {
+      std::uint64_t size = 0;
+      out.bytes = read_confined_prefix(ref, policy, n, &size);
+      out.total = size;
+      return out;
+    }
+    case WitnessRef::Kind::kRedis: {
+      check_redis_witness(ref, redis, policy);
+      RedisReply type, length, range;
+      try {
+        // The key may change between these and the worker's GET, which
+        // checks what it reads again.
+        type = redis->command({"TYPE", ref.location});
+        if (type.str == "string") {
+          const RedisReply replies =
+              redis->transaction({{"STRLEN", ref.location}, {"GETRANGE", ref.location, "0", std::to_string(n - 1)}});
+          const auto& items = replies.as_array();
+          if (items.size() != 2) throw RedisError(RedisError::Kind::kProtocol, "unexpected reply to STRLEN/GETRANGE");
+          length = items[0];
+          range = items[1];
+        }
+      } catch (const RedisError& e) {
+        throw WitnessUnavailable("cannot read witness " + ref.describe() + ": " + e.what());
+      }
+      if (type.str == "none") throw WitnessUnavailable("witness " + ref.describe() + ": no such Redis key");
+      if (type.str != "string" || range.type != RedisReply::Type::kString)
+        throw WitnessUnavailable("witness " + ref.describe() + ": not a string key");
+      out.bytes.assign(range.str.begin(), range.str.end());
+      out.total = static_cast<std::uint64_t>(length.as_integer());
+      return out;
+    }
+    case WitnessRef::Kind::kInline: {
+      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, ref.inline_bytes.size()));
+      out.bytes.assign(ref.inline_bytes.begin(), ref.inline_bytes.begin() + static_cast<std::ptrdiff_t>(take));
+      out.total = ref.inline_bytes.size();
+      return out;
+    }
+    case WitnessRef::Kind::kInput:
+      throw WitnessUnavailable(ref.describe() + ": an input, not a witness (the worker computes its witness)");
+    case WitnessRef::Kind::kHttp: {
+      HttpPrefix prefix;
+      try {
+        prefix = http_get_prefix(ref.location, policy.http, n);
+      } catch (const HttpError& e) {
+        throw WitnessUnavailable(std::string("cannot fetch witness: ") + e.what());
+      }
+      out.bytes = std::move(prefix.bytes);
+      out.total = prefix.total;
+      return out;
+    }
   }
-  if (prefix.total && prefix.bytes.size() == *prefix.total) {
-    // A small witness came whole: checked like any other.
-    check_witness_claims(ref, prefix.bytes);
-    return summarize_witness(FileBytes::adopt(std::move(prefix.bytes), ref.describe()), num_public);
-  }
+  throw WitnessUnavailable("witness reference of unknown kind");
+}
+
+}  // namespace
+
+WtnsSummary read_witness_summary(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
+                                 std::uint32_t num_public) {
+  const std::uint64_t want = std::max<std::uint64_t>(wtns_prefix_bytes(num_public), kWitnessPrefixMinBytes);
+  WitnessPrefix prefix = read_witness_prefix(ref, redis, policy, want);
+  // The length is free to check where it is known (stat, STRLEN, a stated
+  // Content-Range); the sha256 is the worker's, which reads every byte.
   if (ref.size > 0 && prefix.total && *prefix.total != ref.size)
     throw WitnessChecksum("witness " + ref.describe() + ": " + std::to_string(*prefix.total) +
                           " bytes, the job says " + std::to_string(ref.size));
-  if (auto summary = summarize_witness_prefix(prefix.bytes, prefix.total.value_or(0), num_public, ref.describe()))
+  // Named in errors as fetch_witness's bytes are: a file by its path.
+  const std::string name = ref.kind == WitnessRef::Kind::kFile ? ref.location : ref.describe();
+  if (auto summary = read_wtns_summary(prefix.bytes, prefix.total.value_or(0), num_public, name))
     return std::move(*summary);
-  // An unusual layout (values before the header): read it all.
-  return summarize_witness(fetch_witness(ref, redis, policy), num_public);
-}
-
-WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
-                                 std::uint32_t num_public) {
-  WitnessSummary out;
-  out.curve = wtns_curve(file);
-  BinFile bin(file, BinFile::Spec{"wtns", 2, 2, nullptr});
-  SectionReader header = bin.reader(kWtnsHeaderSection);
-  const std::uint32_t n8 = header.u32("n8");
-  if (n8 == 0 || n8 > 64) header.fail("n8 = " + std::to_string(n8) + " is not a field size");
-  header.bytes(n8, "the prime");
-  out.num_values = header.u32("nWitness");
-  std::span<const std::uint8_t> values = bin.unique(kWtnsValuesSection);
-  if (values.size() != out.num_values * n8)
-    bin.fail(kWtnsValuesSection, "expected " + std::to_string(out.num_values) + " values of " +
-                                     std::to_string(n8) + " bytes, found " +
-                                     std::to_string(values.size()) + " bytes");
-  if (out.num_values < std::uint64_t(num_public) + 1)
-    bin.fail(kWtnsValuesSection, "has " + std::to_string(out.num_values) + " values, fewer than the " +
-                                     std::to_string(num_public + 1) +
-                                     " (constant + public signals) the circuit needs");
-  out.public_inputs.assign(values.begin() + n8, values.begin() + (std::size_t(num_public) + 1) * n8);
-  return out;
-}
-
-std::optional<WitnessSummary> summarize_witness_prefix(std::span<const std::uint8_t> prefix, std::uint64_t total,
-                                                       std::uint32_t num_public, const std::string& name) {
-  const auto fail = [&](const std::string& what) -> FormatError {
-    return FormatError(name + ": " + what);
-  };
-  auto u32_at = [&](std::size_t at) {
-    std::uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = (v << 8) | prefix[at + static_cast<std::size_t>(i)];
-    return v;
-  };
-  auto u64_at = [&](std::size_t at) {
-    std::uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | prefix[at + static_cast<std::size_t>(i)];
-    return v;
-  };
-  if (prefix.size() < 12) {
-    if (total != 0 && total < 12) throw fail("not a .wtns file (" + std::to_string(total) + " bytes)");
-    return std::nullopt;
-  }
-  if (std::string_view(reinterpret_cast<const char*>(prefix.data()), 4) != "wtns")
-    throw fail("not a .wtns file (magic is not \"wtns\")");
-  if (u32_at(4) != 2) throw fail("wtns version " + std::to_string(u32_at(4)) + " (zkfarm reads version 2)");
-  const std::uint32_t sections = u32_at(8);
-  std::optional<CurveId> curve;
-  std::uint32_t n8 = 0;
-  std::uint64_t num_values = 0;
-  std::size_t at = 12;
-  for (std::uint32_t s = 0; s < sections; ++s) {
-    if (at + 12 > prefix.size()) return std::nullopt;
-    const std::uint32_t type = u32_at(at);
-    const std::uint64_t size = u64_at(at + 4);
-    const std::uint64_t body = at + 12;
-    if (total != 0 && (size > total || body + size > total))
-      throw fail("section " + std::to_string(type) + " of " + std::to_string(size) + " bytes runs past the end of the " +
-                 std::to_string(total) + "-byte file");
-    if (type == kWtnsHeaderSection) {
-      if (body + size > prefix.size()) return std::nullopt;
-      SectionReader header(prefix.subspan(static_cast<std::size_t>(body), static_cast<std::size_t>(size)),
-                           name + " header section");
-      curve = read_scalar_field(header);
-      n8 = 32;
-      num_values = header.u32("nWitness");
-    } else if (type == kWtnsValuesSection) {
-      if (!curve) return std::nullopt;  // values before the header: read it all
-      if (size != num_values * n8)
-        throw fail("expected " + std::to_string(num_values) + " values of " + std::to_string(n8) + " bytes, found " +
-                   std::to_string(size) + " bytes");
-      if (num_values < std::uint64_t(num_public) + 1)
-        throw fail("has " + std::to_string(num_values) + " values, fewer than the " + std::to_string(num_public + 1) +
-                   " (constant + public signals) the circuit needs");
-      const std::uint64_t end = body + (std::uint64_t(num_public) + 1) * n8;
-      if (end > prefix.size()) return std::nullopt;
-      WitnessSummary out;
-      out.curve = *curve;
-      out.num_values = num_values;
-      out.public_inputs.assign(prefix.begin() + static_cast<std::ptrdiff_t>(body + n8),
-                               prefix.begin() + static_cast<std::ptrdiff_t>(end));
-      return out;
-    }
-    at = static_cast<std::size_t>(std::min<std::uint64_t>(body + size, prefix.size() + 1));
-    if (at > prefix.size()) return std::nullopt;
-  }
-  throw fail("has no values section");
+  // An unusual layout (values before the header, or a header past the first
+  // read): read it all. A mapped file is touched only where the summary reads.
+  const auto whole = fetch_witness_unchecked(ref, redis, policy);
+  return read_wtns_summary(*whole, num_public);
 }
 
 }  // namespace zkfarm

@@ -15,9 +15,10 @@
 // the root) and check each before use.
 //
 // Witnesses are named by WitnessRef (job.h); fetch_witness() returns their
-// bytes (a read-only mapping for files) and summarize_witness() reads only
-// the header and the public inputs -- what the coordinator needs to verify
-// proofs -- without touching the rest of a multi-GB file.
+// bytes (a read-only mapping for files), checked against the job's sha256
+// and size, for the worker; read_witness_summary() reads only the header
+// and the public inputs -- what the coordinator needs to verify proofs --
+// without reading the rest of a multi-GB witness.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,8 @@
 #include "cluster/redis_client.h"
 #include "formats/binfile.h"
 #include "formats/curve_id.h"
+#include "formats/wtns.h"
+#include "kernels/groth16_types.h"
 
 namespace zkfarm {
 
@@ -58,12 +61,11 @@ struct ArtifactFile {
   bool executable = false;  // a program (the witness generator): installed 0755
 };
 
-struct CircuitInfo {
+// A circuit's record: its key's sizes (num_vars, num_public, domain_size, as
+// the zkey's header states them) and where its files are.
+struct CircuitInfo : Groth16KeySizes {
   std::string id;  // sha256 of the zkey, hex
   CurveId curve = CurveId::kBn254;
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
   std::uint64_t zkey_bytes = 0;
   bool pce_has_c = false;         // PCE built from .r1cs: workers check constraints
   std::string zkey_path = "";     // relative to the store root
@@ -153,45 +155,18 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
 std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
                                                const WitnessPolicy& policy);
 
-struct WitnessSummary {
-  CurveId curve = CurveId::kBn254;
-  std::uint64_t num_values = 0;
-  // witness[1..num_public], canonical little-endian, back to back (n8 bytes
-  // each): one allocation, where a vector per input cost 72 bytes for 32.
-  std::vector<std::uint8_t> public_inputs;
-};
-
-// Reads a .wtns header and its values 1..num_public. Throws FormatError for
-// a malformed file (naming it), an unsupported prime, a values section whose
-// size does not match nWitness, or fewer than num_public + 1 values.
-WitnessSummary summarize_witness(const std::shared_ptr<const FileBytes>& file,
-                                 std::uint32_t num_public);
-
-// What intake needs of a job's witness: its curve, length and public
-// inputs. Any witness but an HTTP one is fetched whole and checked against
-// the job's size and sha256 (fetch_witness). An HTTP witness is read only as
-// far as its public inputs (at least kWitnessPrefixMinBytes, with one Range
-// request): its size is checked when the server states it, and the whole
-// file, with its sha256, only when it fits in that read; the worker that
-// proves it fetches it whole and checks both. Throws as fetch_witness and
-// summarize_witness do.
+// What intake needs of a job's witness: its curve, length and public inputs,
+// from its first max(wtns_prefix_bytes(num_public), kWitnessPrefixMinBytes)
+// bytes only (formats/wtns.h, read_wtns_summary): a pread of a file, a
+// GETRANGE of a Redis key, one Range request for a URL. Its length is checked
+// against the job's size wherever it is known (a file's size, STRLEN, an
+// HTTP server's Content-Range), its sha256 never: the worker that proves it
+// reads it whole and checks both (fetch_witness). A witness whose header or
+// public inputs lie past that first read is read whole (without the checks).
+// Throws WitnessUnavailable as fetch_witness does, WitnessChecksum for a
+// length that differs from the job's, FormatError for a malformed witness.
 inline constexpr std::uint64_t kWitnessPrefixMinBytes = 64 << 10;
-WitnessSummary summarize_job_witness(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
-                                     std::uint32_t num_public);
-
-// The same from the first bytes of a .wtns (`prefix`) whose whole length is
-// `total` (0: unknown), as http_get_prefix reads a witness at intake:
-// returns nothing when the prefix ends before the values 1..num_public (the
-// caller then reads the whole file), else the summary; throws FormatError,
-// naming `name`, for a header that is malformed or that does not fit the
-// total length.
-std::optional<WitnessSummary> summarize_witness_prefix(std::span<const std::uint8_t> prefix, std::uint64_t total,
-                                                       std::uint32_t num_public, const std::string& name);
-
-// Bytes of a .wtns that hold its header and values 0..num_public when its
-// sections are in the usual order (header first, 32-byte field elements).
-inline std::uint64_t witness_prefix_bytes(std::uint32_t num_public) {
-  return 12 + 12 + 4 + 32 + 4 + 12 + (std::uint64_t(num_public) + 1) * 32;
-}
+WtnsSummary read_witness_summary(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
+                                 std::uint32_t num_public);
 
 }  // namespace zkfarm

@@ -70,9 +70,7 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
     using Curve = decltype(curve);
     using Fr = typename Curve::Fr;
     Zkey<Curve> zkey = parse_zkey<Curve>(file);
-    info.num_vars = zkey.num_vars;
-    info.num_public = zkey.num_public;
-    info.domain_size = zkey.domain_size;
+    info.sizes() = zkey.sizes();
     Pce<Fr> pce;
     if (r1cs_path) {
       auto r1cs = read_r1cs<Fr>(*r1cs_path);

@@ -1,6 +1,8 @@
 // groth16_glue.cc -- see groth16_glue.h.
 #include "cluster/groth16_glue.h"
 
+#include <variant>
+
 #include "base/digest.h"
 
 #include "formats/snarkjs_json.h"
@@ -10,15 +12,10 @@
 namespace zkfarm {
 
 struct PartitionVerifier::KeyCache {
-  CurveId curve = CurveId::kBn254;
-  Groth16VerifyingKey<Bn254> bn254;
-  Groth16VerifyingKey<Bls12381> bls12381;
+  std::variant<Groth16VerifyingKey<Bn254>, Groth16VerifyingKey<Bls12381>> key;
   template <class Curve>
   const Groth16VerifyingKey<Curve>& get() const {
-    if constexpr (std::is_same_v<Curve, Bn254>)
-      return bn254;
-    else
-      return bls12381;
+    return std::get<Groth16VerifyingKey<Curve>>(key);
   }
 };
 
@@ -32,17 +29,10 @@ std::shared_ptr<PartitionVerifier::KeyCache> PartitionVerifier::key_for(const Ci
     throw std::runtime_error(path + ": sha256 " + digest + " does not match the circuit record's " +
                              circuit.vk_sha256);
   auto cache = std::make_shared<KeyCache>();
-  cache->curve = circuit.curve;
-  dispatch_curve(circuit.curve, [&](auto curve) {
-    using Curve = decltype(curve);
-    if constexpr (std::is_same_v<Curve, Bn254>)
-      cache->bn254 = verification_key_from_json<Curve>(text, path);
-    else
-      cache->bls12381 = verification_key_from_json<Curve>(text, path);
-    return 0;
+  cache->key = dispatch_curve(circuit.curve, [&](auto curve) -> decltype(KeyCache::key) {
+    return verification_key_from_json<decltype(curve)>(text, path);
   });
-  if ((circuit.curve == CurveId::kBn254 ? cache->bn254.num_public() : cache->bls12381.num_public()) !=
-      circuit.num_public)
+  if (std::visit([](const auto& vk) { return vk.num_public(); }, cache->key) != circuit.num_public)
     throw std::runtime_error(path + ": verifying key's public input count differs from the circuit record");
   keys_[circuit.id] = cache;
   return cache;
@@ -103,12 +93,8 @@ void verify_group(const Groth16VerifyingKey<Curve>& vk, const std::vector<Partit
     out[i].proof_json = proof_to_json<Curve>(proofs[k]);
     out[i].public_json = public_signals_to_json<Fr>(std::span<const Fr>(inputs[k]));
     if constexpr (std::is_same_v<Curve, Bls12381>) {
-      auto a = bls12_381::compress_g1(proofs[k].a);
-      auto b = bls12_381::compress_g2(proofs[k].b);
-      auto c = bls12_381::compress_g1(proofs[k].c);
-      out[i].compressed.assign(a.begin(), a.end());
-      out[i].compressed.append(b.begin(), b.end());
-      out[i].compressed.append(c.begin(), c.end());
+      const auto bytes = bls12_381::compress_proof(proofs[k]);
+      out[i].compressed.assign(bytes.begin(), bytes.end());
     }
   }
 }

@@ -7,7 +7,7 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/log.h"
-#include "witgen/witness_generator.h"
+#include "coordinator/job_check.h"
 
 namespace zkfarm {
 
@@ -228,10 +228,6 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return;
   }
-  PreparedJob job;
-  job.raw = raw;
-  job.spec = spec;
-  job.submitted_at = std::min(submitted_at, intake_time);
   std::optional<CircuitInfo> circuit;
   try {
     circuit = load_circuit_info(redis, keys_, spec.circuit);
@@ -241,111 +237,29 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     fail(spec.id, JobErrorCode::kUnknownCircuit, e.what());
     return;
   }
-  if (!circuit) {
-    fail(spec.id, JobErrorCode::kUnknownCircuit,
-         "unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
-    return;
-  }
-  job.circuit = *circuit;
-  if (spec.deadline_unix && *spec.deadline_unix < unix_now()) {
-    fail(spec.id, JobErrorCode::kDeadlineExceeded, "deadline passed before the job started");
-    return;
-  }
-  job.public_bytes = std::size_t(circuit->num_public) *
-                     (circuit->curve == CurveId::kBn254 ? Bn254Fr::kBytes : Bls12381Fr::kBytes);
-  job.public_inputs.reserve(job.public_bytes * spec.partitions.size());
-  // Input partitions: the public inputs come from the input itself (the
-  // circuit's public input map), so that a worker's report can only supply
-  // the outputs, which the proof then binds to these inputs.
-  std::optional<std::vector<std::optional<witgen::PublicInputRef>>> public_map;
-  if (!circuit->witgen_public_map.empty()) {
+  // Each witness is read only as far as its header and public inputs; the
+  // worker that proves it checks its sha256 and size.
+  const WitnessReader read_witness = [&](const WitnessRef& ref, std::uint32_t num_public) -> WitnessRead {
     try {
-      public_map = witgen::parse_public_input_map(circuit->witgen_public_map);
-    } catch (const std::invalid_argument& e) {
-      fail(spec.id, JobErrorCode::kUnknownCircuit, "circuit " + spec.circuit + ": record damaged: " + e.what());
-      return;
-    }
-    if (public_map->size() != circuit->num_public) {
-      fail(spec.id, JobErrorCode::kUnknownCircuit,
-           "circuit " + spec.circuit + ": record damaged: its public input map has " +
-               std::to_string(public_map->size()) + " entries for " + std::to_string(circuit->num_public) +
-               " public signals");
-      return;
-    }
-    for (const auto& entry : *public_map) job.public_from_input.push_back(entry.has_value());
-  }
-  for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
-    const std::string where = "partition " + std::to_string(i) + " (" + spec.partitions[i].describe() + ")";
-    if (spec.partitions[i].kind == WitnessRef::Kind::kInput) {
-      // The worker that proves it computes the witness, and reports its
-      // public signals with the proof; until then they are zeros here.
-      if (!circuit->has_witness_generator()) {
-        fail(spec.id, JobErrorCode::kInvalidJob,
-             "partition " + std::to_string(i) + " carries an input but circuit " + spec.circuit +
-                 " has no witness generator (register it with `zkfarm circuit add --witness-generator DIR`)");
-        return;
-      }
-      try {
-        witgen::check_input_values(spec.partitions[i].input_json, circuit->curve);
-      } catch (const std::invalid_argument& e) {
-        fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
-        return;
-      }
-      const std::size_t slot = job.public_inputs.size();
-      job.public_inputs.resize(slot + job.public_bytes);
-      if (public_map) {
-        try {
-          const std::vector<std::string> values =
-              witgen::public_input_values(spec.partitions[i].input_json, *public_map);
-          const std::size_t n8 = job.public_bytes / circuit->num_public;
-          for (std::size_t k = 0; k < values.size(); ++k) {
-            if ((*public_map)[k] == std::nullopt) continue;
-            std::uint8_t* out = job.public_inputs.data() + slot + k * n8;
-            if (circuit->curve == CurveId::kBn254) Bn254Fr::from_decimal(values[k]).to_le_bytes(out);
-            else Bls12381Fr::from_decimal(values[k]).to_le_bytes(out);
-          }
-        } catch (const std::invalid_argument& e) {
-          fail(spec.id, JobErrorCode::kBadInput, "partition " + std::to_string(i) + ": input " + e.what());
-          return;
-        }
-      }
-      continue;
-    }
-    WitnessSummary summary;
-    try {
-      summary = summarize_job_witness(spec.partitions[i], &redis, witness_policy_, circuit->num_public);
+      return read_witness_summary(ref, &redis, witness_policy_, num_public);
     } catch (const WitnessUnavailable& e) {
-      fail(spec.id, JobErrorCode::kWitnessUnavailable, "partition " + std::to_string(i) + ": " + e.what());
-      return;
+      return JobCheckFailure{JobErrorCode::kWitnessUnavailable, e.what()};
     } catch (const WitnessChecksum& e) {
-      fail(spec.id, JobErrorCode::kWitnessChecksum, "partition " + std::to_string(i) + ": " + e.what());
-      return;
+      return JobCheckFailure{JobErrorCode::kWitnessChecksum, e.what()};
     } catch (const RedisError&) {
       throw;
     } catch (const std::exception& e) {
-      fail(spec.id, JobErrorCode::kBadWitness, where + ": " + e.what());
-      return;
+      return JobCheckFailure{JobErrorCode::kBadWitness, e.what()};
     }
-    if (summary.curve != circuit->curve) {
-      fail(spec.id, JobErrorCode::kWrongCurve,
-           where + ": witness is for " + curve_display_name(summary.curve) + " but circuit " + spec.circuit +
-               " is " + curve_display_name(circuit->curve));
-      return;
-    }
-    if (summary.num_values != circuit->num_vars) {
-      fail(spec.id, JobErrorCode::kWitnessLength,
-           where + ": witness has " + std::to_string(summary.num_values) + " values but the circuit has " +
-               std::to_string(circuit->num_vars) + " signals");
-      return;
-    }
-    if (summary.public_inputs.size() != job.public_bytes) {
-      fail(spec.id, JobErrorCode::kBadWitness,
-           where + ": public inputs take " + std::to_string(summary.public_inputs.size()) + " bytes, expected " +
-               std::to_string(job.public_bytes));
-      return;
-    }
-    job.public_inputs.insert(job.public_inputs.end(), summary.public_inputs.begin(), summary.public_inputs.end());
+  };
+  auto checked = check_job(spec, circuit, unix_now(), read_witness);
+  if (auto* failure = std::get_if<JobCheckFailure>(&checked)) {
+    fail(spec.id, failure->code, failure->message);
+    return;
   }
+  PreparedJob job = std::move(std::get<PreparedJob>(checked));
+  job.raw = raw;
+  job.submitted_at = std::min(submitted_at, intake_time);
   if (claim == JobStore::Claim::kResume) job.stored_proofs = store.proofs(spec.id);
   job.held_bytes = estimate_held_bytes(job);
   ++active_jobs_;

@@ -2,9 +2,12 @@
 //
 // Owns its own Redis connection. On start (and after a lost connection or a
 // takeover) it recovers every job in processing:<id>; then it moves jobs
-// from the priority queues (LMOVE/BLMOVE), claims each in Redis, and checks
-// it before any worker sees it: the JSON, the circuit record, each witness's
-// header, length and public inputs. Good jobs go to `deliver` as a
+// from the priority queues (LMOVE/BLMOVE), claims each in Redis (dedupe,
+// cancel), and checks it before any worker sees it: the JSON, then
+// check_job (coordinator/job_check.h) over the circuit record and each
+// witness's header, length and public inputs, read from the witness's first
+// bytes only (read_witness_summary; the worker checks sha256 and size on
+// the whole witness). Good jobs go to `deliver` as a
 // PreparedJob; bad ones it fails itself with a typed error and a message
 // naming the partition and the problem. It also samples the queue depths and,
 // with --takeover-after-ms, keeps this coordinator's lease and takes over

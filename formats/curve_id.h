@@ -15,6 +15,7 @@
 
 #include "kernels/bigint.h"
 #include "kernels/curve_id.h"
+#include "kernels/curves.h"
 #include "kernels/field.h"
 
 namespace zkfarm {
@@ -101,9 +102,9 @@ CurveId read_scalar_field(SectionReader& in) {
   return *curve;
 }
 
-// Scalar field prime of a curve, in decimal.
+// Scalar field prime of a curve, in decimal. Throws as dispatch_curve.
 inline std::string scalar_prime_decimal(CurveId id) {
-  return id == CurveId::kBn254 ? Bn254Fr::kModulus.to_decimal() : Bls12381Fr::kModulus.to_decimal();
+  return dispatch_curve(id, [](auto curve) { return decltype(curve)::Fr::kModulus.to_decimal(); });
 }
 
 }  // namespace zkfarm

@@ -33,26 +33,7 @@ void rewrite(const std::string& kind, const std::string& in, const std::string& 
   } else if (kind == "zkey") {
     auto z = read_zkey<Curve>(in, {.validate_coefficients = true, .validate_points = true});
     std::vector<ZkeyCoefficient<Fr>> coefficients;
-    for (std::size_t i = 0; i < z.coefficients.size(); ++i) coefficients.push_back(z.coefficients[i]);
-    ZkeyWriteInput<Curve> w;
-    w.num_vars = z.num_vars;
-    w.num_public = z.num_public;
-    w.domain_size = z.domain_size;
-    w.alpha1 = z.alpha1;
-    w.beta1 = z.beta1;
-    w.delta1 = z.delta1;
-    w.beta2 = z.beta2;
-    w.gamma2 = z.gamma2;
-    w.delta2 = z.delta2;
-    w.coefficients = coefficients;
-    w.ic = z.ic.span();
-    w.a = z.a.span();
-    w.b1 = z.b1.span();
-    w.b2 = z.b2.span();
-    w.c = z.c.span();
-    w.h = z.h.span();
-    w.circuit_hash = z.circuit_hash;
-    write_zkey(out, w);
+    write_zkey(out, rewrite_input(z, coefficients));
   } else if (kind == "pce-from-r1cs") {
     save_pce(pce_from_r1cs(read_r1cs<Fr>(in)), out);
   } else if (kind == "pce-from-zkey") {

@@ -108,6 +108,23 @@ class JsonReader {
       fail(key, "expected \"" + want + "\", found " + v.dump().substr(0, 100));
   }
 
+  // The top-level object of a snarkjs Groth16 document for the curve named
+  // curve: "protocol" must be "groth16" (and present when protocol_required),
+  // "curve", when present, must be curve. Fails naming what differs.
+  Json groth16_object(std::string_view text, const char* curve, bool protocol_required) const {
+    Json j = parse(text);
+    if (!j.is_object()) fail("", "expected a JSON object at the top level");
+    expect_string(j, "protocol", "groth16", protocol_required);
+    expect_string(j, "curve", curve, false);
+    return j;
+  }
+
+  // obj[key] as a point of the curve named curve (see point()).
+  template <class Affine>
+  Affine point_member(const Json& obj, const char* key, const char* curve) const {
+    return point<Affine>(member(obj, key), key, curve);
+  }
+
  private:
   const std::string& name_;
 };
@@ -200,15 +217,12 @@ Groth16VerifyingKey<Curve> verification_key_from_json(std::string_view text, con
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
   JsonReader r(name);
-  Json j = r.parse(text);
-  if (!j.is_object()) r.fail("", "expected a JSON object at the top level");
-  r.expect_string(j, "protocol", "groth16", true);
-  r.expect_string(j, "curve", Curve::kName, false);
+  Json j = r.groth16_object(text, Curve::kName, true);
   Groth16VerifyingKey<Curve> vk;
-  vk.alpha1 = r.point<G1Affine>(r.member(j, "vk_alpha_1"), "vk_alpha_1", Curve::kName);
-  vk.beta2 = r.point<G2Affine>(r.member(j, "vk_beta_2"), "vk_beta_2", Curve::kName);
-  vk.gamma2 = r.point<G2Affine>(r.member(j, "vk_gamma_2"), "vk_gamma_2", Curve::kName);
-  vk.delta2 = r.point<G2Affine>(r.member(j, "vk_delta_2"), "vk_delta_2", Curve::kName);
+  vk.alpha1 = r.point_member<G1Affine>(j, "vk_alpha_1", Curve::kName);
+  vk.beta2 = r.point_member<G2Affine>(j, "vk_beta_2", Curve::kName);
+  vk.gamma2 = r.point_member<G2Affine>(j, "vk_gamma_2", Curve::kName);
+  vk.delta2 = r.point_member<G2Affine>(j, "vk_delta_2", Curve::kName);
   const Json& ic = r.member(j, "IC");
   if (!ic.is_array() || ic.empty()) r.fail("IC", "expected a non-empty array of G1 points");
   const Json& n_public = r.member(j, "nPublic");
@@ -229,14 +243,11 @@ Groth16VerifyingKey<Curve> verification_key_from_json(std::string_view text, con
 template <class Curve>
 Groth16Proof<Curve> proof_from_json(std::string_view text, const std::string& name) {
   JsonReader r(name);
-  Json j = r.parse(text);
-  if (!j.is_object()) r.fail("", "expected a JSON object at the top level");
-  r.expect_string(j, "protocol", "groth16", false);
-  r.expect_string(j, "curve", Curve::kName, false);
+  const Json j = r.groth16_object(text, Curve::kName, false);
   Groth16Proof<Curve> proof;
-  proof.a = r.point<typename Curve::G1Affine>(r.member(j, "pi_a"), "pi_a", Curve::kName);
-  proof.b = r.point<typename Curve::G2Affine>(r.member(j, "pi_b"), "pi_b", Curve::kName);
-  proof.c = r.point<typename Curve::G1Affine>(r.member(j, "pi_c"), "pi_c", Curve::kName);
+  proof.a = r.point_member<typename Curve::G1Affine>(j, "pi_a", Curve::kName);
+  proof.b = r.point_member<typename Curve::G2Affine>(j, "pi_b", Curve::kName);
+  proof.c = r.point_member<typename Curve::G1Affine>(j, "pi_c", Curve::kName);
   return proof;
 }
 

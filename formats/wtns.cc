@@ -2,6 +2,7 @@
 #include "formats/wtns.h"
 
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -27,14 +28,20 @@ struct WtnsHeader {
   std::uint32_t count;
 };
 
-WtnsHeader parse_header(const BinFile& bin) {
-  SectionReader in = bin.reader(kWtnsHeaderSection);
+// The header section's body: n8, the prime, nWitness (the one reader of it,
+// for whole files and prefixes alike).
+WtnsHeader read_header(SectionReader& in) {
   WtnsHeader h;
   h.curve = read_scalar_field(in);
   h.n8 = 32;
   h.count = in.u32("nWitness");
   in.expect_end("n8, prime, nWitness");
   return h;
+}
+
+WtnsHeader parse_header(const BinFile& bin) {
+  SectionReader in = bin.reader(kWtnsHeaderSection);
+  return read_header(in);
 }
 
 template <class Fr>
@@ -121,6 +128,117 @@ void parse_wtns_values(std::shared_ptr<const FileBytes> file, std::optional<std:
 }
 
 }  // namespace
+
+std::optional<WtnsSummary> read_wtns_summary(std::span<const std::uint8_t> prefix, std::uint64_t total,
+                                             std::uint32_t num_public, const std::string& name) {
+  constexpr std::uint64_t kFileHeader = 12, kSectionHeader = 12;
+  const bool whole = total != 0 && prefix.size() >= total;
+  if (whole) prefix = prefix.first(static_cast<std::size_t>(total));
+  const auto fail = [&](const std::string& what) { return FormatError(name + ": " + what); };
+  const auto section_fail = [&](std::uint32_t type, const std::string& what) {
+    const char* section = wtns_section_name(type);
+    return fail("section " + std::to_string(type) + (section ? std::string(" (") + section + ")" : "") + ": " + what);
+  };
+  if (prefix.size() < kFileHeader) {
+    if (whole || (total != 0 && total < kFileHeader))
+      throw fail("file too short for an iden3 header: expected at least 12 bytes, found " +
+                 std::to_string(whole ? prefix.size() : total));
+    return std::nullopt;
+  }
+  if (std::memcmp(prefix.data(), kWtnsSpec.magic.data(), 4) != 0) {
+    // Never echoes the bytes (a daemon reports this to whoever named the file).
+    std::string found = "something else";
+    for (const char* known : {"r1cs", "zkey"})
+      if (std::memcmp(prefix.data(), known, 4) == 0) found = std::string("a .") + known + " file";
+    throw fail("wrong magic: expected \"wtns\" (a .wtns file), found " + found);
+  }
+  const std::uint32_t version = load_u32le(prefix.data() + 4);
+  if (version != kWtnsSpec.min_version)
+    throw fail("unsupported wtns version: expected 2, found " + std::to_string(version));
+  const std::uint32_t sections = load_u32le(prefix.data() + 8);
+  std::optional<WtnsHeader> header;
+  std::optional<Section> values;
+  std::uint64_t at = kFileHeader;
+  // Walks the section table as far as the prefix reaches; stops as soon as
+  // the header and values 0..num_public are known.
+  for (std::uint32_t i = 0; i < sections; ++i) {
+    if (at + kSectionHeader > prefix.size()) {
+      if (whole)
+        throw fail("section table entry " + std::to_string(i) + " at offset " + std::to_string(at) +
+                   " is truncated: need 12 bytes, file has " + std::to_string(prefix.size() - at) + " left");
+      return std::nullopt;
+    }
+    Section s;
+    s.type = load_u32le(prefix.data() + at);
+    s.size = load_u64le(prefix.data() + at + 4);
+    s.offset = at + kSectionHeader;
+    if (total != 0 && s.size > total - s.offset)
+      throw section_fail(s.type, "runs past the end of the file: " + std::to_string(s.size) + " bytes at offset " +
+                                     std::to_string(s.offset) + ", the file has " + std::to_string(total) + " bytes");
+    if (s.type == kWtnsHeaderSection) {
+      if (header) throw section_fail(s.type, "appears twice, expected once");
+      if (s.offset + s.size > prefix.size()) return std::nullopt;
+      SectionReader in(prefix.subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.size)),
+                       name + ": section 1 (header)");
+      header = read_header(in);
+    } else if (s.type == kWtnsValuesSection) {
+      if (values) throw section_fail(s.type, "appears twice, expected once");
+      values = s;
+    }
+    if (header && values) {
+      const std::uint64_t need = std::uint64_t(header->count) * header->n8;
+      if (values->size != need)
+        throw section_fail(kWtnsValuesSection, "expected " + std::to_string(header->count) + " values of " +
+                                                   std::to_string(header->n8) + " bytes = " + std::to_string(need) +
+                                                   " bytes, found " + std::to_string(values->size));
+      if (header->count < std::uint64_t(num_public) + 1)
+        throw section_fail(kWtnsValuesSection,
+                           "has " + std::to_string(header->count) + " values, fewer than the " +
+                               std::to_string(std::uint64_t(num_public) + 1) +
+                               " (constant + public signals) the circuit needs");
+      const std::uint64_t end = values->offset + (std::uint64_t(num_public) + 1) * header->n8;
+      if (end > prefix.size()) return std::nullopt;
+      if (whole) {
+        // The rest of the table must still be sound: nothing after the last section.
+        std::uint64_t next = s.offset + s.size;
+        for (std::uint32_t j = i + 1; j < sections; ++j) {
+          if (next + kSectionHeader > prefix.size())
+            throw fail("section table entry " + std::to_string(j) + " at offset " + std::to_string(next) +
+                       " is truncated: need 12 bytes, file has " + std::to_string(prefix.size() - next) + " left");
+          const std::uint32_t type = load_u32le(prefix.data() + next);
+          const std::uint64_t size = load_u64le(prefix.data() + next + 4);
+          if (size > total - next - kSectionHeader)
+            throw section_fail(type, "runs past the end of the file: " + std::to_string(size) + " bytes at offset " +
+                                         std::to_string(next + kSectionHeader) + ", the file has " +
+                                         std::to_string(total) + " bytes");
+          if (type == kWtnsHeaderSection || type == kWtnsValuesSection)
+            throw section_fail(type, "appears twice, expected once");
+          next += kSectionHeader + size;
+        }
+        if (next != total)
+          throw fail(std::to_string(total - next) + " bytes after the last section, expected none");
+      }
+      WtnsSummary out;
+      out.curve = header->curve;
+      out.n8 = header->n8;
+      out.num_values = header->count;
+      out.values_offset = values->offset;
+      out.public_inputs.assign(prefix.begin() + static_cast<std::ptrdiff_t>(values->offset + header->n8),
+                               prefix.begin() + static_cast<std::ptrdiff_t>(end));
+      return out;
+    }
+    at = s.offset + s.size;
+  }
+  // The whole table was read: a section is missing.
+  if (!header) throw fail("missing section 1 (header)");
+  throw fail("missing section 2 (values)");
+}
+
+WtnsSummary read_wtns_summary(const FileBytes& file, std::uint32_t num_public) {
+  const auto bytes = file.bytes();
+  if (bytes.empty()) throw FormatError(file.name() + ": file too short for an iden3 header: expected at least 12 bytes, found 0");
+  return *read_wtns_summary(bytes, bytes.size(), num_public, file.name());
+}
 
 std::uint32_t wtns_count(std::shared_ptr<const FileBytes> file) {
   BinFile bin(std::move(file), kWtnsSpec);

@@ -5,6 +5,11 @@
 // the prime against the expected field and, when the caller knows it, the
 // count against the circuit, and converts to Montgomery form on all cores
 // (a PoRep partition's witness is ~130M values, ~4.2 GB).
+//
+// read_wtns_summary() is the one reader of a witness's header and public
+// inputs (the coordinator's intake, the artifact layer, the worker's checks):
+// it needs only the first bytes of a file, so a multi-GB witness is never read
+// whole to learn its field, its length and its public inputs.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +36,41 @@ inline constexpr std::uint32_t kWtnsValuesSection = 2;
 constexpr std::uint64_t wtns_file_bytes(std::uint64_t count, std::uint32_t n8 = 32) {
   return 12 + (12 + 4 + std::uint64_t{n8} + 4) + (12 + count * n8);
 }
+
+// What the first bytes of a .wtns say: its field, its length and its public
+// inputs.
+struct WtnsSummary {
+  CurveId curve = CurveId::kBn254;
+  std::uint32_t n8 = 32;          // bytes per value
+  std::uint32_t num_values = 0;   // nWitness
+  std::uint64_t values_offset = 0;  // where value 0 starts in the file
+  // Values 1..num_public, canonical little-endian, back to back (n8 bytes
+  // each): one allocation, where a vector per input cost 72 bytes for 32.
+  std::vector<std::uint8_t> public_inputs;
+};
+
+// Bytes of a .wtns that hold its header and values 0..num_public when its
+// sections are in the usual order (header first, 32-byte field elements).
+inline std::uint64_t wtns_prefix_bytes(std::uint32_t num_public) {
+  return 12 + 12 + 4 + 32 + 4 + 12 + (std::uint64_t(num_public) + 1) * 32;
+}
+
+// Reads the summary of a .wtns from its first bytes (`prefix`), the file
+// being `total` bytes long (0: unknown; prefix.size() == total: the whole
+// file). Returns nothing when the prefix ends before the header section and
+// values 0..num_public (the caller reads more: a header after the values is
+// legal), never for the whole file. Throws FormatError naming `name` and
+// expected vs found: a wrong magic or version, a section running past
+// `total`, a malformed header or an unsupported prime (as read_scalar_field),
+// a second header or values section, a values section whose size is not
+// nWitness * n8, fewer than num_public + 1 values, a missing header or values
+// section, or (whole file) bytes after the last section.
+std::optional<WtnsSummary> read_wtns_summary(std::span<const std::uint8_t> prefix, std::uint64_t total,
+                                             std::uint32_t num_public, const std::string& name);
+
+// The same from a whole file (its bytes are touched only as far as the
+// header and the public inputs). Throws as above.
+WtnsSummary read_wtns_summary(const FileBytes& file, std::uint32_t num_public);
 
 // Returns the curve of a .wtns file from its header prime. Throws
 // FormatError for a malformed container or header or an unsupported prime.

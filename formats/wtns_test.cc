@@ -1,8 +1,11 @@
 // wtns_test.cc -- .wtns reader/writer: snarkjs-made fixtures, round trips,
-// wrong prime / count, truncation and corruption.
+// wrong prime / count, truncation and corruption; the summary reader over
+// a prefix (header and public inputs only).
 #include "formats/wtns.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "formats/test_util.h"
 
@@ -114,6 +117,105 @@ TEST(Wtns, TruncatedAndFlipped) {
   testing::expect_byte_flips_safe(bytes, [](std::vector<std::uint8_t> b) {
     parse_wtns<Bls12381Fr>(in_memory(b), 7);
   });
+}
+
+
+// The summary intake makes of a witness from its first bytes only.
+TEST(WtnsSummary, FromTheFirstBytesAsFromTheWholeFile) {
+  const auto whole = fixture_bytes("bn128_mul.wtns");
+  const std::span<const std::uint8_t> bytes(whole);
+  const std::uint32_t num_public = 3;
+  const WtnsSummary full = read_wtns_summary(*in_memory(whole), num_public);
+  EXPECT_EQ(full.curve, CurveId::kBn254);
+  EXPECT_EQ(full.n8, 32u);
+  EXPECT_EQ(full.num_values, 7u);
+  EXPECT_EQ(full.values_offset, testing::section_body_offset(whole, 2));
+  // witness[1..3] = 3822, 11, r - 1.
+  const auto values = parse_wtns<Bn254Fr>(in_memory(whole));
+  std::vector<std::uint8_t> expected(3 * 32);
+  for (int i = 0; i < 3; ++i) values[1 + i].to_le_bytes(expected.data() + 32 * i);
+  EXPECT_EQ(full.public_inputs, expected);
+  const std::size_t need = static_cast<std::size_t>(wtns_prefix_bytes(num_public));
+  ASSERT_LT(need, whole.size());
+  // Every prefix gives nothing (read more) or the same summary, from `need` on.
+  for (std::size_t n = 0; n <= whole.size(); ++n) {
+    for (std::uint64_t total : {std::uint64_t(whole.size()), std::uint64_t(0)}) {
+      const auto summary = read_wtns_summary(bytes.first(n), total, num_public, "w.wtns");
+      EXPECT_EQ(summary.has_value(), n >= need) << n << " of " << total;
+      if (!summary) continue;
+      EXPECT_EQ(summary->curve, full.curve);
+      EXPECT_EQ(summary->num_values, full.num_values);
+      EXPECT_EQ(summary->public_inputs, full.public_inputs);
+    }
+  }
+  // The BLS12-381 fixture too.
+  const auto bls = read_wtns_summary(*in_memory(fixture_bytes("bls12381_mul.wtns")), num_public);
+  EXPECT_EQ(bls.curve, CurveId::kBls12381);
+  EXPECT_EQ(bls.num_values, 7u);
+}
+
+TEST(WtnsSummary, ErrorsSayExpectedAndFound) {
+  const auto whole = fixture_bytes("bn128_mul.wtns");
+  const std::span<const std::uint8_t> bytes(whole);
+  const std::size_t need = static_cast<std::size_t>(wtns_prefix_bytes(3));
+  const auto error_of = [](const std::function<void()>& f) { return format_error_of(f); };
+  // A values section longer than the file.
+  std::string msg = error_of([&] { read_wtns_summary(bytes.first(need), whole.size() - 1, 3, "w.wtns"); });
+  EXPECT_NE(msg.find("w.wtns: section 2 (values): runs past the end of the file"), std::string::npos) << msg;
+  // The whole file, one byte short or long.
+  msg = error_of([&] { read_wtns_summary(bytes.first(whole.size() - 1), whole.size() - 1, 3, "w.wtns"); });
+  EXPECT_NE(msg.find("runs past the end"), std::string::npos) << msg;
+  auto longer = whole;
+  longer.push_back(0);
+  msg = error_of([&] { read_wtns_summary(*in_memory(longer), 3); });
+  EXPECT_NE(msg.find("1 bytes after the last section, expected none"), std::string::npos) << msg;
+  // Magic, version, prime, too few values, a values size that is not nWitness * 32.
+  auto b = whole;
+  b[0] = 'x';
+  msg = error_of([&] { read_wtns_summary(*in_memory(b), 3); });
+  EXPECT_NE(msg.find("wrong magic: expected \"wtns\""), std::string::npos) << msg;
+  b = whole;
+  testing::put_u32(b, 4, 1);
+  msg = error_of([&] { read_wtns_summary(*in_memory(b), 3); });
+  EXPECT_NE(msg.find("unsupported wtns version: expected 2, found 1"), std::string::npos) << msg;
+  b = whole;
+  b[testing::section_body_offset(b, 1) + 10] ^= 0x40;
+  msg = error_of([&] { read_wtns_summary(*in_memory(b), 3); });
+  EXPECT_NE(msg.find("unsupported prime"), std::string::npos) << msg;
+  msg = error_of([&] { read_wtns_summary(*in_memory(whole), 7); });
+  EXPECT_NE(msg.find("section 2 (values): has 7 values, fewer than the 8 (constant + public signals)"),
+            std::string::npos)
+      << msg;
+  b = whole;
+  testing::put_u32(b, testing::section_body_offset(b, 1) + 4 + 32, 8);  // nWitness
+  msg = error_of([&] { read_wtns_summary(*in_memory(b), 3); });
+  EXPECT_NE(msg.find("section 2 (values): expected 8 values of 32 bytes = 256 bytes, found 224"), std::string::npos)
+      << msg;
+  msg = error_of([&] { read_wtns_summary(bytes.first(5), 5, 3, "w.wtns"); });
+  EXPECT_NE(msg.find("w.wtns: file too short for an iden3 header: expected at least 12 bytes, found 5"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(WtnsSummary, HeaderAfterTheValuesNeedsTheWholeFile) {
+  // The same witness with its sections swapped: legal, and read whole.
+  const auto whole = fixture_bytes("bn128_mul.wtns");
+  const std::size_t h = testing::section_header_offset(whole, 1), v = testing::section_header_offset(whole, 2);
+  ASSERT_LT(h, v);
+  std::vector<std::uint8_t> swapped(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(h));
+  swapped.insert(swapped.end(), whole.begin() + static_cast<std::ptrdiff_t>(v), whole.end());
+  swapped.insert(swapped.end(), whole.begin() + static_cast<std::ptrdiff_t>(h), whole.begin() + static_cast<std::ptrdiff_t>(v));
+  EXPECT_EQ(parse_wtns<Bn254Fr>(in_memory(swapped)), parse_wtns<Bn254Fr>(in_memory(whole)));
+  const std::span<const std::uint8_t> bytes(swapped);
+  EXPECT_FALSE(read_wtns_summary(bytes.first(wtns_prefix_bytes(3)), swapped.size(), 3, "w.wtns"));
+  EXPECT_EQ(read_wtns_summary(*in_memory(swapped), 3).public_inputs,
+            read_wtns_summary(*in_memory(whole), 3).public_inputs);
+}
+
+TEST(WtnsSummary, TruncatedAndFlipped) {
+  auto bytes = fixture_bytes("bls12381_mul.wtns");
+  testing::expect_every_prefix_fails(bytes, [](std::vector<std::uint8_t> b) { read_wtns_summary(*in_memory(b), 3); });
+  testing::expect_byte_flips_safe(bytes, [](std::vector<std::uint8_t> b) { read_wtns_summary(*in_memory(b), 3); });
 }
 
 }  // namespace

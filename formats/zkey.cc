@@ -73,11 +73,6 @@ Affine header_point(SectionReader& in, const char* name) {
   return p;
 }
 
-struct ZkeyHeader {
-  CurveId curve;
-  std::uint32_t num_vars, num_public, domain_size;
-};
-
 void check_protocol(const BinFile& bin) {
   SectionReader in = bin.reader(kZkeyProtocolSection);
   const std::uint32_t protocol = in.u32("the protocol id");
@@ -96,7 +91,7 @@ CurveId read_primes(SectionReader& in) {
   auto q = in.bytes(n8q, "the prime q");
   auto curve = curve_from_base_prime(q);
   if (!curve) in.fail(unsupported_base_prime_message(q));
-  const std::uint32_t want_n8q = *curve == CurveId::kBn254 ? 32 : 48;
+  const std::size_t want_n8q = base_field_bytes(*curve);
   if (n8q != want_n8q)
     in.fail("n8q for " + std::string(curve_display_name(*curve)) + " must be " +
             std::to_string(want_n8q) + ", found " + std::to_string(n8q));

@@ -52,17 +52,14 @@ inline constexpr std::uint32_t kZkeyHSection = 9;
 inline constexpr std::uint32_t kZkeyContributionsSection = 10;
 inline constexpr std::uint32_t kZkeyGroth16Protocol = 1;
 
+// A parsed .zkey: section 2 as its header (kernels/groth16_types.h), the
+// point sections as views into the mapped file.
 template <class Curve>
-struct Zkey {
+struct Zkey : Groth16KeyHeader<Curve> {
   using Fr = typename Curve::Fr;
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
 
-  std::uint32_t num_vars = 0;     // witness length, w[0] = 1 included
-  std::uint32_t num_public = 0;   // public signals, w[0] excluded
-  std::uint32_t domain_size = 0;  // power of two
-  G1Affine alpha1, beta1, delta1;
-  G2Affine beta2, gamma2, delta2;
   ArrayView<G1Affine> ic;  // num_public + 1
   ArrayView<G1Affine> a;   // num_vars
   ArrayView<G1Affine> b1;  // num_vars
@@ -75,15 +72,7 @@ struct Zkey {
   std::shared_ptr<const FileBytes> file;  // keeps the views alive
 
   // The verifying key part (alpha1, beta2, gamma2, delta2, IC), copied.
-  Groth16VerifyingKey<Curve> verifying_key() const {
-    Groth16VerifyingKey<Curve> vk;
-    vk.alpha1 = alpha1;
-    vk.beta2 = beta2;
-    vk.gamma2 = gamma2;
-    vk.delta2 = delta2;
-    vk.ic.assign(ic.span().begin(), ic.span().end());
-    return vk;
-  }
+  Groth16VerifyingKey<Curve> verifying_key() const { return this->header().verifying_key(ic.span()); }
 };
 
 struct ZkeyReadOptions {
@@ -117,21 +106,39 @@ void validate_zkey_points(const Zkey<Curve>& zkey);
 
 // What write_zkey needs: the header, coefficients and point arrays.
 template <class Curve>
-struct ZkeyWriteInput {
+struct ZkeyWriteInput : Groth16KeyHeader<Curve> {
   using Fr = typename Curve::Fr;
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
 
-  std::uint32_t num_vars = 0;
-  std::uint32_t num_public = 0;
-  std::uint32_t domain_size = 0;
-  G1Affine alpha1, beta1, delta1;
-  G2Affine beta2, gamma2, delta2;
   std::span<const ZkeyCoefficient<Fr>> coefficients;  // A and B only (matrix 0 or 1)
   std::span<const G1Affine> ic, a, b1, c, h;
   std::span<const G2Affine> b2;
   std::array<std::uint8_t, 64> circuit_hash{};
 };
+
+// What write_zkey needs to write zkey again (tests, fuzzing, the interop
+// tool): its header, circuit hash and point sections as views into it, and
+// its coefficients decoded into storage (replaced). Valid while zkey and
+// storage live and storage is not modified.
+template <class Curve>
+ZkeyWriteInput<Curve> rewrite_input(const Zkey<Curve>& zkey,
+                                    std::vector<ZkeyCoefficient<typename Curve::Fr>>& storage) {
+  storage.clear();
+  storage.reserve(zkey.coefficients.size());
+  for (std::size_t i = 0; i < zkey.coefficients.size(); ++i) storage.push_back(zkey.coefficients[i]);
+  ZkeyWriteInput<Curve> in;
+  in.header() = zkey.header();
+  in.coefficients = storage;
+  in.ic = zkey.ic.span();
+  in.a = zkey.a.span();
+  in.b1 = zkey.b1.span();
+  in.b2 = zkey.b2.span();
+  in.c = zkey.c.span();
+  in.h = zkey.h.span();
+  in.circuit_hash = zkey.circuit_hash;
+  return in;
+}
 
 // Encodes a .zkey image: sections 1, 2, 3, 5, 6, 7, 8, 9, 4, 10, with an
 // empty padding section (type 0, ignored by snarkjs and rapidsnark) before a

@@ -20,25 +20,7 @@ void run(const std::shared_ptr<const zkfarm::FileBytes>& file) {
     auto pce = pce_from_zkey(z.coefficients, z.num_public);
     if (pce.num_rows() > z.domain_size) std::abort();
     std::vector<zkfarm::ZkeyCoefficient<Fr>> coefficients;
-    for (std::size_t i = 0; i < z.coefficients.size(); ++i) coefficients.push_back(z.coefficients[i]);
-    zkfarm::ZkeyWriteInput<Curve> in;
-    in.num_vars = z.num_vars;
-    in.num_public = z.num_public;
-    in.domain_size = z.domain_size;
-    in.alpha1 = z.alpha1;
-    in.beta1 = z.beta1;
-    in.delta1 = z.delta1;
-    in.beta2 = z.beta2;
-    in.gamma2 = z.gamma2;
-    in.delta2 = z.delta2;
-    in.coefficients = coefficients;
-    in.ic = z.ic.span();
-    in.a = z.a.span();
-    in.b1 = z.b1.span();
-    in.b2 = z.b2.span();
-    in.c = z.c.span();
-    in.h = z.h.span();
-    in.circuit_hash = z.circuit_hash;
+    const auto in = zkfarm::rewrite_input(z, coefficients);
     auto again = zkfarm::parse_zkey<Curve>(zkfarm::FileBytes::adopt(zkfarm::serialize_zkey(in), "rt"));
     auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
     if (again.num_vars != z.num_vars || !same(again.a.span(), z.a.span()) ||

@@ -14,14 +14,7 @@ namespace zkfarm {
 template <class Curve>
 Groth16ProvingKey<Curve> proving_key_from_zkey(const Zkey<Curve>& zkey) {
   Groth16ProvingKey<Curve> key;
-  key.num_vars = zkey.num_vars;
-  key.num_public = zkey.num_public;
-  key.domain_size = zkey.domain_size;
-  key.alpha1 = zkey.alpha1;
-  key.beta1 = zkey.beta1;
-  key.delta1 = zkey.delta1;
-  key.beta2 = zkey.beta2;
-  key.delta2 = zkey.delta2;
+  key.header() = zkey.header();
   key.a_points = zkey.a.span();
   key.b1_points = zkey.b1.span();
   key.b2_points = zkey.b2.span();

@@ -20,32 +20,6 @@ using testing::format_error_of;
 using testing::in_memory;
 
 template <class Curve>
-ZkeyWriteInput<Curve> write_input_of(const Zkey<Curve>& z,
-                                     std::vector<ZkeyCoefficient<typename Curve::Fr>>& storage) {
-  storage.clear();
-  for (std::size_t i = 0; i < z.coefficients.size(); ++i) storage.push_back(z.coefficients[i]);
-  ZkeyWriteInput<Curve> in;
-  in.num_vars = z.num_vars;
-  in.num_public = z.num_public;
-  in.domain_size = z.domain_size;
-  in.alpha1 = z.alpha1;
-  in.beta1 = z.beta1;
-  in.delta1 = z.delta1;
-  in.beta2 = z.beta2;
-  in.gamma2 = z.gamma2;
-  in.delta2 = z.delta2;
-  in.coefficients = storage;
-  in.ic = z.ic.span();
-  in.a = z.a.span();
-  in.b1 = z.b1.span();
-  in.b2 = z.b2.span();
-  in.c = z.c.span();
-  in.h = z.h.span();
-  in.circuit_hash = z.circuit_hash;
-  return in;
-}
-
-template <class Curve>
 void expect_same_key(const Zkey<Curve>& x, const Zkey<Curve>& y) {
   EXPECT_EQ(x.num_vars, y.num_vars);
   EXPECT_EQ(x.num_public, y.num_public);
@@ -124,7 +98,7 @@ template <class Curve>
 void check_round_trip(const std::string& name) {
   auto z = read_zkey<Curve>(fixture(name));
   std::vector<ZkeyCoefficient<typename Curve::Fr>> storage;
-  auto input = write_input_of(z, storage);
+  auto input = rewrite_input(z, storage);
   auto bytes = serialize_zkey(input);
   auto back = parse_zkey<Curve>(in_memory(bytes, "rt.zkey"));
   expect_same_key(z, back);
@@ -150,7 +124,7 @@ TEST(Zkey, RoundTrip) {
 TEST(Zkey, WriterRejectsInconsistentInput) {
   auto z = read_zkey<Bn254>(fixture("bn128_mul.zkey"));
   std::vector<ZkeyCoefficient<Bn254Fr>> storage;
-  auto input = write_input_of(z, storage);
+  auto input = rewrite_input(z, storage);
   auto bad = input;
   bad.h = bad.h.first(7);
   EXPECT_THROW(serialize_zkey(bad), std::invalid_argument);

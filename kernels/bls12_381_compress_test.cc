@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -73,6 +74,26 @@ TEST(Bls12381Compress, RoundTripBothSigns) {
   }
   EXPECT_EQ(largest_g1, 8);  // exactly one of y, -y is the largest
   EXPECT_EQ(largest_g2, 8);
+}
+
+TEST(Bls12381Compress, ProofRoundTrip) {
+  std::mt19937_64 rng(2);
+  const auto g1 = Bls12381::G1::from_affine(Bls12381::g1_generator());
+  const auto g2 = Bls12381::G2::from_affine(Bls12381::g2_generator());
+  Groth16Proof<Bls12381> proof;
+  proof.a = g1.scalar_mul(random_scalar(rng)).to_affine();
+  proof.b = g2.scalar_mul(random_scalar(rng)).to_affine();
+  proof.c = g1.scalar_mul(random_scalar(rng)).to_affine();
+  const auto bytes = compress_proof(proof);
+  const auto a = compress_g1(proof.a);
+  const auto b = compress_g2(proof.b);
+  const auto c = compress_g1(proof.c);
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), bytes.begin()));
+  EXPECT_TRUE(std::equal(b.begin(), b.end(), bytes.begin() + 48));
+  EXPECT_TRUE(std::equal(c.begin(), c.end(), bytes.begin() + 144));
+  EXPECT_EQ(decompress_proof(bytes), proof);
+  EXPECT_EQ(error_of([&] { decompress_proof(std::span<const std::uint8_t>(bytes).first(191)); }),
+            "proof: expected 192 bytes, found 191");
 }
 
 TEST(Bls12381Compress, RejectsMalformedInput) {

@@ -3,6 +3,7 @@
 // structs as a template parameter (see docs/INTERFACES.md).
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,18 @@ auto dispatch_curve(CurveId id, Fn&& fn) {
   if (id == CurveId::kBn254) return fn(Bn254{});
   if (id == CurveId::kBls12381) return fn(Bls12381{});
   throw std::invalid_argument("unsupported curve id " + std::to_string(static_cast<unsigned>(id)));
+}
+
+// Bytes of one scalar field element (Fr) of curve id: n8r of the iden3 files,
+// the size of a witness value. Throws as dispatch_curve.
+inline std::size_t scalar_field_bytes(CurveId id) {
+  return dispatch_curve(id, [](auto curve) { return decltype(curve)::Fr::kBytes; });
+}
+
+// Bytes of one base field element (Fq) of curve id: n8q of a .zkey, half an
+// uncompressed G1 point. Throws as dispatch_curve.
+inline std::size_t base_field_bytes(CurveId id) {
+  return dispatch_curve(id, [](auto curve) { return decltype(curve)::Fq::kBytes; });
 }
 
 }  // namespace zkfarm

@@ -55,16 +55,13 @@ class UnsatisfiedConstraint : public ProveError {
   std::size_t row_;
 };
 
-// The proving key's points, typically views into an mmapped .zkey.
+// The proving key: its header (sizes and single points,
+// kernels/groth16_types.h) and its queries, typically views into an mmapped
+// .zkey.
 template <class Curve>
-struct Groth16ProvingKey {
+struct Groth16ProvingKey : Groth16KeyHeader<Curve> {
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
-  std::uint32_t num_vars = 0;     // witness length, including w[0] = 1
-  std::uint32_t num_public = 0;   // public signals, excluding w[0]
-  std::uint32_t domain_size = 0;  // power of two
-  G1Affine alpha1, beta1, delta1;
-  G2Affine beta2, delta2;
   std::span<const G1Affine> a_points;   // num_vars
   std::span<const G1Affine> b1_points;  // num_vars
   std::span<const G2Affine> b2_points;  // num_vars
@@ -99,7 +96,7 @@ struct ProveTimings {
 // r B1 - r s delta). Shared by the CPU prover and the device prover
 // (kernels/cuda/groth16_device.h), so the two cannot drift apart. KeyPoints
 // is anything with alpha1, beta1, delta1, beta2 and delta2 in affine form
-// (Groth16ProvingKey, cuda::DeviceProvingKey).
+// (a Groth16KeyHeader: Groth16ProvingKey, cuda::DeviceProvingKey).
 template <class Curve, class KeyPoints>
 Groth16Proof<Curve> groth16_assemble(const KeyPoints& key, const typename Curve::G1& msm_a,
                                      const typename Curve::G1& msm_b1, const typename Curve::G2& msm_b2,

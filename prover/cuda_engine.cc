@@ -14,7 +14,12 @@
 // speed; when pinned memory is refused the witness goes to the heap and is
 // staged as before.
 //
-// A device memory budget (Prover::cuda's budget_bytes, the worker's
+// The engine's settings are one DeviceConfig (prover/device_config.h, from
+// the worker's and `zkfarm prove`'s flags), fixed when the engine opens:
+// the MSMs' window bits and accumulation waves (GpuMsmConfig of every
+// device MSM), the shifted H tables, the memory budget.
+//
+// A device memory budget (DeviceConfig::memory_budget, the worker's
 // --device-memory-budget) bounds every device allocation of the process
 // (device_context.h) and the resident cache. Each circuit is placed by
 // kernels/cuda/memory_plan.h within it: the key's queries resident as far as
@@ -28,7 +33,8 @@
 // proof's working memory and a tenth of the card left over, and within the
 // budget if any), the H query also gets precomputed shifted bases
 // (shift_h_bases in groth16_device.h): the dense H MSM then needs one
-// bucket reduction and fewer windows. ZKFARM_SHIFTED_BASES=0 turns this off.
+// bucket reduction and fewer windows. DeviceConfig::shifted_tables false
+// (--shifted-tables=off) turns this off.
 //
 // CUDA failures become Error kinds here, by type: DeviceOutOfMemory and
 // PinnedOutOfMemory kOutOfMemory (after evicting every other circuit),
@@ -39,7 +45,6 @@
 #include "prover/cuda_engine.h"
 
 #include <cstddef>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -66,9 +71,10 @@ namespace {
 // each circuit's residency (weakly), so a circuit dropped after the engine
 // leaves nothing behind.
 struct DeviceState {
-  DeviceState(int ordinal, std::size_t requested_budget)
+  DeviceState(int ordinal, const DeviceConfig& config)
       : ctx(std::make_unique<cuda::DeviceContext>(ordinal)),
-        budget(resolve_budget(requested_budget, ctx->info())),
+        config(config),
+        budget(resolve_budget(config.memory_budget, ctx->info())),
         cache(*ctx, budget) {
     cuda::set_device_memory_budget(budget);
   }
@@ -79,6 +85,7 @@ struct DeviceState {
   }
   // Declared first: destroyed last, after every buffer on the device.
   std::unique_ptr<cuda::DeviceContext> ctx;
+  const DeviceConfig config;
   const std::size_t budget;  // 0: none
   cuda::ResidentCache cache;
   std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
@@ -89,13 +96,22 @@ struct DeviceState {
   std::vector<cuda::PinnedBuffer<std::uint64_t>> pinned_free;
   static constexpr std::size_t kPinnedKept = 2;  // buffers kept when free
 
+  // The device MSMs' settings from the config (0: GpuMsmConfig's own).
+  cuda::GpuMsmConfig msm_config() const {
+    cuda::GpuMsmConfig msm;
+    msm.window_bits = config.msm_window_bits;
+    if (config.msm_waves) msm.accumulate_waves = config.msm_waves;
+    msm.validate();
+    return msm;
+  }
+
   template <class Curve>
   cuda::DeviceProver<Curve>& prover() {
     if constexpr (std::is_same_v<Curve, Bn254>) {
-      if (!bn254) bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx);
+      if (!bn254) bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx, msm_config());
       return *bn254;
     } else {
-      if (!bls12381) bls12381 = std::make_unique<cuda::DeviceProver<Bls12381>>(*ctx);
+      if (!bls12381) bls12381 = std::make_unique<cuda::DeviceProver<Bls12381>>(*ctx, msm_config());
       return *bls12381;
     }
   }
@@ -178,9 +194,9 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   friend class EngineOf<CudaEngine>;
 
  public:
-  CudaEngine(int ordinal, std::size_t budget)
+  CudaEngine(int ordinal, const DeviceConfig& config)
       : state_(device_guarded("opening CUDA device " + std::to_string(ordinal),
-                              [&] { return std::make_shared<DeviceState>(ordinal, budget); })) {}
+                              [&] { return std::make_shared<DeviceState>(ordinal, config); })) {}
 
   Device device() const override {
     const cuda::DeviceInfo& info = state_->ctx->info();
@@ -215,8 +231,7 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       // (streams, events, pinned staging, the NTT tables) must be made on
       // this engine's device, or a --device 1 worker opens a context on GPU 0.
       state_->ctx->activate();
-      if (circuit.curve() == CurveId::kBn254) upload(static_cast<CircuitOf<Bn254>&>(circuit));
-      else upload(static_cast<CircuitOf<Bls12381>&>(circuit));
+      dispatch_curve(circuit.curve(), [&](auto curve) { upload(static_cast<CircuitOf<decltype(curve)>&>(circuit)); });
     });
   }
 
@@ -254,11 +269,6 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   }
 
  private:
-  static bool shifted_bases_enabled() {
-    const char* v = std::getenv("ZKFARM_SHIFTED_BASES");
-    return v == nullptr || (std::string(v) != "0" && std::string(v) != "off");
-  }
-
   template <class Curve>
   static const std::string& id_of(const CircuitOf<Curve>& circuit) {
     return static_cast<const DeviceResidency&>(*circuit.residency).id;
@@ -275,15 +285,15 @@ class CudaEngine final : public EngineOf<CudaEngine> {
                                                       plan.ring_slots > 0 && plan.prefetch_slots >= 2);
       cuda::DeviceProvingKey<Curve> key = cuda::DeviceProvingKey<Curve>::upload(circuit.key, stream, &plan);
       std::string summary = plan.summary();
-      if (shifted_bases_enabled()) {
+      if (state_->config.shifted_tables) {
         const std::size_t working =
             plan.peak_bytes > plan.resident_bytes() ? plan.peak_bytes - plan.resident_bytes() : 0;
         if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
-                                state_->budget, plan.peak_bytes, stream))
+                                state_->budget, plan.peak_bytes, stream, state_->config.msm_window_bits))
           summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
                      std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB)";
       }
-      return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary)};
+      return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary), plan};
     });
   }
 
@@ -312,7 +322,8 @@ class CudaEngine final : public EngineOf<CudaEngine> {
           state_->ctx->activate();  // this thread's current device must be ours (see attach())
           const auto device = resident(circuit);
           return state_->cache.run_evicting(id_of(circuit), [&] {
-            return state_->prover<Curve>().prove(device->key, device->pce, witness, options, &t);
+            return state_->prover<Curve>().prove(device->key, device->pce, device->memory_plan, witness, options,
+                                                 &t);
           });
         });
     timings->witness_check = 0;  // host checks are microseconds; the device's is part of spmv
@@ -333,7 +344,7 @@ class CudaEngine final : public EngineOf<CudaEngine> {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t resident_budget_bytes) {
+std::unique_ptr<Engine> make_cuda_engine(int ordinal, const DeviceConfig& config) {
   // Checked here as well as in DeviceContext: without a driver the CUDA
   // runtime reports an error rather than zero devices, which DeviceContext
   // raises as a plain CudaError; for the caller it is the same "no such device".
@@ -344,7 +355,7 @@ std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t resident_budge
                                           " device(s)" +
                                           (count == 0 ? std::string(" (no NVIDIA driver, or no device visible)")
                                                       : " (valid ordinals 0.." + std::to_string(count - 1) + ")"));
-  return std::make_unique<CudaEngine>(ordinal, resident_budget_bytes);
+  return std::make_unique<CudaEngine>(ordinal, config);
 }
 
 int cuda_engine_device_count() { return cuda::DeviceContext::visible_device_count(); }
@@ -355,7 +366,7 @@ int cuda_engine_device_count() { return cuda::DeviceContext::visible_device_coun
 
 namespace zkfarm::prover {
 
-std::unique_ptr<Engine> make_cuda_engine(int ordinal, std::size_t) {
+std::unique_ptr<Engine> make_cuda_engine(int ordinal, const DeviceConfig&) {
   throw Error(ErrorKind::kNoDevice,
               "CUDA device " + std::to_string(ordinal) + ": this zkfarm was built without CUDA; use the CPU");
 }

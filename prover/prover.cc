@@ -15,6 +15,7 @@
 #include "formats/r1cs.h"
 #include "formats/wtns.h"
 #include "formats/zkey.h"
+#include "kernels/curves.h"
 #include "kernels/groth16_prover.h"
 #include "kernels/groth16_verifier.h"
 #include "kernels/random.h"
@@ -26,13 +27,6 @@
 
 namespace zkfarm::prover {
 namespace {
-
-// Calls fn(Bn254{}) or fn(Bls12381{}).
-template <class Fn>
-auto with_curve(CurveId id, Fn&& fn) {
-  if (id == CurveId::kBn254) return fn(Bn254{});
-  return fn(Bls12381{});
-}
 
 // Deterministic field elements from a seed (ProveRequest::seed).
 template <class Fr>
@@ -141,36 +135,14 @@ Prover::~Prover() = default;
 std::unique_ptr<Prover> Prover::cpu() { return std::unique_ptr<Prover>(new Prover(make_cpu_engine())); }
 
 std::unique_ptr<Prover> Prover::cuda(int ordinal, std::size_t device_budget_bytes) {
-  return std::unique_ptr<Prover>(new Prover(make_cuda_engine(ordinal, device_budget_bytes)));
+  DeviceConfig config;
+  config.memory_budget = device_budget_bytes;
+  return cuda(ordinal, config);
 }
 
-std::size_t parse_device_budget(const std::string& text) {
-  if (text == "auto") return kAutoDeviceBudget;
-  if (text == "none") return 0;
-  const auto bad = [&] {
-    return std::invalid_argument("device memory budget '" + text +
-                                 "': expected auto, none, a number of bytes, or a number with GiB, MiB, GB or MB "
-                                 "(e.g. 24GiB)");
-  };
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  if (text.empty() || !(text[0] >= '0' && text[0] <= '9') || !(value >= 0)) throw bad();
-  const std::string unit = text.substr(used);
-  double scale = 0;
-  if (unit.empty()) scale = 1;
-  else if (unit == "GiB" || unit == "G") scale = double(std::size_t(1) << 30);
-  else if (unit == "MiB" || unit == "M") scale = double(std::size_t(1) << 20);
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "MB") scale = 1e6;
-  else throw bad();
-  const double bytes = value * scale;
-  if (bytes >= 1.8e19) throw bad();
-  return static_cast<std::size_t>(bytes);
+std::unique_ptr<Prover> Prover::cuda(int ordinal, const DeviceConfig& config) {
+  config.validate();
+  return std::unique_ptr<Prover>(new Prover(make_cuda_engine(ordinal, config)));
 }
 
 namespace {
@@ -198,9 +170,11 @@ DeviceMemoryPlan plan_for(const CircuitOf<Curve>& circuit, std::uint64_t budget)
 }  // namespace
 
 DeviceMemoryPlan plan_device_memory(const Circuit& circuit, std::uint64_t budget) {
-  if (const auto* c = dynamic_cast<const CircuitOf<Bn254>*>(&circuit)) return plan_for(*c, budget);
-  if (const auto* c = dynamic_cast<const CircuitOf<Bls12381>*>(&circuit)) return plan_for(*c, budget);
-  throw std::invalid_argument("plan_device_memory: not a circuit loaded by the prover service");
+  return dispatch_curve(circuit.curve(), [&](auto curve) {
+    const auto* loaded = dynamic_cast<const CircuitOf<decltype(curve)>*>(&circuit);
+    if (!loaded) throw std::invalid_argument("plan_device_memory: not a circuit loaded by the prover service");
+    return plan_for(*loaded, budget);
+  });
 }
 
 int Prover::cuda_device_count() { return cuda_engine_device_count(); }
@@ -221,7 +195,8 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
   std::shared_ptr<Circuit> circuit;
   try {
     auto zkey_file = FileBytes::map(source.zkey_path);
-    circuit = with_curve(zkey_curve(zkey_file), [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
+    circuit = dispatch_curve(zkey_curve(zkey_file),
+                             [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
@@ -295,7 +270,7 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
 std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,
                                                        const std::shared_ptr<const FileBytes>& witness) {
   try {
-    return with_curve(circuit.curve(), [&](auto curve) { return prepare_on<decltype(curve)>(circuit, witness); });
+    return dispatch_curve(circuit.curve(), [&](auto curve) { return prepare_on<decltype(curve)>(circuit, witness); });
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
@@ -320,7 +295,7 @@ Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, cons
   std::lock_guard<std::mutex> lock(prove_mutex_);
   if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
   try {
-    return with_curve(circuit.curve(), [&](auto curve) -> Proof {
+    return dispatch_curve(circuit.curve(), [&](auto curve) -> Proof {
       return prove_on<decltype(curve)>(circuit, witness, request, timings);
     });
   } catch (const Error&) {

@@ -42,6 +42,7 @@
 
 #include "formats/binfile.h"
 #include "formats/curve_id.h"
+#include "prover/device_config.h"
 #include "kernels/curves.h"
 #include "kernels/groth16_types.h"
 #include "prover/prover_error.h"
@@ -138,18 +139,8 @@ struct ProofOf {
 };
 using Proof = std::variant<ProofOf<Bn254>, ProofOf<Bls12381>>;
 
-// Prover::cuda's budget "free memory at start minus the margin" (the
-// worker's default), and that margin: room for the CUDA context's own
-// allocations and other processes' small ones, which the budget does not see.
-constexpr std::size_t kAutoDeviceBudget = ~std::size_t(0);
-constexpr std::size_t kDeviceBudgetMargin = std::size_t(1) << 30;
-
-// A device memory budget as given on a command line: "auto"
-// (kAutoDeviceBudget), "none" or "0" (no budget), a number of bytes, or a
-// number with a unit: GiB/G, MiB/M (powers of 1024), GB, MB (powers of
-// 1000), e.g. "24GiB", "141GB", "0.5GiB". Throws std::invalid_argument
-// naming the text otherwise.
-std::size_t parse_device_budget(const std::string& text);
+// kAutoDeviceBudget, kDeviceBudgetMargin, parse_device_budget and the
+// other device flags: prover/device_config.h.
 
 // What a CUDA worker would do with a circuit under a device memory budget
 // (kernels/cuda/memory_plan.h's plan, made on any machine: no device
@@ -183,6 +174,10 @@ class Prover {
   // Throws Error: kNoDevice for an ordinal this process cannot see or a
   // build without CUDA, kDeviceFault.
   static std::unique_ptr<Prover> cuda(int ordinal, std::size_t device_budget_bytes = 0);
+  // The same with every device setting (device_config.h; its
+  // memory_budget as device_budget_bytes above). Throws
+  // std::invalid_argument when config does not validate, else as above.
+  static std::unique_ptr<Prover> cuda(int ordinal, const DeviceConfig& config);
   // CUDA devices this process sees; 0 in a build without CUDA. Never throws.
   static int cuda_device_count();
   // Maps a witness file. Throws Error kBadWitness naming the path.

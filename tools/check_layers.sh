@@ -45,17 +45,33 @@ bench tests/cluster tests/gpu
 tests/monitoring tests/status
 '
 
+# The sources: git's list when this is a git checkout (tracked files and
+# untracked ones .gitignore does not exclude), every file of the tree
+# otherwise (a release tarball). Either list then goes through the same
+# filter below, so both give one answer.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   FILES=$(git ls-files --cached --others --exclude-standard -- '*.h' '*.cc' '*.cu' '*.cuh')
 else
-  FILES=$(find . -path ./third_party -prune -o -path './bazel-*' -prune -o \
-    \( -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) -print | sed 's|^\./||')
+  FILES=$(find . -name .git -prune -o \( -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) \
+    -print | sed 's|^\./||')
 fi
 
-LAYERS="$LAYERS" QUIET="${1:-}" python3 - "$FILES" <<'PYTHON'
+# The list goes in as a file, not an argument: a tree may hold more paths
+# than one argument may (128 KiB).
+LAYERS="$LAYERS" QUIET="${1:-}" python3 - <(printf '%s\n' "$FILES") <<'PYTHON'
 import os, re, sys
 
-files = [f for f in sys.argv[1].split("\n") if f and not f.startswith("third_party/") and os.path.exists(f)]
+def not_ours(path):
+    """Files that are not zkfarm's sources: vendored code (third_party/),
+    npm packages (any node_modules/, e.g. tests/interop's), Bazel's output
+    trees (bazel-*) and build or demo outputs (out/)."""
+    parts = path.split("/")
+    return (parts[0] in ("third_party", "out") or parts[0].startswith("bazel-")
+            or "node_modules" in parts[:-1] or ".git" in parts[:-1])
+
+with open(sys.argv[1], encoding="utf-8") as listing:
+    listed = listing.read().split("\n")
+files = [f for f in listed if f and not not_ours(f) and os.path.exists(f)]
 quiet = os.environ["QUIET"] == "--quiet"
 layers = [line.split() for line in os.environ["LAYERS"].strip().split("\n")]
 layer_of = {pkg: i for i, line in enumerate(layers) for pkg in line}

@@ -2,18 +2,24 @@
 # demo.sh -- a whole zkfarm proving farm on this machine, one job through it.
 #
 #   sudo tools/demo.sh [--partitions N] [--constraints N] [--curve bn254|bls12381]
-#                      [--jobs N] [--gpus N] [--cpu-workers N] [--keep] [--local]
+#                      [--jobs N] [--gpus N] [--cpu-workers N] [--cuda] [--keep] [--local]
 #
 # Steps (each timed; the table at the end also gives the time to first proof):
 #   1. tools/install_deps.sh (ZKFARM_SKIP_DEPS=1 skips it), bazel build of
-#      zkfarm, zkfarm-coordinator and zkfarm-worker;
+#      zkfarm, zkfarm-coordinator and zkfarm-worker: with an NVIDIA GPU
+#      visible (nvidia-smi -L lists one, or a /dev/nvidiaN device exists) or
+#      with --cuda, as a plain `bazel build` builds them (CUDA kernels
+#      included when the toolkit is installed, binaries in bazel-bin);
+#      without a visible GPU CPU-only (ZKFARM_CUDA_PATH=off, in an output base
+#      of its own), so a machine with the CUDA toolkit and no GPU (a laptop, a
+#      CI box) does not spend nvcc CPU-minutes on kernels nothing would run;
 #   2. the example circuit: `zkfarm gen-circuit` writes a synthetic circuit
 #      with the Filecoin PoRep partition profile (default bn254, 16384
 #      constraints) and a witness, `zkfarm setup` makes its test-only key;
 #   3. the farm: a private redis-server (AOF on, noeviction, loopback only),
 #      one zkfarm-coordinator, and one zkfarm-worker per NVIDIA GPU
-#      (--device N; --gpus N uses only the first N) or, without GPUs or without a CUDA build, --cpu-workers
-#      CPU workers (default 2);
+#      (--device N; --gpus N uses only the first N) or, without GPUs or
+#      without a CUDA build, --cpu-workers CPU workers (default 2);
 #   4. `zkfarm circuit add`, `zkfarm submit` of a job with --partitions
 #      partitions (default 4; the same witness each time), `zkfarm wait`
 #      showing progress, `zkfarm result --out`, `zkfarm verify` of every
@@ -30,11 +36,14 @@
 #      up (status page included) until Ctrl-C.
 # ZKFARM_BIN=DIR uses prebuilt binaries DIR/cli/zkfarm,
 # DIR/coordinator/zkfarm-coordinator and DIR/worker/zkfarm-worker instead of
-# building them. Everything it starts it stops on exit, error or Ctrl-C; state (Redis AOF,
+# building them; ZKFARM_BAZEL_FLAGS adds flags to the bazel build (word-split,
+# e.g. --disk_cache= for a build that ignores a disk cache in ~/.bazelrc).
+# Everything it starts it stops on exit, error or Ctrl-C; state (Redis AOF,
 # artifact store, logs, result files) lives in out/demo/farm and is removed
-# on exit unless --keep (which also keeps the farm running until Ctrl-C). Exit status 0 only when every partition proof
-# verified. --local runs the single-machine pipeline instead (gen-circuit,
-# setup, prove, verify without a farm; tools/demo_local.sh).
+# on exit unless --keep (which also keeps the farm running until Ctrl-C).
+# Exit status 0 only when every partition proof verified. --local runs the
+# single-machine pipeline instead (gen-circuit, setup, prove, verify without
+# a farm; tools/demo_local.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +56,7 @@ jobs=1
 gpu_limit=0
 cpu_workers=2
 keep=0
+want_cuda=0
 usage_error() {
   echo "demo.sh: $*" >&2
   exit 2
@@ -84,6 +94,7 @@ while (($#)); do
       shift
       ;;
     --keep) keep=1 ;;
+    --cuda) want_cuda=1 ;;
     --local)
       shift
       exec "$ROOT/tools/demo_local.sh" "$@"
@@ -114,12 +125,43 @@ say() { printf '\n==== %s\n' "$*"; }
 if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   timed "install_deps" tools/install_deps.sh
 fi
+# gpu_visible: whether this machine shows an NVIDIA GPU: nvidia-smi lists
+# one, or the driver made a /dev/nvidiaN device (a container given a GPU
+# without nvidia-smi). Either is enough: when in doubt the build is the one
+# a GPU needs, as a plain `bazel build` makes it.
+gpu_visible() {
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    return 0
+  fi
+  compgen -G '/dev/nvidia[0-9]*' >/dev/null
+}
+
+read -r -a BAZEL_FLAGS <<<"${ZKFARM_BAZEL_FLAGS:-}"
+TARGETS=(//cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker)
 if [[ -n ${ZKFARM_BIN:-} ]]; then
   BIN=$ZKFARM_BIN  # prebuilt binaries (cli/zkfarm, coordinator/..., worker/...): no build
-else
-  timed "bazel build (CLI, coordinator, worker)" \
-    bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker
+elif ((want_cuda)) || gpu_visible; then
+  timed "bazel build (CLI, coordinator, worker)" bazel build "${BAZEL_FLAGS[@]}" "${TARGETS[@]}"
   BIN=$ROOT/bazel-bin
+else
+  # CPU-only: @local_cuda is configured with ZKFARM_CUDA_PATH=off (the
+  # repository rule lists the variable in `environ`, and --repo_env feeds
+  # it). The build gets an output base of its own, beside the one a plain
+  # `bazel build` uses, because one output base switched between a CUDA
+  # and a CPU-only configuration refetches @local_cuda and recompiles
+  # everything that sees ZKFARM_HAS_CUDA at each switch (its action cache
+  # keeps one entry per output), and leaves bazel-bin holding whichever
+  # came last. Here each configuration stays built: this output base is
+  # always CPU-only, the usual one keeps what `bazel build` and
+  # tools/test.sh made, and no bazel-* symlink is changed
+  # (--symlink_prefix=/; the binaries are found through `bazel info`).
+  # The price is a second Bazel server while both are in use.
+  cpu_output_base=${XDG_CACHE_HOME:-$HOME/.cache}/zkfarm/bazel-demo-cpu-$(printf '%s' "$ROOT" | md5sum | cut -c1-12)
+  cpu_bazel() { bazel --output_base="$cpu_output_base" "$@"; }
+  echo "no NVIDIA GPU visible: building CPU-only binaries (--cuda builds the CUDA kernels too)"
+  timed "bazel build, CPU-only (CLI, coordinator, worker)" cpu_bazel build --repo_env=ZKFARM_CUDA_PATH=off \
+    --symlink_prefix=/ "${BAZEL_FLAGS[@]}" "${TARGETS[@]}"
+  BIN=$(cpu_bazel info --repo_env=ZKFARM_CUDA_PATH=off "${BAZEL_FLAGS[@]}" bazel-bin)
 fi
 ZKFARM=$BIN/cli/zkfarm
 for binary in "$ZKFARM" "$BIN/coordinator/zkfarm-coordinator" "$BIN/worker/zkfarm-worker"; do

@@ -33,6 +33,7 @@ APT_PACKAGES=(
   chromium chromium-driver  # tests/status: the status page in headless Chromium
   redis-server prometheus yamllint python3-kubernetes docker-compose systemd  # last four: tests/deploy
   ca-certificates  # npm's https to the registry; only a Recommends of nodejs
+  shellcheck  # tools/test.sh: the shell suite (tools/check_shell.sh)
 )
 NODE_APT_PACKAGES=(nodejs npm)
 MIN_NODE_MAJOR=18  # snarkjs 0.7 and circom2 need a modern node

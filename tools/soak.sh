@@ -19,8 +19,9 @@ JOBS=${1:-500}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
+read -r -a BAZEL_FLAGS <<<"${ZKFARM_BAZEL_FLAGS:-}"  # extra bazel flags, word-split
 bazel test //tests/cluster:soak_test --test_env=ZKFARM_SOAK_JOBS="$JOBS" --test_output=errors \
-  --test_tag_filters=soak ${ZKFARM_BAZEL_FLAGS:-}
+  --test_tag_filters=soak "${BAZEL_FLAGS[@]}"
 status=$?
 grep -h '^SOAK ' bazel-testlogs/tests/cluster/soak_test/test.log || echo "soak.sh: no SOAK line in the test log" >&2
 exit $status

@@ -5,7 +5,9 @@
 #
 # First tools/install_deps.sh (root only needed when a Debian package is
 # missing), then the suites, in order; a failing suite does not stop the next:
-#   layers      tools/check_layers.sh --quiet (no #include goes up a layer, no cycle)
+#   layers      tools/check_layers.sh --quiet (no #include goes up a layer, no cycle), and
+#               tools/check_layers_test.sh (the same answer in a tree without .git)
+#   shell       tools/check_shell.sh --quiet (shellcheck over every shell script, clean)
 #   bazel       bazel test //... --keep_going (unit tests; .bazelrc filters tag gpu;
 #               CUDA kernels nothing on the CPU side needs are not compiled)
 #   cuda-probe  //kernels/cuda:device_probe runs (device count, or "no CUDA device":
@@ -74,17 +76,28 @@ suite() {
   echo "==== $name: $verdict in ${took} s"
 }
 
+# The layer check, and the check that it answers the same without git metadata.
+# shellcheck disable=SC2317  # run by suite NAME FUNC through "$@", a call shellcheck cannot see
+layers() {
+  local status=0
+  tools/check_layers.sh --quiet || status=$?
+  tools/check_layers_test.sh || status=$?
+  return "$status"
+}
+
+# shellcheck disable=SC2317  # run by suite NAME FUNC through "$@", a call shellcheck cannot see
 bazel_tests() {
   local filters=()
   # CUDA kernels (tag "cuda", see //tools:cuda.bzl) are compiled only when some
   # CPU-side target needs them: nothing here runs them, and one BLS12-381 G2 MSM
   # .cu alone takes nvcc ~8 CPU-minutes. The GPU runner (tests/gpu) builds them.
-  [[ ${ZKFARM_BUILD_CUDA:-0} == 1 ]] || filters=(--build_tag_filters=-cuda,-gpu)
+  [[ ${ZKFARM_BUILD_CUDA:-0} == 1 ]] || filters=('--build_tag_filters=-cuda,-gpu')
   bazel test "${BAZEL_FLAGS[@]}" "${filters[@]}" --keep_going //...
 }
 
 # Without a CUDA device (or in a CPU-only build) the probe runs but tests
 # nothing: SKIP, not PASS.
+# shellcheck disable=SC2317  # run by suite NAME FUNC through "$@", a call shellcheck cannot see
 cuda_probe() {
   bazel build "${BAZEL_FLAGS[@]}" //kernels/cuda:device_probe || return
   local output status
@@ -98,6 +111,7 @@ cuda_probe() {
 # timeout(1) puts the fuzz run in its own process group, out of reach of a
 # Ctrl-C or a kill of this script; the trap below forwards those to it.
 fuzz_pid=""
+# shellcheck disable=SC2317  # run by suite NAME FUNC through "$@", a call shellcheck cannot see
 fuzz() {
   timeout "${ZKFARM_FUZZ_TIMEOUT:-900}" bash "$FUZZ_SCRIPT" &
   fuzz_pid=$!
@@ -122,7 +136,7 @@ if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   deps_started=$SECONDS
   if ! tools/install_deps.sh; then
     # Nothing below can be trusted without the dependencies: every suite fails.
-    for name in bazel cuda-probe interop inputs fuzz deploy; do
+    for name in shell bazel cuda-probe interop inputs fuzz deploy; do
       failed=$((failed + 1))
       summary+=("FAIL $name (not run: tools/install_deps.sh failed)")
     done
@@ -131,7 +145,8 @@ if [[ ${ZKFARM_SKIP_DEPS:-0} != 1 ]]; then
   summary+=("deps: $((SECONDS - deps_started)) s")
 fi
 
-suite layers tools/check_layers.sh --quiet
+suite layers layers
+suite shell tools/check_shell.sh --quiet
 suite bazel bazel_tests
 suite cuda-probe cuda_probe
 suite interop tests/interop/run_interop.sh

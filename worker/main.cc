@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cluster/curve_keys.h"
@@ -81,6 +82,11 @@ int main(int argc, char** argv) {
              "device memory this worker uses at most, resident circuits included (bytes, or e.g. 24GiB, 80GB; "
              "auto: free memory at start minus 1 GiB; none: the whole device). Key points that do not fit are "
              "streamed from pinned host memory at every proof")
+      .value("msm-window-bits", "auto", "GPU MSM window bits, 2..24 (auto: each MSM's cost-model choice)")
+      .value("msm-waves", "auto", "GPU MSM bucket-accumulation waves, 1..64 (auto: the measured default)")
+      .value("shifted-tables", "on",
+             "on: precomputed shifted H bases where the device has room; off: never "
+             "(ZKFARM_SHIFTED_BASES=0, read once at start, also turns them off)")
       .value("drain-timeout-s", whole_seconds(defaults.drain_timeout), "how long SIGTERM waits for held tasks")
       .value("inject-fault", defaults.inject_fault, "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", millis(defaults.prove_delay), "TEST ONLY: sleep before each proof")
@@ -107,16 +113,18 @@ int main(int argc, char** argv) {
       // work); an ordinal this process cannot see, or a build without CUDA,
       // fails here, exit 2.
       const int ordinal = static_cast<int>(flags.get_int("device", 0, 1023));
-      std::size_t budget = 0;
+      prover::DeviceConfig device_config;
       try {
-        budget = prover::parse_device_budget(flags.get("device-memory-budget"));
+        device_config = prover::parse_device_config(flags.get("device-memory-budget"), flags.get("msm-window-bits"),
+                                                    flags.get("msm-waves"), flags.get("shifted-tables"));
       } catch (const std::invalid_argument& e) {
-        throw FlagError(std::string("--device-memory-budget: ") + e.what());
+        throw FlagError(e.what());
       }
-      prover = prover::Prover::cuda(ordinal, budget);
-      std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s), device memory budget %s\n", ordinal,
-                   prover->device().name.c_str(), prover->device().uuid.c_str(),
-                   flags.get("device-memory-budget").c_str());
+      if (prover::shifted_tables_off_by_environment(std::getenv("ZKFARM_SHIFTED_BASES")))
+        device_config.shifted_tables = false;
+      prover = prover::Prover::cuda(ordinal, device_config);
+      std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s), %s\n", ordinal,
+                   prover->device().name.c_str(), prover->device().uuid.c_str(), device_config.summary().c_str());
     } else {
       prover = prover::Prover::cpu();
     }

@@ -8,6 +8,10 @@
 // layout, (0, 0) = infinity, exactly as in the .zkey and in kernels/curve.h,
 // so a buffer can be copied either way byte for byte.
 //
+// The key holds points only: how a proof uses them (chunks, the transfer
+// ring, overlap, compaction) is the MemoryPlan's, passed to the prover
+// beside the key (DeviceProver::prove).
+//
 // Under a device memory budget (memory_plan.h) a query may be split: its
 // first points in the device buffer, the rest in page-locked host memory
 // (the *_host spans), streamed through the MSM at every proof
@@ -86,17 +90,13 @@ class HostPin {
   PinnedBuffer<std::uint8_t> copy_;
 };
 
+// The header (sizes and single points, kernels/groth16_types.h) stays on the
+// host, copied from the key; the queries are on the device.
 template <class Curve>
-struct DeviceProvingKey {
+struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   using G1Affine = typename Curve::G1Affine;
   using G2Affine = typename Curve::G2Affine;
 
-  std::uint32_t num_vars = 0;     // witness length, including w[0] = 1
-  std::uint32_t num_public = 0;   // public signals, excluding w[0]
-  std::uint32_t domain_size = 0;  // power of two
-  // Host copies of the single points the proof needs.
-  G1Affine alpha1{}, beta1{}, delta1{};
-  G2Affine beta2{}, delta2{};
   // Device-resident queries (sizes as in Groth16ProvingKey).
   DeviceBuffer<G1Affine> a_points;   // num_vars
   DeviceBuffer<G1Affine> b1_points;  // num_vars
@@ -117,39 +117,6 @@ struct DeviceProvingKey {
   std::span<const G2Affine> b2_host;
   std::vector<std::shared_ptr<HostPin>> host_storage;
   std::size_t host_copied_bytes = 0;  // pinned copies made (not registered in place)
-  // Points per streamed MSM call (MemoryPlan::msm_chunk; 0: 2^22).
-  std::uint64_t msm_chunk = 0;
-  // Free the device copy of the witness during the SpMV-to-h stages and
-  // upload it again for the MSMs (MemoryPlan::release_witness).
-  bool release_witness = false;
-  // Run the witness MSMs (A, B1, B2, C) on their own streams beside the
-  // SpMV, the NTTs and the H MSM (MemoryPlan::overlap; true for a key made
-  // without a plan, which has the device to itself).
-  bool overlap_msms = true;
-  // Streamed witness queries move only the bases of non-zero scalars,
-  // gathered by the GPU from mapped host memory (msm_stream.h's
-  // NonzeroGather), instead of copying every streamed base by DMA. Off by
-  // default: on the H200 the gather reads host memory at ~24 GB/s against
-  // the copy engines' ~55 GB/s, more than the ~45% of zeros saves
-  // (BENCHMARKS.md, "Device memory budgets").
-  bool gather_nonzero = false;
-  // Streamed MSMs through one ring of transfer slots across all five
-  // queries (msm_stream.h's MsmPipeline; MemoryPlan::ring_slots, 0: each
-  // query streamed on its own through two buffers, msm_placed), and the
-  // slots filled before the NTTs (MemoryPlan::prefetch_slots).
-  int ring_slots = 0;
-  int prefetch_slots = 0;
-  // 2: the witness chunks in a lane of their own beside the H chunks
-  // (MemoryPlan::ring_lanes).
-  int ring_lanes = 1;
-  // Through the ring (one lane), the share of the streamed witness chunks
-  // offered to host compaction (msm_stream.h's HostCompaction: the CPU
-  // gathers the bases of the non-zero scalars, only those cross PCIe);
-  // 0: every chunk copied whole. Needs 4 or more CPU cores.
-  double host_compaction = 1.0;
-  // Tests: every offered chunk waits for the CPU (HostCompaction::wait_for_cpu).
-  bool host_compaction_wait = false;
-
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
            h_points.bytes() + h_shifted.bytes();
@@ -173,14 +140,7 @@ struct DeviceProvingKey {
   static DeviceProvingKey upload(const Groth16ProvingKey<Curve>& key, cudaStream_t stream,
                                  const MemoryPlan* plan = nullptr) {
     DeviceProvingKey k;
-    k.num_vars = key.num_vars;
-    k.num_public = key.num_public;
-    k.domain_size = key.domain_size;
-    k.alpha1 = key.alpha1;
-    k.beta1 = key.beta1;
-    k.delta1 = key.delta1;
-    k.beta2 = key.beta2;
-    k.delta2 = key.delta2;
+    k.header() = key.header();
     auto put = [stream](auto& buffer, auto span) {
       using T = typename std::remove_cvref_t<decltype(span)>::value_type;
       buffer = DeviceBuffer<T>(span.size(), stream);
@@ -202,12 +162,6 @@ struct DeviceProvingKey {
     k.b2_host = HostPin::pin(key.b2_points.subspan(rb2), k.host_storage, &k.host_copied_bytes);
     k.c_host = HostPin::pin(key.c_points.subspan(rc), k.host_storage, &k.host_copied_bytes);
     k.h_host = HostPin::pin(key.h_points.subspan(rh), k.host_storage, &k.host_copied_bytes);
-    k.msm_chunk = plan ? plan->msm_chunk : 0;
-    k.release_witness = plan && plan->release_witness;
-    k.overlap_msms = !plan || plan->overlap;
-    k.ring_slots = plan ? plan->ring_slots : 0;
-    k.prefetch_slots = plan ? plan->prefetch_slots : 0;
-    k.ring_lanes = plan ? plan->ring_lanes : 1;
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return k;
   }

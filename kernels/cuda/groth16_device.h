@@ -1,10 +1,13 @@
 // groth16_device.h -- the Groth16 prover on one GPU, bit-identical to the CPU
 // prover (kernels/groth16_prover.h) for the same witness and r, s.
 //
-// Resident state: a DeviceProvingKey (device_key.h) and a DevicePce (A, B
-// and optionally C of kernels/pce.h, uploaded once per circuit). Per proof
-// only the witness moves: device_prove() reads top to bottom as the CPU
-// prover does:
+// Resident state: a DeviceProvingKey (device_key.h: points only) and a
+// DevicePce (A, B and optionally C of kernels/pce.h, uploaded once per
+// circuit); policy: the MemoryPlan the key was placed by (memory_plan.h:
+// chunks, the transfer ring, overlap, compaction), passed with it to
+// DeviceProver::prove, and the prover's GpuMsmConfig (window bits, waves;
+// from the engine's DeviceConfig). Per proof only the witness moves;
+// prove() reads as its stages, in the CPU prover's order:
 //   1. host checks (witness length, w[0] = 1, key and PCE sizes);
 //   2. witness upload: straight from the caller's memory when it is pinned
 //      (fastest: callers that can, parse the witness into a PinnedBuffer),
@@ -16,21 +19,24 @@
 //      without a host wait and raised once the device work is done);
 //   4. a, b, c to the odd coset (GpuNtt::evaluations_to_odd_coset: snarkjs's
 //      convention, as ntt.h), h = a*b - c;
-//   5. the five MSMs with the resident points (msm.h: zeros skipped, ones
-//      summed, the rest by Pippenger): A, B1, B2 (G2), C over the private
-//      witness, H over h. The four witness MSMs need only the witness: with
-//      the key's overlap_msms (MemoryPlan::overlap; always without a plan)
-//      they run in a second host thread on the prover's own two streams,
-//      from the witness upload on, beside the SpMV, the NTTs and H. Under a
-//      memory budget the streamed points go through msm_stream.h's
-//      MsmPipeline: chunks of key.msm_chunk points of all five queries
-//      through one ring of transfer slots (key.ring_slots), the copies
-//      running ahead of the kernels across queries and the first slots
-//      filled before the NTTs; with the PCE in host memory those slots first
-//      carry its row slices to the SpMV by DMA. (With the key's
-//      gather_nonzero, or ring_slots 0, each query is streamed on its own by
-//      msm_placed; the gather moves only the points of non-zero scalars,
-//      read by the GPU from mapped host memory.)
+//   5. the five MSMs (msm.h: zeros skipped, ones summed, the rest by
+//      Pippenger): A, B1, B2 (G2), C over the private witness, H over h, by
+//      one of two strategies:
+//      - resident (ResidentMsms): each query from its device points (H over
+//        the shifted table when the key has one); with the plan's overlap
+//        (always without a plan) the four witness MSMs run in a second host
+//        thread on the prover's own two streams, from the witness upload
+//        on, beside the SpMV, the NTTs and H. A plan without a ring streams
+//        a query's host points on its own (msm_placed; the plan's
+//        gather_nonzero moves only the bases of non-zero scalars, read by
+//        the GPU from mapped host memory);
+//      - streamed (StreamedMsms): a key partly in host memory, planned with
+//        a ring, goes through msm_stream.h's MsmPipeline: chunks of
+//        plan.msm_chunk points of all five queries through one ring of
+//        plan.ring_slots transfer slots, the copies running ahead of the
+//        kernels across queries and the first slots filled before the NTTs;
+//        with the PCE in host memory those slots first carry its row slices
+//        to the SpMV by DMA;
 //   6. proof assembly with r, s on the host, the CPU prover's code verbatim.
 // Field and curve arithmetic is exact, so any correct order of operations
 // gives the CPU's bits; tests/gpu/groth16_device_test compares them.
@@ -374,10 +380,16 @@ class DeviceProver {
   // Builds the NTT tables on ctx.stream(0). staging_chunk: elements per
   // pinned staging chunk (tests use small ones to cover many chunks).
   // Throws CudaError, std::invalid_argument for staging_chunk == 0.
-  explicit DeviceProver(const DeviceContext& ctx, std::size_t staging_chunk = kStagingChunk)
-      : ctx_(ctx), ntt_(ctx), staging_chunk_(staging_chunk) {
+  // msm: the settings of every device MSM of a proof (window bits,
+  // accumulation waves; GpuMsmConfig's defaults unless the engine's
+  // DeviceConfig says otherwise).
+  explicit DeviceProver(const DeviceContext& ctx, const GpuMsmConfig& msm = {},
+                        std::size_t staging_chunk = kStagingChunk)
+      : ctx_(ctx), ntt_(ctx), msm_(msm), staging_chunk_(staging_chunk) {
     if (staging_chunk == 0) throw std::invalid_argument("DeviceProver: staging_chunk must be positive");
+    msm_.validate();
   }
+  const GpuMsmConfig& msm_config() const { return msm_; }
 
   const DeviceContext& context() const { return ctx_; }
 
@@ -386,19 +398,393 @@ class DeviceProver {
   // offsets as stored (measurements, tests).
   void set_packed_spmv(bool packed) { packed_spmv_ = packed; }
 
-  // The proof for witness; see the file comment for the stages and errors.
+  // The proof for witness with a key uploaded without a plan (everything
+  // resident: MemoryPlan::unplanned()).
   Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce,
                             std::span<const Fr> witness, const ProveOptions<Fr>& options = {},
                             DeviceProveTimings* timings = nullptr) {
-    const auto wall_start = std::chrono::steady_clock::now();
-    DeviceProveTimings local;
+    return prove(key, pce, MemoryPlan::unplanned(), witness, options, timings);
+  }
 
-    // 1. Host checks, with the CPU prover's messages.
+  // The proof for witness, with key placed by plan (the plan it was
+  // uploaded with: its chunks, transfer ring, overlap and compaction); see
+  // the file comment for the stages and errors.
+  Groth16Proof<Curve> prove(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce, const MemoryPlan& plan,
+                            std::span<const Fr> witness, const ProveOptions<Fr>& options = {},
+                            DeviceProveTimings* timings = nullptr) {
+    const auto wall_start = std::chrono::steady_clock::now();
+    check_inputs(key, pce, witness);  // 1. host checks, with the CPU prover's messages
+    ctx_.activate();
+    const cudaStream_t stream = ctx_.stream(0);
+    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    const bool check = options.check_constraints && pce.has_c();
+    ProofVectors v;
+    v.start.record(stream);
+    upload_stage(v, key.domain_size, witness, plan.release_witness, stream);  // 2. the witness
+    // 5 (begun): the MSM stage's strategy. The ring's slots exist before the
+    // SpMV, which may move the PCE through them; the resident strategy's
+    // witness MSMs start beside the SpMV when the plan overlaps them.
+    std::optional<StreamedMsms> streamed;
+    std::optional<ResidentMsms> resident;
+    if (uses_ring(key, plan)) streamed.emplace(*this, key, plan, witness, stream, copy_stream);
+    else resident.emplace(*this, key, plan, witness, stream, copy_stream);
+    spmv_stage(v, pce, plan, check, streamed ? &streamed->pipeline() : nullptr, stream, copy_stream);  // 3.
+    if (streamed) streamed->before_ntts();
+    else resident->start(v.witness.data(), v.uploaded);
+    const Fr r = options.r ? *options.r : random_field_element<Fr>();
+    const Fr s = options.s ? *options.s : random_field_element<Fr>();
+    ntt_stage(v, key.domain_size, witness, plan.release_witness, stream);  // 4. h on the odd coset
+    const MsmResults m = streamed ? streamed->run(v.witness.data(), v.a.data())  // 5. the five MSMs
+                                  : resident->run(v.witness.data(), v.a.data());
+    if (check) raise_unsatisfied(v.chunk_rows);
+    // 6. Assembly: the CPU prover's own code (groth16_assemble).
+    Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, m.a, m.b1, m.b2, m.c, m.h, r, s);
+    if (timings) {
+      DeviceProveTimings t;
+      t.upload_ms = Event::elapsed_ms(v.start, v.uploaded);
+      t.spmv_ms = Event::elapsed_ms(v.uploaded, v.multiplied);
+      t.ntt_ms = Event::elapsed_ms(v.multiplied, v.transformed);
+      t.scratch_bytes = v.scratch_bytes;
+      t.spmv_streamed_bytes = v.streamed_spmv.bytes;
+      t.spmv_packed = v.streamed_spmv.packed;
+      if (streamed) streamed->report(v.transformed, t);
+      else resident->report(v.transformed, t);
+      const MsmStreamStats& st = m.stats;
+      t.prefetched_chunks = st.prefetched;
+      t.copy_waits = st.copy_waits;
+      t.pipeline_h_ms = st.h_ms;
+      t.pipeline_witness_ms = st.witness_ms;
+      t.pipeline_dense_ms = st.dense_ms;
+      t.pipeline_resident_ms = st.resident_ms;
+      t.pipeline_copy_ms = st.copy_ms;
+      t.compacted_chunks = st.compacted;
+      t.compaction_ms = st.compaction_ms;
+      t.compaction_late = st.compaction_late;
+      t.compaction_failed = st.compaction_failed;
+      t.streamed_bytes = st.streamed_bytes;
+      t.skipped_bytes = st.skipped_bytes;
+      t.msm_calls = st.chunks;
+      t.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+      *timings = t;
+    }
+    return proof;
+  }
+
+ private:
+  // The proof's device vectors and the events between its stages.
+  struct ProofVectors {
+    DeviceBuffer<Fr> witness, a, b, c;  // a becomes h (stage 4); b, c freed there
+    DeviceBuffer<std::uint32_t> first_unsatisfied;
+    // The first row of each SpMV launch (its word of first_unsatisfied).
+    std::vector<std::uint32_t> chunk_rows;
+    std::size_t scratch_bytes = 0;
+    struct {
+      std::size_t bytes = 0;
+      bool packed = false;
+    } streamed_spmv;
+    Event start, uploaded, multiplied, transformed;
+  };
+
+  // The five MSMs' results, and what their stage moved.
+  struct MsmResults {
+    G1 a, b1, c, h;
+    G2 b2;
+    MsmStreamStats stats;
+  };
+
+  // Whether the plan streams the key through the transfer ring (the
+  // streamed strategy): a key with points in host memory, a plan with ring
+  // slots, neither the zero-skipping gather nor overlapped witness MSMs
+  // (those stream each query on its own: the resident strategy's path).
+  static bool uses_ring(const DeviceProvingKey<Curve>& key, const MemoryPlan& plan) {
+    const bool gather = plan.gather_nonzero && streams_witness_queries(key);
+    const bool overlap = plan.overlap && !plan.release_witness;
+    return plan.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
+  }
+  static bool streams_witness_queries(const DeviceProvingKey<Curve>& key) {
+    return !key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty();
+  }
+
+  // Stage 2: the witness on the device, and the SpMV's outputs allocated
+  // first, so that an out-of-memory error never leaves a DMA reading the
+  // caller's memory. Released witness (tight budgets): c comes after the
+  // witness is freed (stage 3).
+  void upload_stage(ProofVectors& v, std::size_t n, std::span<const Fr> witness, bool release, cudaStream_t stream) {
+    v.witness = DeviceBuffer<Fr>(witness.size(), stream);
+    v.a = DeviceBuffer<Fr>(n, stream);
+    v.b = DeviceBuffer<Fr>(n, stream);
+    if (!release) v.c = DeviceBuffer<Fr>(n, stream);
+    v.scratch_bytes = v.witness.bytes() + v.a.bytes() + v.b.bytes() + n * sizeof(Fr);
+    upload_witness(witness, v.witness, stream);
+    v.uploaded.record(stream);
+    v.first_unsatisfied = DeviceBuffer<std::uint32_t>(1, stream);
+  }
+
+  // Stage 3: a = A.w, b = B.w, c = a o b, and the constraint check (read
+  // back without a wait; raise_unsatisfied looks once the device work is
+  // done). With the PCE in host memory and a ring (pipeline), its row
+  // slices travel by DMA through the ring's first slots; else the kernels
+  // read it where it is.
+  void spmv_stage(ProofVectors& v, const DevicePce<Fr>& pce, const MemoryPlan& plan, bool check,
+                  MsmPipeline<Curve>* pipeline, cudaStream_t stream, cudaStream_t copy_stream) {
+    const std::size_t n = v.a.size();
+    const bool release = plan.release_witness;
+    if (pipeline && pce.on_host() && plan.prefetch_slots >= 2 && copy_stream != stream) {
+      StreamedSpmv streamed = spmv_streamed(pce, *pipeline, plan.prefetch_slots, check, n, v.witness.data(),
+                                            v.a.data(), v.b.data(), release ? nullptr : v.c.data(),
+                                            v.first_unsatisfied, stream, copy_stream);
+      v.chunk_rows = std::move(streamed.starts);
+      v.streamed_spmv.bytes = streamed.bytes;
+      v.streamed_spmv.packed = streamed.packed;
+    }
+    if (v.chunk_rows.empty()) {
+      v.chunk_rows = {0};
+      ZKFARM_CUDA_CHECK(cudaMemsetAsync(v.first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
+      const DeviceCsrView<Fr> c_view = pce.c().view();
+      launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
+                              static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
+                              v.witness.data(), v.a.data(), v.b.data(), release ? nullptr : v.c.data(),
+                              v.first_unsatisfied.data(), stream);
+    }
+    if (check) {
+      if (unsatisfied_row_.size() < v.chunk_rows.size())
+        unsatisfied_row_ = PinnedBuffer<std::uint32_t>(v.chunk_rows.size());
+      v.first_unsatisfied.download(unsatisfied_row_.data(), v.chunk_rows.size(), stream);
+    }
+    if (release) {  // the witness off the device during the NTTs (stream-ordered free)
+      v.witness = DeviceBuffer<Fr>();
+      v.c = DeviceBuffer<Fr>(n, stream);
+      launch_hadamard<Fr>(v.a.data(), v.b.data(), v.c.data(), static_cast<std::uint32_t>(n), stream);
+    }
+    v.multiplied.record(stream);
+  }
+
+  // Stage 4: a, b, c to the odd coset, h = a*b - c in a; b and c freed
+  // (stream-ordered: the MSMs get the memory); a released witness back.
+  void ntt_stage(ProofVectors& v, std::size_t n, std::span<const Fr> witness, bool release, cudaStream_t stream) {
+    ntt_.evaluations_to_odd_coset(v.a.data(), n, stream);
+    ntt_.evaluations_to_odd_coset(v.b.data(), n, stream);
+    ntt_.evaluations_to_odd_coset(v.c.data(), n, stream);
+    launch_h_from_coset<Fr>(v.a.data(), v.b.data(), v.c.data(), static_cast<std::uint32_t>(n), stream);
+    v.b = DeviceBuffer<Fr>();
+    v.c = DeviceBuffer<Fr>();
+    if (release) {  // back for the MSMs, in b's and c's memory
+      v.witness = DeviceBuffer<Fr>(witness.size(), stream);
+      upload_witness(witness, v.witness, stream);
+    }
+    v.transformed.record(stream);
+  }
+
+  // Stage 5, streamed strategy: all five queries through the transfer ring
+  // (msm_stream.h's MsmPipeline), host compaction of the witness chunks
+  // where the plan offers it and the process has the cores. Made before the
+  // SpMV (pipeline() lends it the first slots); before_ntts() fills the
+  // first slots while the NTTs run; run() does the rest.
+  class StreamedMsms {
+   public:
+    StreamedMsms(DeviceProver& prover, const DeviceProvingKey<Curve>& key, const MemoryPlan& plan,
+                 std::span<const Fr> witness, cudaStream_t stream, cudaStream_t copy_stream)
+        : key_(key),
+          plan_(plan),
+          stream_(stream),
+          compaction_(plan.host_compaction > 0 && (plan.ring_lanes < 2 || plan.ring_slots < 4) &&
+                              streams_witness_queries(key)
+                          ? prover.host_compaction(plan, witness, key.num_public + 1)
+                          : std::nullopt),
+          pipeline_(prover.ctx_, key, plan.msm_chunk, plan.ring_slots, plan.ring_lanes, stream, copy_stream,
+                    compaction_ ? &*compaction_ : nullptr, prover.msm_) {}
+    MsmPipeline<Curve>& pipeline() { return pipeline_; }
+    void before_ntts() { pipeline_.prefetch(plan_.prefetch_slots); }
+    MsmResults run(const Fr* w, const Fr* h) {
+      start_.record(stream_);
+      pipeline_.run({w, w, w + key_.num_public + 1, w, h});
+      MsmResults m;
+      m.h = pipeline_.g1(kQueryH);
+      m.a = pipeline_.g1(kQueryA);
+      m.b1 = pipeline_.g1(kQueryB1);
+      m.c = pipeline_.g1(kQueryC);
+      m.b2 = pipeline_.b2();
+      m.stats = pipeline_.stats();
+      done_.record(stream_);
+      done_.synchronize();
+      return m;
+    }
+    // The stage's times: the five MSMs interleaved, all counted as H's.
+    void report(const Event& transformed, DeviceProveTimings& t) const {
+      t.msm_ms = Event::elapsed_ms(transformed, done_);
+      t.h_msm_ms = Event::elapsed_ms(start_, done_);
+      t.ring_slots = pipeline_.slots();
+      t.ring_lanes = pipeline_.lanes();
+    }
+
+   private:
+    const DeviceProvingKey<Curve>& key_;
+    const MemoryPlan& plan_;
+    cudaStream_t stream_;
+    std::optional<HostCompaction<Fr>> compaction_;  // before pipeline_, which points to it
+    MsmPipeline<Curve> pipeline_;
+    Event start_, done_;
+  };
+
+  // Stage 5, resident strategy: each query on its own (msm_placed): its
+  // device points, and where a plan without a ring left some in host
+  // memory, those streamed through two buffers (with the plan's
+  // zero-skipping gather, only the non-zero scalars' bases); H over the
+  // key's shifted table when it has one. With the plan's overlap the four
+  // witness MSMs run in a second host thread on the prover's own streams,
+  // from the witness upload on (start()), beside the SpMV, the NTTs and H;
+  // otherwise after H on the proof's streams.
+  class ResidentMsms {
+   public:
+    ResidentMsms(DeviceProver& prover, const DeviceProvingKey<Curve>& key, const MemoryPlan& plan,
+                 std::span<const Fr> witness, cudaStream_t stream, cudaStream_t copy_stream)
+        : p_(prover),
+          key_(key),
+          plan_(plan),
+          witness_(witness),
+          stream_(stream),
+          copy_(copy_stream),
+          gather_(plan.gather_nonzero && streams_witness_queries(key)),
+          overlap_(plan.overlap && !plan.release_witness) {}
+    // Waits for the witness MSMs (if running) before anything they read is
+    // freed, also when the proof throws.
+    ~ResidentMsms() {
+      if (side_.valid()) side_.wait();
+    }
+    ResidentMsms(const ResidentMsms&) = delete;
+    ResidentMsms& operator=(const ResidentMsms&) = delete;
+
+    // With overlap: the witness MSMs over device_witness, once uploaded.
+    void start(const Fr* device_witness, const Event& uploaded) {
+      if (!overlap_) return;
+      if (!p_.side_streams_) {
+        p_.ctx_.activate();
+        p_.side_streams_ = std::make_unique<SideStreams>();
+      }
+      const cudaStream_t work = p_.side_streams_->work.get(), copy = p_.side_streams_->copy.get();
+      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work, uploaded.get(), 0));
+      side_ = std::async(std::launch::async, [this, device_witness, work, copy] {
+        if (gather_) p_.nonzero_indices(witness_);
+        return witness_msms(device_witness, work, copy);
+      });
+    }
+    // H over h (each msm_device call synchronizes its stream), then the
+    // witness MSMs' results (from the side thread with overlap).
+    MsmResults run(const Fr* w, const Fr* h) {
+      if (gather_ && !overlap_) p_.nonzero_indices(witness_);
+      MsmStreamStats h_stats;
+      h_start_.record(stream_);
+      G1 msm_h;
+      if (!key_.h_shifted.empty() && key_.h_host.empty()) {
+        GpuMsmConfig shifted = p_.msm_;
+        shifted.window_bits = 0;  // the table's
+        shifted.shifted_windows = key_.h_shift_rows;
+        shifted.shifted_window_bits = key_.h_shift_bits;
+        msm_h = msm_device<Curve, G1>(p_.ctx_, key_.h_shifted.data(), h, key_.domain_size, stream_, shifted);
+      } else {
+        msm_h = placed(span_of(key_.h_points), key_.h_host, h, key_.domain_size, stream_, copy_, &h_stats, nullptr);
+      }
+      done_.record(stream_);
+      MsmResults m = overlap_ ? side_.get() : witness_msms(w, stream_, copy_);
+      if (!overlap_) done_.record(stream_);
+      done_.synchronize();
+      m.h = msm_h;
+      m.stats.chunks += h_stats.chunks;
+      m.stats.streamed_bytes += h_stats.streamed_bytes;
+      m.stats.skipped_bytes += h_stats.skipped_bytes;
+      return m;
+    }
+    // From h to the last MSM's end, whichever stream ran it; H and the
+    // witness MSMs on their own.
+    void report(const Event& transformed, DeviceProveTimings& t) const {
+      t.msm_ms = std::max(Event::elapsed_ms(transformed, done_), Event::elapsed_ms(transformed, side_done_));
+      t.h_msm_ms = Event::elapsed_ms(h_start_, overlap_ ? done_ : side_start_);
+      t.witness_msm_ms = Event::elapsed_ms(side_start_, side_done_);
+      t.overlapped = overlap_;
+    }
+
+   private:
+    template <class Buffer>
+    static auto span_of(const Buffer& buffer) {
+      return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size());
+    }
+    // A query's resident points from device memory, the rest (if any)
+    // streamed from pinned host memory on a copy stream (msm_stream.h).
+    template <class DeviceSpan, class HostSpan>
+    auto placed(DeviceSpan device_span, HostSpan host_span, const Fr* scalars, std::size_t count, cudaStream_t work,
+                cudaStream_t copy, MsmStreamStats* stats, const NonzeroGather<Fr>* gather) const {
+      using Affine = typename HostSpan::value_type;
+      using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
+      const std::size_t resident = std::min(device_span.size(), count);
+      return msm_placed<Curve, Group>(p_.ctx_, device_span.first(resident), host_span.first(count - resident),
+                                      scalars, plan_.msm_chunk, work, copy, stats, gather, p_.msm_);
+    }
+    // The gather of a query whose scalars are the witness from
+    // scalar_offset on, streamed after its resident prefix (null: none).
+    const NonzeroGather<Fr>* gather_for(const Fr* w, std::size_t scalar_offset, std::size_t resident,
+                                        std::size_t count, NonzeroGather<Fr>& g) const {
+      if (!gather_ || !p_.nonzero_.size() || resident >= count) return nullptr;
+      const auto* mapped_index = static_cast<const std::uint32_t*>(msm_stream_detail::mapped(p_.nonzero_.data()));
+      if (!mapped_index) return nullptr;
+      const std::uint32_t* begin = p_.nonzero_.data();
+      const std::uint32_t* end = begin + p_.nonzero_count_;
+      const std::uint32_t* lo = std::lower_bound(begin, end, std::uint64_t(scalar_offset + resident));
+      const std::uint32_t* hi = std::lower_bound(lo, end, std::uint64_t(scalar_offset + count));
+      g.index = mapped_index + (lo - begin);
+      g.count = std::size_t(hi - lo);
+      g.index_offset = scalar_offset + resident;
+      g.witness = w;
+      return &g;
+    }
+    // The four MSMs over the witness (A, B1, B2, C) on work and copy.
+    MsmResults witness_msms(const Fr* w, cudaStream_t work, cudaStream_t copy) {
+      p_.ctx_.activate();
+      MsmResults out;
+      const std::size_t v = key_.num_vars, c_offset = key_.num_public + 1, num_private = v - c_offset;
+      side_start_.record(work);
+      NonzeroGather<Fr> ga, gb1, gb2, gc;
+      out.a = placed(span_of(key_.a_points), key_.a_host, w, v, work, copy, &out.stats,
+                     gather_for(w, 0, key_.a_points.size(), v, ga));
+      out.b1 = placed(span_of(key_.b1_points), key_.b1_host, w, v, work, copy, &out.stats,
+                      gather_for(w, 0, key_.b1_points.size(), v, gb1));
+      out.b2 = placed(span_of(key_.b2_points), key_.b2_host, w, v, work, copy, &out.stats,
+                      gather_for(w, 0, key_.b2_points.size(), v, gb2));
+      out.c = placed(span_of(key_.c_points), key_.c_host, w + c_offset, num_private, work, copy, &out.stats,
+                     gather_for(w, c_offset, key_.c_points.size(), num_private, gc));
+      side_done_.record(work);
+      return out;
+    }
+
+    DeviceProver& p_;
+    const DeviceProvingKey<Curve>& key_;
+    const MemoryPlan& plan_;
+    std::span<const Fr> witness_;  // the host witness (the gather's index)
+    cudaStream_t stream_, copy_;
+    const bool gather_, overlap_;
+    std::future<MsmResults> side_;
+    Event h_start_, done_, side_start_, side_done_;
+  };
+
+  // After the device work, the first unsatisfied row the SpMV launches
+  // starting at chunk_rows reported (unsatisfied_row_, one word each) as
+  // UnsatisfiedConstraint; nothing when all held.
+  void raise_unsatisfied(const std::vector<std::uint32_t>& chunk_rows) const {
+    std::uint64_t first = ~std::uint64_t(0);
+    for (std::size_t k = 0; k < chunk_rows.size(); ++k)
+      if (unsatisfied_row_[k] != 0xffffffffu)
+        first = std::min<std::uint64_t>(first, chunk_rows[k] + std::uint64_t(unsatisfied_row_[k]));
+    if (first != ~std::uint64_t(0)) throw UnsatisfiedConstraint(static_cast<std::uint32_t>(first));
+  }
+
+  // Stage 1: the witness and the key and PCE against each other (ProveError
+  // for a bad witness, std::invalid_argument for a key and PCE that do not
+  // match).
+  static void check_inputs(const DeviceProvingKey<Curve>& key, const DevicePce<Fr>& pce, std::span<const Fr> witness) {
+    const std::size_t n = key.domain_size;
     if (witness.size() != key.num_vars)
       throw ProveError("witness has " + std::to_string(witness.size()) + " values but the circuit has " +
                        std::to_string(key.num_vars) + " signals");
     if (!witness[0].is_one()) throw ProveError("witness[0] must be 1 (the constant signal)");
-    const std::size_t n = key.domain_size;
     if (pce.num_rows() > n)
       throw std::invalid_argument("PCE has " + std::to_string(pce.num_rows()) + " rows, more than the domain size " +
                                   std::to_string(n));
@@ -414,248 +800,8 @@ class DeviceProver {
       throw std::invalid_argument("domain size " + std::to_string(n) + " exceeds the GPU NTT's 2^" +
                                   std::to_string(GpuNtt<Fr>::kMaxLogN));
 
-    ctx_.activate();
-    const cudaStream_t stream = ctx_.stream(0);
-    Event start, uploaded, multiplied, transformed, h_start, done;
-    start.record(stream);
-
-    // 2. Witness. Every buffer is allocated before the copy is queued, so
-    // an out-of-memory error never leaves a DMA reading the caller's memory.
-    // Released witness (tight budgets): c comes after the witness is freed.
-    const bool release = key.release_witness;
-    DeviceBuffer<Fr> device_witness(witness.size(), stream);
-    DeviceBuffer<Fr> a(n, stream), b(n, stream), c;
-    if (!release) c = DeviceBuffer<Fr>(n, stream);
-    DeviceBuffer<std::uint32_t> first_unsatisfied;
-    local.scratch_bytes = device_witness.bytes() + a.bytes() + b.bytes() + n * sizeof(Fr);
-    upload_witness(witness, device_witness, stream);
-    uploaded.record(stream);
-    first_unsatisfied = DeviceBuffer<std::uint32_t>(1, stream);
-
-    // 3. a = A.w, b = B.w, c = a o b (+ the constraint check, read back
-    // without a wait: it is checked once the proof's work is done).
-    const bool check = options.check_constraints && pce.has_c();
-    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
-    const bool gather = key.gather_nonzero && (!key.a_host.empty() || !key.b1_host.empty() ||
-                                               !key.b2_host.empty() || !key.c_host.empty());
-    const bool overlap = key.overlap_msms && !release;
-    // A streaming key's five MSMs through rings of transfer slots; the
-    // first slots are filled while the NTTs run (msm_stream.h). With the
-    // PCE in host memory, those slots first carry it to the SpMV by DMA.
-    const bool pipelined = key.ring_slots > 0 && key.host_bytes() > 0 && !gather && !overlap;
-    std::optional<MsmPipeline<Curve>> pipeline;
-    std::optional<HostCompaction<Fr>> compaction;
-    if (pipelined && key.host_compaction > 0 && (key.ring_lanes < 2 || key.ring_slots < 4) &&
-        (!key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty()))
-      compaction = host_compaction(key, witness);
-    if (pipelined)
-      pipeline.emplace(ctx_, key, key.msm_chunk, key.ring_slots, key.ring_lanes, stream, copy_stream,
-                       compaction ? &*compaction : nullptr);
-    StreamedSpmv streamed_spmv;
-    if (pipelined && pce.on_host() && key.prefetch_slots >= 2 && copy_stream != stream)
-      streamed_spmv = spmv_streamed(pce, *pipeline, key.prefetch_slots, check, n, device_witness.data(), a.data(),
-                                    b.data(), release ? nullptr : c.data(), first_unsatisfied, stream, copy_stream);
-    // The first row of each SpMV launch (its unsatisfied-row slot).
-    std::vector<std::uint32_t> chunk_rows = std::move(streamed_spmv.starts);
-    if (chunk_rows.empty()) {
-      chunk_rows = {0};
-      ZKFARM_CUDA_CHECK(cudaMemsetAsync(first_unsatisfied.data(), 0xff, sizeof(std::uint32_t), stream));
-      const DeviceCsrView<Fr> c_view = pce.c().view();
-      launch_pce_products<Fr>(pce.a().view(), pce.b().view(), check ? &c_view : nullptr,
-                              static_cast<std::uint32_t>(pce.num_rows()), static_cast<std::uint32_t>(n),
-                              device_witness.data(), a.data(), b.data(), release ? nullptr : c.data(),
-                              first_unsatisfied.data(), stream);
-    }
-    if (check) {
-      if (unsatisfied_row_.size() < chunk_rows.size()) unsatisfied_row_ = PinnedBuffer<std::uint32_t>(chunk_rows.size());
-      first_unsatisfied.download(unsatisfied_row_.data(), chunk_rows.size(), stream);
-    }
-    if (release) {  // the witness off the device during the NTTs (stream-ordered free)
-      device_witness = DeviceBuffer<Fr>();
-      c = DeviceBuffer<Fr>(n, stream);
-      launch_hadamard<Fr>(a.data(), b.data(), c.data(), static_cast<std::uint32_t>(n), stream);
-    }
-    multiplied.record(stream);
-
-    const Fr r = options.r ? *options.r : random_field_element<Fr>();
-    const Fr s = options.s ? *options.s : random_field_element<Fr>();
-    const std::size_t num_private = key.num_vars - key.num_public - 1;
-    // Each query's resident points from device memory, the rest streamed
-    // from pinned host memory on a copy stream (msm_stream.h).
-    auto placed = [&](auto device_span, auto host_span, const Fr* scalars, std::size_t count, cudaStream_t work,
-                      cudaStream_t copy, MsmStreamStats* stats, const NonzeroGather<Fr>* gather) {
-      using Affine = typename decltype(host_span)::value_type;
-      using Group = std::conditional_t<std::is_same_v<Affine, typename Curve::G2Affine>, G2, G1>;
-      const std::size_t resident = std::min(device_span.size(), count);
-      return msm_placed<Curve, Group>(ctx_, device_span.first(resident), host_span.first(count - resident), scalars,
-                                      key.msm_chunk, work, copy, stats, gather);
-    };
-    auto dev = [](const auto& buffer) {
-      return std::span<const std::remove_cvref_t<decltype(*buffer.data())>>(buffer.data(), buffer.size());
-    };
-
-    // The four MSMs over the witness (A, B1, B2, C): they need only the
-    // witness, so with overlap they run on the prover's own two streams in a
-    // second host thread beside the SpMV, the NTTs and the H MSM; otherwise
-    // after H on the proof's streams.
-    struct WitnessMsms {
-      G1 a, b1, c;
-      G2 b2;
-      MsmStreamStats stats;
-    };
-    // Streamed witness queries move only the non-zero scalars' bases: their
-    // indices are listed on the host while the device works (in the side
-    // thread with overlap, else after the NTTs are queued).
-    Event side_start, side_done;
-    auto witness_msms = [&](const Fr* w, cudaStream_t work, cudaStream_t copy) {
-      ctx_.activate();
-      WitnessMsms out;
-      const std::uint32_t* mapped_index =
-          gather && nonzero_.size() ? static_cast<const std::uint32_t*>(msm_stream_detail::mapped(nonzero_.data()))
-                                    : nullptr;
-      // The gather of a query whose scalars are the witness from
-      // scalar_offset on, streamed after its resident prefix.
-      auto gather_for = [&](std::size_t scalar_offset, std::size_t resident, std::size_t count,
-                            NonzeroGather<Fr>& g) -> const NonzeroGather<Fr>* {
-        if (!mapped_index || resident >= count) return nullptr;
-        const std::uint32_t* begin = nonzero_.data();
-        const std::uint32_t* end = begin + nonzero_count_;
-        const std::uint32_t* lo = std::lower_bound(begin, end, std::uint64_t(scalar_offset + resident));
-        const std::uint32_t* hi = std::lower_bound(lo, end, std::uint64_t(scalar_offset + count));
-        g.index = mapped_index + (lo - begin);
-        g.count = std::size_t(hi - lo);
-        g.index_offset = scalar_offset + resident;
-        g.witness = w;
-        return &g;
-      };
-      side_start.record(work);
-      NonzeroGather<Fr> ga, gb1, gb2, gc;
-      out.a = placed(dev(key.a_points), key.a_host, w, key.num_vars, work, copy, &out.stats,
-                     gather_for(0, key.a_points.size(), key.num_vars, ga));
-      out.b1 = placed(dev(key.b1_points), key.b1_host, w, key.num_vars, work, copy, &out.stats,
-                      gather_for(0, key.b1_points.size(), key.num_vars, gb1));
-      out.b2 = placed(dev(key.b2_points), key.b2_host, w, key.num_vars, work, copy, &out.stats,
-                      gather_for(0, key.b2_points.size(), key.num_vars, gb2));
-      out.c = placed(dev(key.c_points), key.c_host, w + key.num_public + 1, num_private, work, copy, &out.stats,
-                     gather_for(key.num_public + 1, key.c_points.size(), num_private, gc));
-      side_done.record(work);
-      return out;
-    };
-    if (pipelined) pipeline->prefetch(key.prefetch_slots);
-    std::future<WitnessMsms> side;
-    if (overlap) {
-      if (!side_streams_) {
-        ctx_.activate();
-        side_streams_ = std::make_unique<SideStreams>();
-      }
-      const cudaStream_t side_work = side_streams_->work.get(), side_copy = side_streams_->copy.get();
-      ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(side_work, uploaded.get(), 0));
-      side = std::async(std::launch::async, [&, w = device_witness.data(), side_work, side_copy] {
-        if (gather) nonzero_indices(witness);
-        return witness_msms(w, side_work, side_copy);
-      });
-    }
-    // Waits for the witness MSMs (if running) before anything they read is
-    // freed, also when this thread throws.
-    struct JoinSide {
-      std::future<WitnessMsms>& f;
-      ~JoinSide() {
-        if (f.valid()) f.wait();
-      }
-    } join_side{side};
-
-    // 4. h = a*b - c on the odd coset.
-    ntt_.evaluations_to_odd_coset(a.data(), n, stream);
-    ntt_.evaluations_to_odd_coset(b.data(), n, stream);
-    ntt_.evaluations_to_odd_coset(c.data(), n, stream);
-    launch_h_from_coset<Fr>(a.data(), b.data(), c.data(), static_cast<std::uint32_t>(n), stream);
-    b = DeviceBuffer<Fr>();  // stream-ordered frees: the MSMs get the memory
-    c = DeviceBuffer<Fr>();
-    const DeviceBuffer<Fr>& h = a;
-    if (release) {  // back for the MSMs, in b's and c's memory
-      device_witness = DeviceBuffer<Fr>(witness.size(), stream);
-      upload_witness(witness, device_witness, stream);
-    }
-    transformed.record(stream);
-    if (gather && !overlap) nonzero_indices(witness);
-
-    // 5. The H MSM (each msm_device call synchronizes its stream), then the
-    // witness MSMs' results.
-    MsmStreamStats streamed;
-    h_start.record(stream);
-    G1 msm_h;
-    WitnessMsms wm;
-    if (pipelined) {
-      const Fr* w = device_witness.data();
-      pipeline->run({w, w, w + key.num_public + 1, w, h.data()});
-      msm_h = pipeline->g1(kQueryH);
-      wm.a = pipeline->g1(kQueryA);
-      wm.b1 = pipeline->g1(kQueryB1);
-      wm.c = pipeline->g1(kQueryC);
-      wm.b2 = pipeline->b2();
-      streamed = pipeline->stats();
-      side_start.record(stream);
-      side_done.record(stream);
-      done.record(stream);
-    } else {
-      if (!key.h_shifted.empty() && key.h_host.empty()) {
-        GpuMsmConfig shifted;
-        shifted.shifted_windows = key.h_shift_rows;
-        shifted.shifted_window_bits = key.h_shift_bits;
-        msm_h = msm_device<Curve, G1>(ctx_, key.h_shifted.data(), h.data(), n, stream, shifted);
-      } else {
-        msm_h = placed(dev(key.h_points), key.h_host, h.data(), n, stream, copy_stream, &streamed, nullptr);
-      }
-      done.record(stream);
-      wm = overlap ? side.get() : witness_msms(device_witness.data(), stream, copy_stream);
-      if (!overlap) done.record(stream);
-    }
-    done.synchronize();
-    if (check) {
-      std::uint64_t first = ~std::uint64_t(0);
-      for (std::size_t k = 0; k < chunk_rows.size(); ++k)
-        if (unsatisfied_row_[k] != 0xffffffffu) first = std::min<std::uint64_t>(first, chunk_rows[k] + std::uint64_t(unsatisfied_row_[k]));
-      if (first != ~std::uint64_t(0)) throw UnsatisfiedConstraint(static_cast<std::uint32_t>(first));
-    }
-
-    // 6. Assembly: the CPU prover's own code (groth16_assemble).
-    Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, wm.a, wm.b1, wm.b2, wm.c, msm_h, r, s);
-
-    if (timings) {
-      local.upload_ms = Event::elapsed_ms(start, uploaded);
-      local.spmv_ms = Event::elapsed_ms(uploaded, multiplied);
-      local.ntt_ms = Event::elapsed_ms(multiplied, transformed);
-      // From h to the last MSM's end, whichever stream ran it.
-      local.msm_ms = std::max(Event::elapsed_ms(transformed, done), Event::elapsed_ms(transformed, side_done));
-      local.h_msm_ms = Event::elapsed_ms(h_start, overlap ? done : side_start);
-      local.witness_msm_ms = Event::elapsed_ms(side_start, side_done);
-      local.overlapped = overlap;
-      local.ring_slots = pipelined ? pipeline->slots() : 0;
-      local.ring_lanes = pipelined ? pipeline->lanes() : 0;
-      local.prefetched_chunks = streamed.prefetched;
-      local.copy_waits = streamed.copy_waits;
-      local.pipeline_h_ms = streamed.h_ms;
-      local.pipeline_witness_ms = streamed.witness_ms;
-      local.pipeline_dense_ms = streamed.dense_ms;
-      local.pipeline_resident_ms = streamed.resident_ms;
-      local.pipeline_copy_ms = streamed.copy_ms;
-      local.spmv_streamed_bytes = streamed_spmv.bytes;
-      local.spmv_packed = streamed_spmv.packed;
-      local.compacted_chunks = streamed.compacted;
-      local.compaction_ms = streamed.compaction_ms;
-      local.compaction_late = streamed.compaction_late;
-      local.compaction_failed = streamed.compaction_failed;
-      local.streamed_bytes = streamed.streamed_bytes + wm.stats.streamed_bytes;
-      local.skipped_bytes = streamed.skipped_bytes + wm.stats.skipped_bytes;
-      local.msm_calls = streamed.chunks + wm.stats.chunks;
-      local.total_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
-      *timings = local;
-    }
-    return proof;
   }
 
- private:
   // The SpMV of a PCE in host memory by DMA instead of the kernels' reads
   // over PCIe: rows in ranges whose slices of A, B (and C when checking)
   // fill one of `slots` transfer slots of the pipeline, copied on
@@ -823,16 +969,17 @@ class DeviceProver {
   // more, all but two copy. kCompactionStaging page-locked buffers of one
   // transfer slot, kept between proofs.
   static constexpr std::size_t kCompactionStaging = 3;
-  std::optional<HostCompaction<Fr>> host_compaction(const DeviceProvingKey<Curve>& key, std::span<const Fr> witness) {
+  std::optional<HostCompaction<Fr>> host_compaction(const MemoryPlan& plan, std::span<const Fr> witness,
+                                                     std::size_t c_offset) {
     const unsigned cores = static_cast<unsigned>(
         std::min<std::size_t>(std::max(std::thread::hardware_concurrency(), 1u), parallel_threads()));
     if (cores < 4) return std::nullopt;
-    const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(key.msm_chunk);
+    const std::size_t bytes = MsmPipeline<Curve>::slot_bytes_for(plan.msm_chunk);
     HostCompaction<Fr> out;
     out.witness = witness;
-    out.c_offset = key.num_public + 1;
-    out.share = key.host_compaction;
-    out.wait_for_cpu = key.host_compaction_wait;
+    out.c_offset = c_offset;
+    out.share = plan.host_compaction;
+    out.wait_for_cpu = plan.host_compaction_wait;
     out.threads = std::min(cores - 2, 16u);
     try {
       for (std::size_t k = 0; k < kCompactionStaging; ++k) {
@@ -924,6 +1071,7 @@ class DeviceProver {
 
   const DeviceContext& ctx_;
   GpuNtt<Fr> ntt_;
+  GpuMsmConfig msm_;
   std::size_t staging_chunk_;
   bool packed_spmv_ = true;
   PinnedBuffer<Fr> staging_[2];
@@ -944,13 +1092,14 @@ class DeviceProver {
 // took it since the check) leaves the key as it was. Measured on the H200
 // (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
 // BLS12-381 G1, built in 2.8 s; that MSM 118.4 -> 103.5 ms, a partition of
-// 16M constraints 223.9 -> 211.7 ms.
+// 16M constraints 223.9 -> 211.7 ms. window_bits: the table's c (0: the
+// cost model's, as above; DeviceConfig::msm_window_bits otherwise).
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
-                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream) {
+                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0) {
   if (!key.h_host.empty() || key.h_points.size() < key.domain_size || key.domain_size == 0) return false;
   const std::size_t n = key.domain_size;
-  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n);
+  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n, window_bits);
   if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
   ctx.activate();
   if (device_memory_available() < layout.bytes + reserve_bytes) return false;

@@ -48,7 +48,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+#include <limits>
 #include <string>
+
+#include "kernels/cuda/msm_layout.h"
 
 namespace zkfarm::cuda {
 
@@ -89,6 +92,30 @@ struct MemoryPlan {
   int ring_lanes = 1;
   std::size_t pce_bytes = 0;
   std::size_t peak_bytes = 0;              // estimated device peak of a proof, resident state included
+  // Streamed witness queries move only the bases of non-zero scalars,
+  // gathered by the GPU from mapped host memory (msm_stream.h's
+  // NonzeroGather), each query streamed on its own (msm_placed), instead of
+  // through the ring. Off by default: on the H200 the gather reads host
+  // memory at ~24 GB/s against the copy engines' ~55 GB/s, more than the
+  // ~45% of zeros saves at PoRep scale; it won only on a 3M-constraint
+  // partition under 1.5 GiB, before host compaction (BENCHMARKS.md,
+  // "Device memory budgets").
+  bool gather_nonzero = false;
+  // Through the ring (one lane), the share of the streamed witness chunks
+  // offered to host compaction (msm_stream.h's HostCompaction: the CPU
+  // gathers the bases of the non-zero scalars, only those cross PCIe);
+  // 0: every chunk copied whole. Needs 4 or more CPU cores.
+  double host_compaction = 1.0;
+  // Tests: every offered chunk waits for the CPU (HostCompaction::wait_for_cpu).
+  bool host_compaction_wait = false;
+
+  // The plan of a key uploaded without one (it has the device to itself):
+  // everything resident, the witness MSMs beside the rest.
+  static MemoryPlan unplanned() {
+    MemoryPlan plan;
+    plan.overlap = true;
+    return plan;
+  }
 
   std::size_t key_resident_bytes() const {
     std::size_t b = 0;
@@ -160,15 +187,16 @@ class BudgetTooSmall : public std::runtime_error {
 
 // Device bytes of one MSM's working set per point (msm.cuh: indices and
 // flags, 16 bytes per point and window for the digits and their sorted
-// copy, sort scratch), with the window count the cost model picks for that
-// many points (c ~ log2(points) - 4, 256 / c + 1 windows), and 15% on top
-// for the buckets (measured: the PoRep partition's unsplit H MSM over 2^27
-// points used ~26 GiB beside the rest; this gives 31 GiB).
-inline std::size_t msm_working_bytes(std::uint64_t points) {
-  unsigned log = 0;
-  while ((std::uint64_t(1) << log) < points) ++log;
-  const unsigned c = std::clamp(log > 4 ? log - 4 : 1u, 8u, 23u);
-  const std::size_t per_point = 16 * (256 / c + 1) + 24;
+// copy, sort scratch), with the window count the MSM's own cost model picks
+// for that many points (msm_layout.h's choose_layout, scalar_bits-bit
+// scalars, base field of fq_limbs 32-bit limbs: c = 20, 13 windows at 2^24),
+// and 15% on top for the buckets (measured: the PoRep partition's unsplit
+// H MSM over 2^27 points used ~26 GiB beside the rest; this gives 31 GiB).
+inline std::size_t msm_working_bytes(std::uint64_t points, unsigned scalar_bits = 255, int fq_limbs = 12) {
+  const msm_kernels::Layout layout = msm_kernels::choose_layout(
+      std::max<std::uint64_t>(points, 1), scalar_bits, 0, msm_kernels::sort_cost(fq_limbs, 1), 0,
+      std::numeric_limits<std::uint64_t>::max());
+  const std::size_t per_point = 16 * std::size_t(layout.windows) + 24;
   return std::size_t(points) * per_point / 20 * 23;
 }
 // Slack for the NTT tables, CUB scratch and allocator rounding.
@@ -209,6 +237,13 @@ inline MemoryPlan plan_memory(const ProofShape& shape, std::size_t budget, std::
     largest = std::max(largest, plan.points[q]);
   }
   const std::size_t fr = shape.fr_bytes;
+  // The MSMs' scalars (at most fr_bytes * 8 - 1 bits) and base field (an
+  // affine G1 point is two elements of 32-bit limbs), for their windows.
+  const unsigned scalar_bits = unsigned(fr * 8 - 1);
+  const int fq_limbs = std::max(1, int(shape.g1_bytes / 8));
+  auto msm_working_bytes = [&](std::uint64_t points) {
+    return cuda::msm_working_bytes(points, scalar_bits, fq_limbs);
+  };
   const std::size_t ntt_stage = fr * (v + 3 * n) + kPlanSlackBytes;
   const std::size_t msm_stage_base = fr * (v + n) + kPlanSlackBytes;
   const std::size_t widest = std::max(shape.g1_bytes, shape.g2_bytes);

@@ -35,98 +35,6 @@ inline unsigned ceil_log2(std::uint64_t x) {
   return r;
 }
 
-// Step 5 by batch-affine rounds (batch_affine.cuh), G1: the sorted pairs of
-// `sets` bucket sets (set_m entries each) summed into bucket_sums (zeroed,
-// sets * (buckets + 1) slots). Sets go in groups whose round buffers fit in
-// half the free device memory; per group: each slot's run (binary search
-// in the sorted keys) and the longest, then ceil(log2(longest)) rounds, the
-// first reading the sorted digits, then each slot's last point as XYZZ.
-template <class Fq>
-void accumulate_batch_affine(const std::uint32_t* keys, const std::uint32_t* values, const DevAffine<Fq>* bases,
-                             std::uint64_t sets, std::uint64_t set_m, std::uint32_t buckets,
-                             std::uint64_t target_threads, const GpuMsmConfig& config, DevXyzz<Fq>* bucket_sums,
-                             cudaStream_t stream, GpuMsmStats& local) {
-  using Affine = DevAffine<Fq>;
-  namespace bk = batch_affine_kernels;
-  const std::uint64_t slots_per_set = std::uint64_t(buckets) + 1;
-  // Round buffers per set: the first round's output (about half the
-  // entries, plus half a point per slot), the second's (half that), the
-  // prefix products (one field element per pair), and six slot arrays.
-  const std::uint64_t first_out = set_m / 2 + slots_per_set;
-  const std::uint64_t per_set =
-      first_out * (sizeof(Affine) + sizeof(Affine) / 2 + sizeof(Fq)) + slots_per_set * 6 * sizeof(std::uint32_t);
-  std::uint64_t group = std::max<std::uint64_t>(1, device_memory_available() / 2 / per_set);
-  group = std::min<std::uint64_t>(group, sets);
-  // Positions within a group are 32-bit.
-  while (group > 1 && group * set_m >= (std::uint64_t(1) << 32)) --group;
-  if (set_m >= (std::uint64_t(1) << 32))
-    throw std::invalid_argument("gpu msm: batch-affine accumulation takes at most 2^32 - 1 entries per window");
-  DeviceBuffer<std::uint32_t> longest(1, stream);
-  for (std::uint64_t g0 = 0; g0 < sets; g0 += group) {
-    const std::uint64_t g = std::min(group, sets - g0);
-    const std::uint64_t slots = g * slots_per_set;
-    const std::uint32_t* group_keys = keys + g0 * set_m;
-    const std::uint32_t* group_values = values + g0 * set_m;
-    DevXyzz<Fq>* group_sums = bucket_sums + g0 * slots_per_set;
-    DeviceBuffer<std::uint32_t> start(slots, stream), length(slots, stream), halves(slots + 1, stream);
-    longest.fill_zero(stream);
-    ZKFARM_CUDA_CHECK(cudaMemsetAsync(halves.data() + slots, 0, sizeof(std::uint32_t), stream));
-    ZKFARM_CUDA_LAUNCH(bk::runs_kernel<<<blocks_for(slots, 256), 256, 0, stream>>>(
-        slots, group_keys, std::uint32_t(set_m), buckets, start.data(), length.data(), halves.data(),
-        longest.data()));
-    std::uint32_t max_len = 0;
-    ZKFARM_CUDA_CHECK(
-        cudaMemcpyAsync(&max_len, longest.data(), sizeof(max_len), cudaMemcpyDeviceToHost, stream));
-    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const unsigned rounds = ceil_log2(max_len);
-    const SortedRuns sorted_runs{start.data(), length.data()};
-    const SortedPoints<Fq> sorted_points{group_values, bases};
-    if (rounds == 0) {
-      ZKFARM_CUDA_LAUNCH(bk::from_run_kernel<Fq><<<blocks_for(slots, 256), 256, 0, stream>>>(
-          slots, sorted_runs, sorted_points, group_sums));
-      continue;
-    }
-    std::size_t scan_bytes = 0;
-    ZKFARM_CUDA_CHECK(
-        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, halves.data(), halves.data(), int(slots + 1), stream));
-    DeviceBuffer<std::uint8_t> scan_temp(scan_bytes, stream);
-    DeviceBuffer<std::uint32_t> next(slots + 1, stream), prev_next;
-    DeviceBuffer<Affine> points, prev_points;
-    for (unsigned r = 0; r < rounds; ++r) {
-      if (r > 0)
-        ZKFARM_CUDA_LAUNCH(bk::halves_kernel<<<blocks_for(slots, 256), 256, 0, stream>>>(slots, prev_next.data(),
-                                                                                       halves.data()));
-      ZKFARM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, halves.data(), next.data(),
-                                                      int(slots + 1), stream));
-      std::uint32_t total = 0;
-      ZKFARM_CUDA_CHECK(
-          cudaMemcpyAsync(&total, next.data() + slots, sizeof(total), cudaMemcpyDeviceToHost, stream));
-      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const std::uint64_t batch = std::clamp<std::uint64_t>((total + target_threads - 1) / target_threads,
-                                                            config.batch_min, config.batch_max);
-      const std::uint64_t threads = (total + batch - 1) / batch;
-      points = DeviceBuffer<Affine>(total, stream);
-      DeviceBuffer<Fq> scratch(threads * batch, stream);
-      const unsigned blocks = blocks_for(threads, bk::kThreads);
-      if (r == 0) {
-        bk::BatchRoundLaunch<Fq, SortedRuns, SortedPoints<Fq>>::launch(
-            blocks, stream, threads, std::uint32_t(batch), sorted_points, sorted_runs, next.data(),
-            std::uint32_t(slots), points.data(), scratch.data());
-      } else {
-        bk::BatchRoundLaunch<Fq, ScannedRuns, ArrayPoints<Fq>>::launch(
-            blocks, stream, threads, std::uint32_t(batch), ArrayPoints<Fq>{prev_points.data()},
-            ScannedRuns{prev_next.data()}, next.data(), std::uint32_t(slots), points.data(), scratch.data());
-      }
-      ++local.batch_rounds;
-      prev_points = std::move(points);
-      prev_next = std::move(next);
-      next = DeviceBuffer<std::uint32_t>(slots + 1, stream);
-    }
-    ZKFARM_CUDA_LAUNCH(bk::from_run_kernel<Fq><<<blocks_for(slots, 256), 256, 0, stream>>>(
-        slots, ScannedRuns{prev_next.data()}, ArrayPoints<Fq>{prev_points.data()}, group_sums));
-  }
-}
-
 // Sums each of `runs` consecutive runs of `per_run` XYZZ points in
 // `values` (runs * per_run of them) by groups of up to 16, level after
 // level; returns the buffer holding the runs' sums in order.
@@ -354,15 +262,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     // 5. Bucket accumulation (segmented, then record levels).
     DeviceBuffer<Xyzz> bucket_sums(sets * (std::uint64_t(buckets) + 1), stream);
     bucket_sums.fill_zero(stream);  // all-zero bytes = identity (ZZ = 0)
-    bool batch_affine = false;
-    if constexpr (kDegree == 1) {
-      if (config.accumulation == MsmAccumulation::kBatchAffine) {
-        batch_affine = true;
-        msm_detail::accumulate_batch_affine<Fq>(keys_sorted.data(), values_sorted.data(), bases, sets, set_m,
-                                                buckets, target_threads, config, bucket_sums.data(), stream, local);
-      }
-    }
-    if (!batch_affine) {
+    {
       // f(std::integral_constant<int, kMinBlocks>) for the accumulation
       // kernel this curve and group use. G1: measured on the H200 at 2^24
       // (NOTES.md, run 3), 3 blocks per SM is best for 12-limb Fq (184 ->
@@ -505,14 +405,6 @@ void shifted_bases_raw(const DeviceContext& ctx, const void* device_bases, std::
   ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, DEGREE, double_rows)                                                \
   template void zkfarm::cuda::shifted_bases_raw<FQ_PARAMS, DEGREE>(                                          \
       const zkfarm::cuda::DeviceContext&, const void*, std::size_t, unsigned, unsigned, void*, cudaStream_t);
-
-// G1 only: the batch-affine parts declared extern, and the shifted bases,
-// e.g. ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bn254FqParams) before
-// ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, ...).
-#define ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(FQ_PARAMS)    \
-  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_sorted) \
-  ZKFARM_GPU_MSM_PART(extern, FQ_PARAMS, 1, batch_array)  \
-  ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(FQ_PARAMS, 1)
 
 // Explicit instantiation for one base field, degree and scalar field, e.g.
 //   ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)

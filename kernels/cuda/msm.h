@@ -38,12 +38,6 @@
 
 namespace zkfarm::cuda {
 
-// How G1 buckets are summed (G2 always uses XYZZ).
-enum class MsmAccumulation {
-  kXyzz,         // mixed XYZZ additions, segmented over the sorted points (8M + 2S each)
-  kBatchAffine,  // affine additions in pairwise rounds, one inversion per batch (batch_affine.cuh)
-};
-
 // Tuning knobs; defaults come from the cost model in msm_kernels.cuh.
 struct GpuMsmConfig {
   // Pippenger window bits c; 0 = chosen by the cost model. Forced values
@@ -67,13 +61,6 @@ struct GpuMsmConfig {
   // refill sooner (NOTES.md, run W1).
   unsigned accumulate_waves = 8;
   std::size_t accumulate_min_share = 128;
-  // G1 bucket accumulation (see MsmAccumulation).
-  MsmAccumulation accumulation = MsmAccumulation::kXyzz;
-  // Batch-affine: pairs per thread (one inversion each batch) at least and
-  // at most; between them, as many as spread a round's pairs over
-  // ~1024 threads per SM.
-  std::uint32_t batch_min = 32;
-  std::uint32_t batch_max = 1024;
   // Precomputed shifted bases (G1 or G2): when shifted_windows > 0, the bases
   // passed in are a table of shifted_windows rows of n points, row w =
   // 2^(w * shifted_window_bits) * bases (shifted_bases() below). Every
@@ -90,13 +77,11 @@ struct GpuMsmConfig {
     if (accumulate_min_blocks != 0 && accumulate_min_blocks != 3 && accumulate_min_blocks != 4)
       throw std::invalid_argument("GpuMsmConfig::accumulate_min_blocks must be 0, 3 or 4, got " +
                                   std::to_string(accumulate_min_blocks));
-    if (accumulate_waves == 0 || accumulate_waves > 64)
+    if (accumulate_waves == 0 || accumulate_waves > msm_kernels::kMaxAccumulateWaves)
       throw std::invalid_argument("GpuMsmConfig::accumulate_waves must be in [1, 64], got " +
                                   std::to_string(accumulate_waves));
     if (min_segment == 0 || record_segment < 4)
       throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
-    if (batch_min == 0 || batch_max < batch_min)
-      throw std::invalid_argument("GpuMsmConfig: batch_min must be >= 1 and batch_max >= batch_min");
     if ((shifted_windows == 0) != (shifted_window_bits == 0) ||
         (shifted_window_bits != 0 && (shifted_window_bits < 2 || shifted_window_bits > 24)))
       throw std::invalid_argument(
@@ -116,7 +101,6 @@ struct GpuMsmStats {
   unsigned windows = 0;
   unsigned record_levels = 0;
   unsigned bucket_sets = 0;     // windows, or 1 with shifted bases
-  unsigned batch_rounds = 0;    // batch-affine rounds (all window groups)
   // Device time per stage (CUDA events, recorded only when stats are
   // requested): classify + compaction, ones, digits + sort, bucket
   // accumulation, bucket reduction.

@@ -79,15 +79,6 @@ void SumOnesLaunch<Pts>::launch(unsigned blocks, cudaStream_t stream, std::uint6
 
 namespace zkfarm::cuda::batch_affine_kernels {
 
-template <class F, class Runs, class Source>
-void BatchRoundLaunch<F, Runs, Source>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads,
-                                               std::uint32_t batch, const Source& source, const Runs& runs,
-                                               const std::uint32_t* next, std::uint32_t buckets, DevAffine<F>* out,
-                                               F* scratch) {
-  ZKFARM_CUDA_LAUNCH(round_kernel<F, Runs, Source><<<blocks, kThreads, 0, stream>>>(threads, batch, source, runs,
-                                                                                    next, buckets, out, scratch));
-}
-
 template <class F>
 void DoubleLaunch<F>::launch(unsigned blocks, cudaStream_t stream, std::uint64_t threads, std::uint64_t n,
                              DevAffine<F>* pts, F* scratch) {

@@ -39,6 +39,11 @@ struct Layout {
 constexpr unsigned kMinWindowBits = 2;
 constexpr unsigned kMaxWindowBits = 24;
 
+// Most waves of the bucket-accumulation kernel (GpuMsmConfig::
+// accumulate_waves): beyond it the shares are shorter than the records they
+// leave cost.
+constexpr unsigned kMaxAccumulateWaves = 64;
+
 constexpr double kBucketWeight = 2.8;
 constexpr double kSharedBucketWeight = 4.2;
 

@@ -125,7 +125,7 @@ template <class Curve, class G>
 G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> device_bases,
              std::span<const typename G::Affine> host_bases, const typename Curve::Fr* device_scalars,
              std::size_t chunk, cudaStream_t stream, cudaStream_t copy_stream, MsmStreamStats* stats = nullptr,
-             const NonzeroGather<typename Curve::Fr>* gather = nullptr) {
+             const NonzeroGather<typename Curve::Fr>* gather = nullptr, const GpuMsmConfig& config = {}) {
   using Affine = typename G::Affine;
   using Fr = typename Curve::Fr;
   G result = G::identity();
@@ -137,7 +137,7 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
   // anything of that call is queued.
   auto resident_range = [&](auto&& self, std::size_t offset, std::size_t count) -> void {
     try {
-      result += msm_device<Curve, G>(ctx, device_bases.data() + offset, device_scalars + offset, count, stream);
+      result += msm_device<Curve, G>(ctx, device_bases.data() + offset, device_scalars + offset, count, stream, config);
       if (stats) ++stats->chunks;
     } catch (const DeviceOutOfMemory&) {
       if (count <= (std::size_t(1) << 12)) throw;
@@ -184,7 +184,7 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
       const int b = int(k % 2);
       const std::size_t count = std::min(streamed_chunk, total - k * streamed_chunk);
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[b].get(), 0));
-      result += msm_device<Curve, G>(ctx, buffers[b].data(), scalars[b].data(), count, stream);
+      result += msm_device<Curve, G>(ctx, buffers[b].data(), scalars[b].data(), count, stream, config);
       free_again[b].record(stream);
       if (stats) ++stats->chunks;
     }
@@ -217,7 +217,7 @@ G msm_placed(const DeviceContext& ctx, std::span<const typename G::Affine> devic
     const std::size_t offset = k * streamed_chunk;
     const std::size_t count = std::min(streamed_chunk, host_bases.size() - offset);
     ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(stream, copied[b].get(), 0));
-    result += msm_device<Curve, G>(ctx, buffers[b].data(), device_scalars + resident + offset, count, stream);
+    result += msm_device<Curve, G>(ctx, buffers[b].data(), device_scalars + resident + offset, count, stream, config);
     free_again[b].record(stream);
     if (stats) ++stats->chunks;
   }
@@ -299,10 +299,12 @@ class MsmPipeline {
   // the H lane run on work, its copies on copy (two different streams of
   // ctx). Nothing is allocated yet.
   // compaction (optional, one lane only): see HostCompaction; its staging
-  // buffers must hold slot_bytes_for(chunk) bytes each.
+  // buffers must hold slot_bytes_for(chunk) bytes each. config: the
+  // settings of the Pippenger calls (GpuMsmConfig).
   MsmPipeline(const DeviceContext& ctx, const DeviceProvingKey<Curve>& key, std::uint64_t chunk, int slots,
-              int lanes, cudaStream_t work, cudaStream_t copy, const HostCompaction<Fr>* compaction = nullptr)
-      : ctx_(ctx), key_(key) {
+              int lanes, cudaStream_t work, cudaStream_t copy, const HostCompaction<Fr>* compaction = nullptr,
+              const GpuMsmConfig& config = {})
+      : ctx_(ctx), key_(key), msm_(config) {
     if (chunk == 0) chunk = std::uint64_t(1) << 22;
     slots = std::max(slots, 2);
     two_lanes_ = lanes >= 2 && slots >= 4;
@@ -692,7 +694,7 @@ class MsmPipeline {
       const auto t = Clock::now();
       if (p.query == kQueryH) {
         g1_[kQueryH] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(slot.buffer.data()),
-                                              piece_scalars, p.count, lane.work);
+                                              piece_scalars, p.count, lane.work, msm_);
         stats.h_ms += since(t);
       } else {
         Collection& c = collect_[current_];
@@ -763,10 +765,10 @@ class MsmPipeline {
     const auto t = Clock::now();
     if (c.query == kQueryB2)
       b2_ += msm_device<Curve, G2>(ctx_, reinterpret_cast<const G2Affine*>(c.bases.data()), c.scalars.data(), c.fill,
-                                   stream);
+                                   stream, msm_);
     else
       g1_[c.query] += msm_device<Curve, G1>(ctx_, reinterpret_cast<const G1Affine*>(c.bases.data()),
-                                            c.scalars.data(), c.fill, stream);
+                                            c.scalars.data(), c.fill, stream, msm_);
     ++stats_.chunks;
     stats_.dense_ms += since(t);
     c.fill = 0;
@@ -819,7 +821,8 @@ class MsmPipeline {
   void run_resident(int q, const Fr* scalars) {
     if (q == kQueryB2) {
       b2_ += msm_placed<Curve, G2>(ctx_, std::span<const G2Affine>(key_.b2_points.data(), key_.b2_points.size()),
-                                   std::span<const G2Affine>(), scalars, 0, main_.work, main_.copy, &stats_);
+                                   std::span<const G2Affine>(), scalars, 0, main_.work, main_.copy, &stats_,
+                                   nullptr, msm_);
       return;
     }
     const DeviceBuffer<G1Affine>& points = q == kQueryA    ? key_.a_points
@@ -827,7 +830,8 @@ class MsmPipeline {
                                            : q == kQueryC  ? key_.c_points
                                                            : key_.h_points;
     g1_[q] += msm_placed<Curve, G1>(ctx_, std::span<const G1Affine>(points.data(), points.size()),
-                                    std::span<const G1Affine>(), scalars, 0, main_.work, main_.copy, &stats_);
+                                    std::span<const G1Affine>(), scalars, 0, main_.work, main_.copy, &stats_,
+                                    nullptr, msm_);
   }
 
   // ---- Host compaction (HostCompaction) ----
@@ -982,6 +986,7 @@ class MsmPipeline {
 
   const DeviceContext& ctx_;
   const DeviceProvingKey<Curve>& key_;
+  const GpuMsmConfig msm_;  // every msm_device call's settings
   bool two_lanes_ = false;
   std::size_t slot_bytes_ = 0;
   Lane main_, side_;

@@ -40,6 +40,8 @@ struct DeviceCircuit {
   DeviceProvingKey<Curve> key;
   DevicePce<typename Curve::Fr> pce;
   std::string plan;  // MemoryPlan::summary() of the placement, for logs ("" when not planned)
+  // How proofs use the key's placement (DeviceProver::prove's plan).
+  MemoryPlan memory_plan = MemoryPlan::unplanned();
   std::size_t device_bytes() const { return key.device_bytes() + pce.device_bytes(); }
 };
 

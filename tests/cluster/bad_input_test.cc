@@ -1,8 +1,11 @@
 // bad_input_test.cc -- bad jobs fail with a clear error and the farm keeps
 // serving: malformed JSON, unknown circuit, wrong witness length, wrong
-// curve, missing witness file, garbage without an id.
+// curve, missing witness file, garbage without an id; witness checksums,
+// checked by the workers.
 #include <nlohmann/json.hpp>
 
+#include "base/digest.h"
+#include "base/files.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "formats/wtns.h"
@@ -79,6 +82,56 @@ TEST_F(FarmTest, UnsatisfiedWitnessFailsWithoutBlamingWorkers) {
   RedisClient redis(options_.redis_url);
   EXPECT_EQ(redis.command({"SCARD", "zkfarm:quarantine"}).as_integer(), 0);
   farm::submit(options_, job_json("still-fine", bn254_.id, {good}));
+  EXPECT_EQ(wait_job("still-fine").state, "done");
+  expect_result_verifies("still-fine", 1);
+}
+
+
+TEST_F(FarmTest, WitnessChecksumsAreCheckedByTheWorkersAsBadInput) {
+  // Intake reads a witness only as far as its public inputs, so a sha256
+  // that does not match the bytes is found by the worker that reads them
+  // all; the job fails witnessChecksum (a bad-input claim: a second worker
+  // fetches it again and agrees), nobody is blamed. A size that differs
+  // from the file's is still refused at intake, where it costs a stat.
+  start_coordinator();
+  start_worker("w1");
+  start_worker("w2");
+  RedisClient redis(options_.redis_url);
+  const std::string path = witness_file("bn128_mul.wtns");
+  const std::string bytes = read_file(path);
+  redis.command({"SET", "zkfarm:w:bad-digest", bytes});
+  const std::string digest = sha256_file_hex(path), wrong(64, '0');
+  const auto job_with = [&](const std::string& id, const std::string& url, const std::string& sha256,
+                            std::uint64_t size) {
+    json partition = {{"witness", url}, {"sha256", sha256}};
+    if (size) partition["size"] = size;
+    return json{{"id", id}, {"circuit", bn254_.id}, {"partitions", json::array({json{{"witness", "file://" + path}}, partition})}}
+        .dump();
+  };
+  farm::submit(options_, job_with("file-digest", "file://" + path, wrong, bytes.size()));
+  farm::submit(options_, job_with("redis-digest", "redis://zkfarm:w:bad-digest", wrong, bytes.size()));
+  farm::submit(options_, job_with("file-size", "file://" + path, digest, bytes.size() + 1));
+  for (const char* id : {"file-digest", "redis-digest"}) {
+    const farm::JobStatus s = wait_job(id);
+    EXPECT_EQ(s.state, "failed") << id;
+    EXPECT_EQ(s.error_code, "witnessChecksum") << id << ": " << s.error;
+    EXPECT_NE(s.error.find("partition 1"), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find("sha256 is " + digest + ", the job says " + wrong), std::string::npos)
+        << s.error;
+    // Taken in, then failed by the workers' reports.
+    EXPECT_EQ(coordinator_->log().find(std::string("job ") + id + " failed at intake"), std::string::npos) << logs();
+    EXPECT_NE(coordinator_->log().find(std::string("job ") + id + " started"), std::string::npos) << logs();
+  }
+  const farm::JobStatus s = wait_job("file-size");
+  EXPECT_EQ(s.state, "failed");
+  EXPECT_EQ(s.error_code, "witnessChecksum") << s.error;
+  EXPECT_NE(s.error.find(std::to_string(bytes.size()) + " bytes, the job says " + std::to_string(bytes.size() + 1)),
+            std::string::npos)
+      << s.error;
+  EXPECT_NE(coordinator_->log().find("job file-size failed at intake"), std::string::npos) << logs();
+  // Bad input blames no worker, and the farm still proves.
+  EXPECT_EQ(redis.command({"SCARD", "zkfarm:quarantine"}).as_integer(), 0);
+  farm::submit(options_, job_json("still-fine", bn254_.id, {"file://" + path}));
   EXPECT_EQ(wait_job("still-fine").state, "done");
   expect_result_verifies("still-fine", 1);
 }

@@ -2,9 +2,9 @@
 // test's own HTTP server: fetched by the coordinator (public inputs) and the
 // workers (straight into the prover's buffer), checked against the job's
 // sha256 and size, typed failures (witnessUnavailable, witnessChecksum), and
-// a signed URL's query string never in a log, a status or an error; and the
-// summary intake makes from a witness's first bytes only (a large HTTP
-// witness is read by the coordinator only as far as its public inputs).
+// a signed URL's query string never in a log, a status or an error. The
+// coordinator reads a witness only as far as its public inputs (one Range
+// request); the worker fetches it whole and checks its sha256 and size.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,7 +59,8 @@ TEST_F(HttpWitnessTest, ProvesFromSignedUrlsAndChecksWhatTheJobSays) {
   farm::submit(options_, job("signed", bn254_.id,
                              json::array({partition("bn128_mul.wtns"), partition("bn128_mul.wtns", false)})));
   farm::submit(options_, job("signed-bls", bls12381_.id, json::array({partition("bls12381_mul.wtns")})));
-  // The wrong digest, the wrong size, a missing file: failed at intake.
+  // The wrong digest (found by the worker, which reads every byte), the
+  // wrong size (by intake, from the stated length), a missing file (intake).
   json wrong_digest = partition("bn128_mul.wtns");
   wrong_digest["sha256"] = std::string(64, '0');
   farm::submit(options_, job("wrong-digest", bn254_.id, json::array({wrong_digest})));
@@ -130,42 +131,6 @@ TEST_F(HttpWitnessTest, SubmitTurnsLocalWitnessesIntoUrlsUnderABase) {
     EXPECT_EQ(bad.exit_code, 2) << base;
     EXPECT_EQ(bad.err.find("topsecret"), std::string::npos) << bad.err;
   }
-}
-
-// What intake reads of a large HTTP witness: its header and public inputs.
-TEST(WitnessPrefix, SummarizesFromTheFirstBytesAsFromTheWholeFile) {
-  const std::string path = runfile("formats/testdata/bn128_mul.wtns");
-  const std::string whole = read_file(path);
-  const auto bytes = std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(whole.data()), whole.size());
-  const std::uint32_t num_public = 3;
-  const WitnessSummary full = summarize_witness(FileBytes::map(path), num_public);
-  const std::size_t need = static_cast<std::size_t>(witness_prefix_bytes(num_public));
-  ASSERT_LT(need, whole.size());
-  const auto summary = summarize_witness_prefix(bytes.first(need), whole.size(), num_public, "w.wtns");
-  ASSERT_TRUE(summary);
-  EXPECT_EQ(summary->curve, full.curve);
-  EXPECT_EQ(summary->num_values, full.num_values);
-  EXPECT_EQ(summary->public_inputs, full.public_inputs);
-  // Too short a prefix: the caller must read more.
-  EXPECT_FALSE(summarize_witness_prefix(bytes.first(need - 1), whole.size(), num_public, "w.wtns"));
-  EXPECT_FALSE(summarize_witness_prefix(bytes.first(20), 0, num_public, "w.wtns"));
-  // A values section longer than the file, a wrong magic, too few values:
-  // FormatError naming the witness.
-  try {
-    summarize_witness_prefix(bytes.first(need), whole.size() - 1, num_public, "w.wtns");
-    ADD_FAILURE() << "a truncated file was summarized";
-  } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find("w.wtns: section 2"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("runs past the end"), std::string::npos) << e.what();
-  }
-  std::string wrong = whole.substr(0, need);
-  wrong[0] = 'x';
-  EXPECT_THROW(summarize_witness_prefix(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(wrong.data()),
-                                                                      wrong.size()),
-                                        whole.size(), num_public, "w.wtns"),
-               FormatError);
-  EXPECT_THROW(summarize_witness_prefix(bytes, whole.size(), static_cast<std::uint32_t>(full.num_values), "w.wtns"),
-               FormatError);
 }
 
 }  // namespace

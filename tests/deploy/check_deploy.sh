@@ -432,7 +432,7 @@ systemd_farm() {
     --logfile "$dir/redis.log" &
   local redis_pid=$!
   local -a coordinator_env worker_env
-  local coordinator_pid= worker_pid= problem= state= password _
+  local coordinator_pid='' worker_pid='' problem='' state='' password _
   for _ in $(seq 100); do
     [[ $(redis-cli -p "$redis_port" ping 2>&1) == *NOAUTH* ]] && break
     sleep 0.1

@@ -103,7 +103,7 @@ done
 log "compiler $CXX, $SECONDS_PER_TARGET s per target, output in $OUT"
 mkdir -p "$OUT/obj"
 
-SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+SAN=('-fsanitize=address,undefined' -fno-sanitize-recover=all -fno-omit-frame-pointer)
 # kernels/ computes tower constants at compile time: more than clang's default
 # constexpr step budget.
 FLAGS=(-std=c++20 -O1 -g -I"$ROOT" -fconstexpr-steps=200000000)

@@ -19,7 +19,8 @@
 # Host sources: each binary's own .cc plus, transitively, the .cc beside
 # every header it includes ("cluster/job.h" -> cluster/job.cc) and the
 # header-less .cc files beside it that include it (prover/engine.h ->
-# prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda and
+# prover/cuda_engine.cc), so package moves need no edit here. The device code of every .cu in kernels/cuda
+# (those of kernels/cuda/instantiations.bzl's list generated into OUT/cu) and
 # tests/gpu is linked once into lib/libzkfarm_cuda.so, shared by all binaries.
 # A GPU host without zkfarm's other -dev packages (Cap'n Proto, hiredis) gets
 # them from ZKFARM_BUNDLE_DEPS, a folder made by tests/gpu/host_deps.sh.
@@ -54,7 +55,7 @@ mapfile -t nvcc_copts < <(bzl_list ZKFARM_NVCC_COPTS)
 mapfile -t copts < <(bzl_list ZKFARM_COPTS)
 mapfile -t test_copts < <(bzl_list ZKFARM_TEST_COPTS)
 mapfile -t bazel_copts < <(bazelrc_copts)
-[ ${#nvcc_copts[@]} -gt 0 ] && [ ${#copts[@]} -gt 0 ] && [ ${#bazel_copts[@]} -gt 0 ] ||
+{ [ ${#nvcc_copts[@]} -gt 0 ] && [ ${#copts[@]} -gt 0 ] && [ ${#bazel_copts[@]} -gt 0 ]; } ||
   { echo "build_bundle: could not read the flags from tools/copts.bzl and .bazelrc" >&2; exit 1; }
 includes=(-I.)
 [ -n "$deps" ] && includes+=(-isystem "$deps/include" -I"$deps/gen")
@@ -65,10 +66,27 @@ nvcc_flags=("${nvcc_copts[@]}" -Xptxas -v -DZKFARM_HAS_CUDA=1 "${includes[@]}")
 cxx_common=("${bazel_copts[@]}" -fPIC -DZKFARM_HAS_CUDA=1 "${includes[@]}" "${host_includes[@]}" -isystem "$cuda/include"
   ${EXTRA_CXXFLAGS:-})
 
-# Sources. The CUDA files: every .cu of kernels/cuda and tests/gpu, the
-# slowest first (point kernels over Fq2 of BLS12-381, then other G2, then
-# other BLS12-381) so the longest jobs start at once.
-mapfile -t cuda_sources < <(ls kernels/cuda/*.cu tests/gpu/*.cu | awk '
+# The instantiation .cu files of kernels/cuda, generated from the list in
+# kernels/cuda/instantiations.bzl as Bazel's genrules write them, into
+# OUT/cu (a file is rewritten only when its text changes, so its object
+# stays cached).
+mkdir -p "$out/cu"
+python3 - "$out/cu" <<'EOF'
+import os, sys
+g = {}
+exec(open("kernels/cuda/instantiations.bzl").read(), g)
+for kind in g["CUDA_INSTANTIATION_KINDS"]:
+    for name, text in g["cuda_instantiation_files"](kind).items():
+        path = os.path.join(sys.argv[1], name)
+        if not os.path.exists(path) or open(path).read() != text:
+            with open(path, "w") as f:
+                f.write(text)
+EOF
+
+# Sources. The CUDA files: every .cu of kernels/cuda, OUT/cu and tests/gpu,
+# the slowest first (point kernels over Fq2 of BLS12-381, then other G2,
+# then other BLS12-381) so the longest jobs start at once.
+mapfile -t cuda_sources < <(printf '%s\n' kernels/cuda/*.cu "$out"/cu/*.cu tests/gpu/*.cu | awk '
   { rank = 4 } /bls12_381_g2_/ { rank = 0 } rank == 4 && /_g2_/ { rank = 1 }
   rank == 4 && /bls12_381_g1_/ { rank = 2 } rank == 4 && /_g1_|_g2/ { rank = 3 } { print rank, $0 }' |
   sort -k1,1n -k2 | cut -d' ' -f2)
@@ -90,7 +108,7 @@ host_sources_of() {
     [ -n "${seen[$file]:-}" ] && continue
     seen[$file]=1
     case $file in *.cc | *.c++) echo "$file" ;; esac
-    for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file"); do
+    while IFS= read -r inc; do
       if [ -f "$inc" ]; then
         unvisited+=("$inc")
         source=${inc%.h}.cc
@@ -99,7 +117,7 @@ host_sources_of() {
         # include it (prover/cuda_engine.cc for prover/engine.h); not tests
         # programs, fuzzers or benchmarks.
         for source in "$(dirname "$inc")"/*.cc; do
-          [ -f "$source" ] && [ ! -f "${source%.cc}.h" ] || continue
+          { [ -f "$source" ] && [ ! -f "${source%.cc}.h" ]; } || continue
           case $source in *_test.cc | *_fuzz.cc | *_benchmark.cc | *_main.cc) continue ;; esac
           grep -q "^#include \"$inc\"" "$source" && ! grep -q 'main(' "$source" && unvisited+=("$source")
         done
@@ -107,7 +125,7 @@ host_sources_of() {
         unvisited+=("$deps/gen/$inc")
         [ -f "$deps/gen/${inc%.h}.c++" ] && unvisited+=("$deps/gen/${inc%.h}.c++")
       fi
-    done
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
   done
 }
 declare -A program_sources=()
@@ -119,7 +137,8 @@ binary_sources=("${present[@]}")
 for main in "${binary_sources[@]}"; do
   list=$(host_sources_of "$main" | grep -vx "$main" | sort || true)
   program_sources[$main]=$list
-  all_host+=("$main" $list)
+  all_host+=("$main")
+  [ -z "$list" ] || mapfile -t -O "${#all_host[@]}" all_host <<<"$list"  # appended, one per line
 done
 mapfile -t host_sources < <(printf '%s\n' "${all_host[@]}" | sort -u)
 
@@ -132,9 +151,11 @@ obj_of() {  # obj_of SRC: OUT/obj/<path with / as __>.o (names stay unique)
 # up_to_date OBJ SRC: OBJ exists and is newer than SRC and than every file in
 # its dependency list OBJ.d (written by -MD).
 up_to_date() {
-  local obj=$1 src=$2 dep
-  [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ -f "${obj%.o}.d" ] || return 1
-  for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "${obj%.o}.d"); do
+  local obj=$1 src=$2 dep deps_listed=()
+  { [ -f "$obj" ] && [ "$obj" -nt "$src" ] && [ -f "${obj%.o}.d" ]; } || return 1
+  # A .d file lists its dependencies as words (make syntax), several a line.
+  read -r -d '' -a deps_listed < <(sed -e 's/^[^:]*://' -e 's/\\$//' "${obj%.o}.d") || true
+  for dep in "${deps_listed[@]}"; do
     [ -e "$dep" ] && [ "$dep" -nt "$obj" ] && return 1
   done
   return 0
@@ -208,10 +229,10 @@ echo "all files compiled in $(awk -v a="$cuda_start" -v b="$build_end" 'BEGIN { 
 lib="$obj_dir/libzkfarm_cuda.so"
 cuda_objs=()
 for src in "${cuda_sources[@]}"; do cuda_objs+=("$(obj_of "$src")"); done
-cudart=(-L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart)
+cudart=(-L"$cuda/lib64" "-Wl,-rpath,$cuda/lib64" -lcudart)
 g++ -shared -o "$lib" "${cuda_objs[@]}" "${cudart[@]}" -ldl -lpthread -lrt
-link=(-L"$obj_dir" -Wl,-rpath,"$obj_dir" -lzkfarm_cuda "${cudart[@]}" -lcrypto -lpthread)
-[ -n "$deps" ] && link+=(-L"$deps/lib" -Wl,-rpath,"$deps/lib" -Wl,-rpath-link,"$deps/lib")
+link=(-L"$obj_dir" "-Wl,-rpath,$obj_dir" -lzkfarm_cuda "${cudart[@]}" -lcrypto -lpthread)
+[ -n "$deps" ] && link+=(-L"$deps/lib" "-Wl,-rpath,$deps/lib" "-Wl,-rpath-link,$deps/lib")
 # A binary whose objects failed to compile or link is left out (and the
 # script exits non-zero at the end); the others are still bundled.
 binaries=()
@@ -236,7 +257,7 @@ for main in "${binary_sources[@]}"; do
   fi
   binaries+=("$obj_dir/$name")
 done
-rm -rf "$out/bin"
+rm -rf "${out:?}/bin"
 [ ${#binaries[@]} -eq 0 ] || tests/gpu/bundle_libs.sh "$out" "${binaries[@]}" >/dev/null
 cp tests/gpu/run_gpu_tests.sh tests/gpu/cli_device_check.sh "$out/"
 if [ ${#missing[@]} -gt 0 ]; then

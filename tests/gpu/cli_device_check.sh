@@ -24,7 +24,7 @@ check() {  # check DESCRIPTION STATUS
 for curve in ${CURVES:-bn254 bls12381}; do
   d="$work/$curve"
   mkdir -p "$d"
-  zk gen-circuit --curve $curve --constraints "$constraints" --r1cs "$d/c.r1cs" --wtns "$d/c.wtns" 2>"$d/gen.log"
+  zk gen-circuit --curve "$curve" --constraints "$constraints" --r1cs "$d/c.r1cs" --wtns "$d/c.wtns" 2>"$d/gen.log"
   check "$curve gen-circuit" $?
   start=$SECONDS
   # The GPU setup is under test too: a failure is a failed check, never

@@ -24,7 +24,7 @@ circuit=$(cd "${2:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
 logs=${3:-$bundle/logs}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 cores=$(nproc)
 # Temporary directories made below, removed on exit.
 scratch=()
@@ -57,7 +57,7 @@ if [ "${SKIP_INPUTS:-0}" != 1 ]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/farm-bench-circuit.XXXXXX")
   scratch+=("$work")
   cp -r "$circuit"/. "$work/"
-  for f in $(find "$work" -name '*.xz'); do unxz_to "$f" "${f%.xz}" && rm "$f"; done  # carried compressed
+  while IFS= read -r -d '' f; do unxz_to "$f" "${f%.xz}" && rm "$f"; done < <(find "$work" -name '*.xz' -print0)  # carried compressed
   clients=${INPUT_CLIENTS:-$((cores > 2 ? cores - 2 : 1))}
   echo "== input jobs (bench/inputs_bench.sh --device 0 --jobs ${INPUT_JOBS:-42} --clients $clients)"
   bench/inputs_bench.sh --device 0 --circuit "$work" --jobs "${INPUT_JOBS:-42}" --clients "$clients" \

@@ -173,10 +173,10 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       });
       char note[256];
       std::snprintf(note, sizeof note,
-                    "c=%u W=%u sets=%u dense=%zu ones=%zu levels=%u rounds=%u stages "
+                    "c=%u W=%u sets=%u dense=%zu ones=%zu levels=%u stages "
                     "classify/ones/sort/accumulate/reduce %.1f/%.1f/%.1f/%.1f/%.1f ms %s",
                     stats.window_bits, stats.windows, stats.bucket_sets, stats.dense, stats.ones,
-                    stats.record_levels, stats.batch_rounds, stats.stage_ms[0], stats.stage_ms[1], stats.stage_ms[2],
+                    stats.record_levels, stats.stage_ms[0], stats.stage_ms[1], stats.stage_ms[2],
                     stats.stage_ms[3], stats.stage_ms[4], ok ? "verified" : "WRONG");
       report(label, ms, note);
     };
@@ -212,12 +212,9 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
           base + " witness 45%0 45%1");
     }
     constexpr bool kG1 = std::is_same_v<G, typename Curve::G1>;
-    GpuMsmConfig batch;
-    batch.accumulation = MsmAccumulation::kBatchAffine;
-    if (kG1 && extras && (log_n == 24 || log_n == 26)) run(batch, device_scalars, expected, base + " batch-affine");
     if (log_n >= 22 && (log_n <= 24 || kG1)) {
       // Precomputed shifted bases (G1 and G2): the table's build time and
-      // memory, then the MSM over it (and, G1, batch-affine over it).
+      // memory, then the MSM over it.
       const ShiftedLayout layout = shifted_layout<Curve, G>(n);
       if (layout.bytes + std::size_t(32) * n * layout.windows < device_memory_available()) {
         Event start, stop;
@@ -231,14 +228,6 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
                       double(n * sizeof(Affine)) / double(1u << 30));
         report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
         run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_scalars, expected, base + " shifted bases");
-        if (kG1 && extras) {
-          try {
-            run_on(table.table.data(), table.apply(batch), device_scalars, expected,
-                   base + " shifted bases + batch-affine");
-          } catch (const DeviceOutOfMemory& e) {
-            report(base + " shifted bases + batch-affine", 0, std::string("not run: ") + e.what());
-          }
-        }
         if (kG1 && extras && log_n == 24) {
           // The accumulation's thread count over the table (GpuMsmConfig::
           // accumulate_waves; the default row above).

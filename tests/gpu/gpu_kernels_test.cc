@@ -296,24 +296,18 @@ TEST(GpuNtt, Bls12381Large) {
 
 // --- MSM --------------------------------------------------------------------
 
-// How a test MSM runs: the accumulation, and whether through shifted
-// bases (a table built on the device from the uploaded bases; shift_bits
-// 0 = the layout shifted_layout() picks). Batch-affine is G1's only.
+// How a test MSM runs: whether through shifted bases (a table built on the
+// device from the uploaded bases; shift_bits 0 = the layout
+// shifted_layout() picks).
 struct MsmVariant {
-  MsmAccumulation accumulation = MsmAccumulation::kXyzz;
   bool shifted = false;
   unsigned shift_bits = 0;
-  std::string name() const {
-    std::string s = accumulation == MsmAccumulation::kBatchAffine ? "batch-affine" : "xyzz";
-    if (shifted) s += " shifted c=" + std::to_string(shift_bits);
-    return s;
-  }
+  std::string name() const { return shifted ? "shifted c=" + std::to_string(shift_bits) : "plain"; }
 };
 
 template <class Curve, class G>
 G run_msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
           GpuMsmConfig config, const MsmVariant& variant, GpuMsmStats* stats) {
-  config.accumulation = variant.accumulation;  // G2 sums with XYZZ whatever it says
   if (!variant.shifted || bases.empty()) return cuda::msm<Curve, G>(*context(), bases, scalars, config, stats);
   const DeviceContext& ctx = *context();
   ctx.activate();
@@ -334,8 +328,7 @@ void expect_msm(const char* what, std::span<const typename G::Affine> bases, std
   const G got = run_msm<Curve, G>(bases, scalars, config, variant, &stats);
   const G expected = zkfarm::msm<Curve, G>(bases, scalars);
   ASSERT_TRUE(got == expected) << Curve::kName << " " << what << " (" << variant.name() << ") n=" << bases.size()
-                               << " c=" << stats.window_bits << " dense=" << stats.dense << " ones=" << stats.ones
-                               << " rounds=" << stats.batch_rounds;
+                               << " c=" << stats.window_bits << " dense=" << stats.dense << " ones=" << stats.ones;
 }
 
 template <class Curve, class G>
@@ -403,7 +396,7 @@ void check_msm(const typename G::Affine& generator, std::size_t max_n, const Msm
     }
     expect_msm<Curve, G>("witness-like", all_points, scalars, {}, variant);
   }
-  if (variant.shifted || variant.accumulation != MsmAccumulation::kXyzz) return;
+  if (variant.shifted) return;
   // Empty input; mismatched lengths; bad config.
   EXPECT_TRUE((cuda::msm<Curve, G>(*context(), {}, {})).is_identity());
   EXPECT_THROW((cuda::msm<Curve, G>(*context(), all_points.first(3), all_scalars.first(2))), std::invalid_argument);
@@ -421,21 +414,14 @@ TEST(GpuMsm, Bls12381G1) {
   REQUIRE_GPU();
   check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 18);
 }
-// The batch-affine accumulation and the shifted bases, on the same cases.
-TEST(GpuMsm, Bn254G1BatchAffineAndShifted) {
+// The shifted bases, on the same cases.
+TEST(GpuMsm, Bn254G1Shifted) {
   REQUIRE_GPU();
-  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 18, {MsmAccumulation::kBatchAffine});
-  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 16, {MsmAccumulation::kXyzz, true});
-  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 16, {MsmAccumulation::kBatchAffine, true});
+  check_msm<Bn254, Bn254::G1>(Bn254::g1_generator(), std::size_t(1) << 16, {true});
 }
-TEST(GpuMsm, Bls12381G1BatchAffineAndShifted) {
+TEST(GpuMsm, Bls12381G1Shifted) {
   REQUIRE_GPU();
-  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 18,
-                                    {MsmAccumulation::kBatchAffine});
-  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 16,
-                                    {MsmAccumulation::kXyzz, true});
-  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 16,
-                                    {MsmAccumulation::kBatchAffine, true});
+  check_msm<Bls12381, Bls12381::G1>(Bls12381::g1_generator(), std::size_t(1) << 16, {true});
 }
 // A shifted table with too few rows for the scalars is refused by name.
 TEST(GpuMsm, ShiftedBasesTooFewRows) {
@@ -471,12 +457,12 @@ TEST(GpuMsm, Bls12381G2) {
 // G2 over shifted bases (affine doublings over Fq2), on the same cases.
 TEST(GpuMsm, Bn254G2Shifted) {
   REQUIRE_GPU();
-  check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), std::size_t(1) << 12, {MsmAccumulation::kXyzz, true});
+  check_msm<Bn254, Bn254::G2>(Bn254::g2_generator(), std::size_t(1) << 12, {true});
 }
 TEST(GpuMsm, Bls12381G2Shifted) {
   REQUIRE_GPU();
   check_msm<Bls12381, Bls12381::G2>(Bls12381::g2_generator(), std::size_t(1) << 12,
-                                    {MsmAccumulation::kXyzz, true});
+                                    {true});
 }
 
 // Large G1 MSMs checked exactly through the grid structure (test_inputs.h).
@@ -486,8 +472,7 @@ void check_msm_large(std::size_t n) {
   const GridPoints<typename Curve::G1Affine> grid(n, Curve::g1_generator(), 9);
   const std::vector<Fr> scalars = random_elements<Fr>(n, 10);
   const auto expected = grid.template reference_msm<Curve, typename Curve::G1>(scalars);
-  for (const MsmVariant& v : {MsmVariant{}, MsmVariant{MsmAccumulation::kBatchAffine},
-                              MsmVariant{MsmAccumulation::kBatchAffine, true}}) {
+  for (const MsmVariant& v : {MsmVariant{}, MsmVariant{true}}) {
     const auto got = run_msm<Curve, typename Curve::G1>(grid.points, scalars, {}, v, nullptr);
     ASSERT_TRUE(got == expected) << Curve::kName << " n=" << n << " " << v.name();
   }
@@ -502,7 +487,7 @@ TEST(GpuMsm, Bls12381G2Large) {
   const GridPoints<Bls12381::G2Affine> grid(n, Bls12381::g2_generator(), 11);
   const std::vector<Bls12381::Fr> scalars = random_elements<Bls12381::Fr>(n, 12);
   const G2 expected = grid.template reference_msm<Bls12381, G2>(scalars);
-  for (const MsmVariant& v : {MsmVariant{}, MsmVariant{MsmAccumulation::kXyzz, true}}) {
+  for (const MsmVariant& v : {MsmVariant{}, MsmVariant{true}}) {
     GpuMsmStats stats;
     const G2 got = run_msm<Bls12381, G2>(grid.points, scalars, {}, v, &stats);
     ASSERT_TRUE(got == expected) << "n=" << n << " " << v.name() << " c=" << stats.window_bits

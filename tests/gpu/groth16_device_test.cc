@@ -230,7 +230,7 @@ TYPED_TEST(Groth16DeviceTest, PinnedWitnessGivesTheSameProof) {
   const auto from_pageable = f.prover->prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options);
   EXPECT_TRUE(from_pinned == from_pageable);
   // Many staging chunks, the last one partial.
-  DeviceProver<TypeParam> chunked(*context(), 1000);
+  DeviceProver<TypeParam> chunked(*context(), {}, 1000);
   const auto from_chunks = chunked.prove(f.device_key, f.device_pce_r1cs, std::span<const Fr>(f.witness), options);
   EXPECT_GT(f.witness.size() % 1000, 0u);
   EXPECT_GT(f.witness.size(), 3000u);
@@ -370,9 +370,10 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
     auto prove_placed = [&](const MemoryPlan& plan, const char* label, DeviceProveTimings* timings = nullptr,
                             bool gather = true, double compaction = 1.0, bool wait = false) {
       auto key = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream, &plan);
-      key.gather_nonzero = gather;
-      key.host_compaction = compaction;
-      key.host_compaction_wait = wait;
+      MemoryPlan run_plan = plan;
+      run_plan.gather_nonzero = gather;
+      run_plan.host_compaction = compaction;
+      run_plan.host_compaction_wait = wait;
       EXPECT_EQ(key.device_bytes(), plan.key_resident_bytes()) << label;
       EXPECT_EQ(key.host_bytes(), plan.streamed_bytes()) << label;
       // With C: the constraint check runs on the PCE wherever it is.
@@ -383,7 +384,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
         EXPECT_EQ(host_pce.host_bytes(), f.device_pce_r1cs.device_bytes()) << label;
       }
       DeviceProveTimings t;
-      const auto gpu = f.prover->prove(key, plan.pce_on_host ? host_pce : f.device_pce_r1cs,
+      const auto gpu = f.prover->prove(key, plan.pce_on_host ? host_pce : f.device_pce_r1cs, run_plan,
                                        std::span<const Fr>(f.witness), options, &t);
       std::printf("  %-10s n=%-7u %-36s streamed %8.2f MiB (+%.2f MiB of zeros' bases skipped) in %zu MSM calls, "
                   "msm %.2f ms%s, %zu chunks compacted (%zu too late)\n",
@@ -502,7 +503,7 @@ TYPED_TEST(Groth16DeviceTest, StreamedKeyMatchesCpuUnderEveryBudget) {
         f.prover->set_packed_spmv(packed);
         gpu_message = "(none)";
         try {
-          f.prover->prove(key, host_pce, std::span<const Fr>(broken), options);
+          f.prover->prove(key, host_pce, everything_ring, std::span<const Fr>(broken), options);
         } catch (const ProveError& e) {
           gpu_message = e.what();
         }

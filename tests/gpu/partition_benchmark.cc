@@ -239,7 +239,12 @@ std::span<const Fr> public_inputs(const std::vector<Fr>& witness, std::uint32_t 
 template <class Curve>
 Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p,
                                     const DevicePce<typename Curve::Fr>& device_pce, int repeats,
-                                    const ProveOptions<typename Curve::Fr>& options, double* median_total_ms) {
+                                    const ProveOptions<typename Curve::Fr>& options, double* median_total_ms,
+                                    bool overlap = true) {
+  // The whole key resident, the witness MSMs beside the rest unless
+  // overlap is false.
+  MemoryPlan plan = MemoryPlan::unplanned();
+  plan.overlap = overlap;
   using Fr = typename Curve::Fr;
   // The worker's case: the witness sits in pinned memory, the prover (NTT
   // tables, staging buffers) lives across proofs.
@@ -252,7 +257,8 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
   for (int r = 0; r <= repeats; ++r) {
     DeviceProveTimings t{};
     Stopwatch clock;
-    proof = prover.prove(p.key.proving_key, device_pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
+    proof = prover.prove(p.key.proving_key, device_pce, plan, std::span<const Fr>(witness.data(), witness.size()),
+                         options, &t);
     const double seconds = clock.lap();
     std::printf("    device_prove run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness MSMs %.1f%s) "
                 "total %.1f ms (host wall %.1f ms)\n",
@@ -413,11 +419,11 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
         double compaction;
         bool packed = true;
       };
-      const bool gather = key.gather_nonzero;
+      const bool gather = plan.gather_nonzero;
       const std::string planned = std::string(max_lanes == 2 ? "two lanes allowed" : "planned") + " (chunks <= 2^" +
                                   std::to_string(chunk_log) + ", " + std::to_string(plan.ring_lanes) + " lane" +
                                   (plan.ring_lanes == 1 ? ")" : "s)");
-      const double default_compaction = key.host_compaction;
+      const double default_compaction = plan.host_compaction;
       std::vector<Variant> variants;
       if (o.compaction.empty() || plan.ring_lanes != 1) {
         variants.push_back({planned, gather, plan.overlap, plan.ring_slots, default_compaction});
@@ -439,16 +445,17 @@ void run_budgets(DeviceContext& ctx, Prepared<Curve>& p, const DevicePce<typenam
           plan.ring_slots && o.compaction.empty() && default_compaction > 0)
         variants.push_back({"same plan, no host compaction", gather, plan.overlap, plan.ring_slots, 0.0});
       for (const Variant& variant : variants) {
-        key.gather_nonzero = variant.gather;
-        key.overlap_msms = variant.overlap;
-        key.ring_slots = variant.ring_slots;
-        key.host_compaction = variant.compaction;
+        MemoryPlan run_plan = plan;
+        run_plan.gather_nonzero = variant.gather;
+        run_plan.overlap = variant.overlap;
+        run_plan.ring_slots = variant.ring_slots;
+        run_plan.host_compaction = variant.compaction;
         prover.set_packed_spmv(variant.packed);
         std::vector<DeviceProveTimings> runs;
         Groth16Proof<Curve> proof;
         for (int r = 0; r <= o.repeats; ++r) {
           DeviceProveTimings t;
-          proof = prover.prove(key, pce, std::span<const Fr>(witness.data(), witness.size()), options, &t);
+          proof = prover.prove(key, pce, run_plan, std::span<const Fr>(witness.data(), witness.size()), options, &t);
           std::printf("    budget %.0f GiB %s run %d%s: upload %.1f spmv %.1f ntt %.1f msm %.1f (H %.1f, witness %.1f%s) "
                       "total %.1f ms, streamed %.2f GiB (%.2f GiB of zeros' bases skipped) in %zu MSM calls; "
                       "ring %d slots %d lanes, %zu chunks copied before the NTTs, %zu waits for a copy; ring stage: H chunks "
@@ -509,10 +516,9 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   }
   double total_ms = 0;
   if (o.compare_serial) {  // the same proofs with the witness MSMs after H (no overlap)
-    p.key.proving_key.overlap_msms = false;
     double serial_ms = 0;
-    const Groth16Proof<Curve> serial = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &serial_ms);
-    p.key.proving_key.overlap_msms = true;
+    const Groth16Proof<Curve> serial =
+        prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &serial_ms, false);
     double overlapped_ms = 0;
     const Groth16Proof<Curve> overlapped = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &overlapped_ms);
     if (options.r) check(serial == overlapped, "serial and overlapped proofs are identical (same r, s)");

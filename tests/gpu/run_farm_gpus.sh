@@ -16,7 +16,7 @@ bundle=$(cd "${1:?usage: run_farm_gpus.sh BUNDLE [LOGDIR] [demo args...]}" && pw
 logs=${2:-$bundle}
 shift 2 2>/dev/null || shift $#
 mkdir -p "$logs"
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 export PATH=$bundle/bin:$PATH LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ZKFARM_SKIP_DEPS=1 ZKFARM_BIN=$bundle
 nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader | tee "$logs/gpus.csv"
@@ -24,7 +24,7 @@ nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader | tee 
 (while :; do
   nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader 2>/dev/null |
     while IFS=', ' read -r pid uuid mem _; do
-      [[ -n $pid ]] && echo "$pid $uuid $mem $(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null | head -c 200)"
+      [[ -n $pid ]] && echo "$pid $uuid $mem $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | head -c 200)"
     done
   sleep 0.5
 done) >"$logs/gpu_processes.log" 2>&1 &

@@ -23,7 +23,7 @@ if [ "${gpus:-0}" -eq 0 ]; then
   echo "run_gpu_tests: no GPU visible (nvidia-smi lists none): nothing can be tested here" >&2
   exit 3
 fi
-tests=${GPU_TESTS:-$(cd "$here/bin" 2>/dev/null && ls -- *_test 2>/dev/null | tr '\n' ' ')}
+tests=${GPU_TESTS:-$(cd "$here/bin" 2>/dev/null && compgen -G '*_test' | tr '\n' ' ')}
 if [ -z "${tests// /}" ]; then
   echo "run_gpu_tests: no test binaries (bin/*_test) in $here" >&2
   exit 3

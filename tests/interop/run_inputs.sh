@@ -268,7 +268,11 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     (cd "$CASE" && "$generator" "in$i.json" "farm$i.wtns" >"gen$i.log" 2>&1) && cmp -s "$CASE/farm$i.wtns" "$CASE/wasm$i.wtns" ||
       identical=0
   done
-  ((identical)) && pass "$CURVE identical" || fail "$CURVE identical" "C++ and wasm witnesses differ (see $CASE/farm*.wtns)"
+  if ((identical)); then
+    pass "$CURVE identical"
+  else
+    fail "$CURVE identical" "C++ and wasm witnesses differ (see $CASE/farm*.wtns)"
+  fi
 
   # mixed-job
   node -e '
@@ -296,7 +300,7 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
       got=$(node -e 'console.log(JSON.stringify(require(process.argv[1])))' "$CASE/mixed/public_$p.json")
       [[ $want == "$got" ]] || why+="partition $p: public signals $got, wasm witness has $want; "
     done
-    [[ -z $why ]] && pass "$CURVE mixed-job" || fail "$CURVE mixed-job" "$why"
+    if [[ -z $why ]]; then pass "$CURVE mixed-job"; else fail "$CURVE mixed-job" "$why"; fi
   fi
 
   # bad inputs the generator refuses (confirmed by the second worker)
@@ -373,8 +377,11 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
       "$ZKFARM" status "$job" 2>/dev/null | grep -q '"waiting_for_witness":1' && { waiting=1; break; }
       sleep 0.1
     done
-    ((waiting)) && pass "$CURVE status-waiting-for-witness" ||
+    if ((waiting)); then
+      pass "$CURVE status-waiting-for-witness"
+    else
       fail "$CURVE status-waiting-for-witness" "zkfarm status never showed it: $("$ZKFARM" status "$job" 2>&1)"
+    fi
     kill -KILL "$slow"
     wait "$slow" 2>/dev/null
     "$BIN/worker/zkfarm-worker" --cpu --id inputs-after --coordinator "$COORDINATOR_ENDPOINT" \

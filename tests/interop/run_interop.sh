@@ -172,7 +172,8 @@ prepared_ptau() {
     cp "$cached" "$out" && echo "cached $cached" >"$log"
     return
   fi
-  local entropy="zkfarm-interop-$RANDOM-$(date +%s%N)"
+  local entropy
+  entropy="zkfarm-interop-$RANDOM-$(date +%s%N)"
   {
     "${SNARKJS[@]}" powersoftau new "$curve" "$PTAU_POWER" pot_0.ptau &&
       "${SNARKJS[@]}" powersoftau contribute pot_0.ptau pot_1.ptau --name=zkfarm-interop -e="$entropy" &&
@@ -192,12 +193,19 @@ make_fixtures() {
   local started=$SECONDS
   mkdir -p "$dir/build" && cd "$dir" || return 1
 
-  cp "$HERE/circuits/$CIRCUIT.circom" build/ &&
+  if ! { cp "$HERE/circuits/$CIRCUIT.circom" build/ &&
     cp "$HERE/circuits/$CIRCUIT.input.json" input.json &&
-    cp -r "$NODE_MODULES/circomlib/circuits" build/circomlib || { fail "$curve fixture/copy-sources" "cp failed"; return 1; }
-  (cd build && "${CIRCOM[@]}" "$CIRCUIT.circom" --r1cs --wasm --prime "$curve" -l circomlib -o .) >compile.log 2>&1 &&
-    mv "build/$CIRCUIT.r1cs" circuit.r1cs &&
-    pass "$curve fixture/circom2-compile" || { fail "$curve fixture/circom2-compile" "$(log_tail compile.log)"; return 1; }
+    cp -r "$NODE_MODULES/circomlib/circuits" build/circomlib; }; then
+    fail "$curve fixture/copy-sources" "cp failed"
+    return 1
+  fi
+  if (cd build && "${CIRCOM[@]}" "$CIRCUIT.circom" --r1cs --wasm --prime "$curve" -l circomlib -o .) >compile.log 2>&1 &&
+    mv "build/$CIRCUIT.r1cs" circuit.r1cs; then
+    pass "$curve fixture/circom2-compile"
+  else
+    fail "$curve fixture/circom2-compile" "$(log_tail compile.log)"
+    return 1
+  fi
 
   expect_status "$curve fixture/snarkjs-witness" 0 witness.log \
     "${SNARKJS[@]}" wtns calculate "build/${CIRCUIT}_js/$CIRCUIT.wasm" input.json witness.wtns || return 1
@@ -212,7 +220,8 @@ make_fixtures() {
   fi
 
   # One phase-2 contribution so delta != 1 (a key with delta = 1 hides bugs).
-  local entropy="zkfarm-interop-$RANDOM-$(date +%s%N)"
+  local entropy
+  entropy="zkfarm-interop-$RANDOM-$(date +%s%N)"
   expect_status "$curve fixture/groth16-setup" 0 setup.log bash -c '
     "$@" groth16 setup circuit.r1cs pot_final.ptau circuit_0.zkey &&
       "$@" zkey contribute circuit_0.zkey circuit.zkey --name=zkfarm-interop -e="'"$entropy"'"' \
@@ -269,10 +278,11 @@ cli_checks() {
   local proof=snarkjs_proof.json public=snarkjs_public.json
   [[ -s zk_proof.json && -s zk_public.json ]] && proof=zk_proof.json public=zk_public.json
   local tampered
-  "${UTIL[@]}" digit "$proof" c_pi_a_digit.json pi_a &&
+  if ! { "${UTIL[@]}" digit "$proof" c_pi_a_digit.json pi_a &&
     "${UTIL[@]}" swap "$proof" c_pi_a_pi_c_swapped.json pi_a pi_c &&
-    "${UTIL[@]}" double-g1 "$curve" "$proof" c_pi_a_doubled.json pi_a ||
+    "${UTIL[@]}" double-g1 "$curve" "$proof" c_pi_a_doubled.json pi_a; }; then
     fail "$curve c/make-tampered-proofs" "interop_util.js failed"
+  fi
   for tampered in c_pi_a_digit.json c_pi_a_pi_c_swapped.json c_pi_a_doubled.json; do
     [[ -s $tampered ]] || continue
     expect_status "$curve c/zkfarm-rejects-${tampered%.json}" 1 "$tampered.zkfarm.log" \

@@ -69,6 +69,7 @@ mkdir -p "$WORK"/{bin,a/www/artifacts,a/www/witnesses,a/redis,b/cache,c/cache,ou
 cp "$BIN/coordinator/zkfarm-coordinator" "$BIN/worker/zkfarm-worker" "$BIN/cli/zkfarm" "$WORK/bin/"
 
 PIDS=()
+declare -A PID=()  # start's processes by NAME (c2, worker-b, ...)
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
@@ -101,7 +102,7 @@ start() {
   shift 3
   ip netns exec "$ns" "$@" >"$WORK/$dir/$name.log" 2>&1 &
   PIDS+=($!)
-  eval "PID_${name//-/_}=$!"
+  PID[$name]=$!
 }
 
 echo "==== host A: Redis, HTTP, two coordinators"
@@ -144,18 +145,18 @@ submit() {  # submit ID CURVE: two partitions, witnesses as URLs with sha256 and
     --witness-url-base "http://$A_B:8080/witnesses/" --redis "$REDIS" >/dev/null || fail "submit $1"
   JOBS+=("$1")
 }
-for i in $(seq 0 7); do submit "mh-$i" $([[ $((i % 2)) == 0 ]] && echo bn128 || echo bls12381); done
+for i in $(seq 0 7); do submit "mh-$i" "$( ((i % 2 == 0)) && echo bn128 || echo bls12381)"; done
 # Wait until both workers have proved for c2, then kill it.
 deadline=$((SECONDS + 120))
 until grep -q "from coordinator c2" "$WORK/b/worker-b.log" && grep -q "from coordinator c2" "$WORK/c/worker-c.log"; do
   ((SECONDS < deadline)) || fail "the workers never got a task from c2"
   sleep 0.1
 done
-kill -9 "$PID_c2"
+kill -9 "${PID[c2]}"
 KILLED_AT=$(date +%s.%N)
-wait "$PID_c2" 2>/dev/null
+wait "${PID[c2]}" 2>/dev/null
 echo "c2 killed at $(date -u -d "@$KILLED_AT" +%H:%M:%S.%3N)"
-for i in $(seq 8 15); do submit "mh-$i" $([[ $((i % 2)) == 0 ]] && echo bn128 || echo bls12381); done
+for i in $(seq 8 15); do submit "mh-$i" "$( ((i % 2 == 0)) && echo bn128 || echo bls12381)"; done
 
 echo "==== every job done once, every proof verified"
 for id in "${JOBS[@]}"; do
@@ -181,7 +182,7 @@ stamp() { date -u -d "$(cut -c1-23 <<<"$1" | tr T ' ')" +%s.%N; }
 since_kill() { awk -v t="$1" -v k="$KILLED_AT" 'BEGIN { printf "%.3f", t - k }'; }
 for host in b c; do
   log=$WORK/$host/worker-$host.log
-  kill -0 "$(eval echo "\$PID_worker_$host")" 2>/dev/null || fail "worker $host exited"
+  kill -0 "${PID[worker-$host]}" 2>/dev/null || fail "worker $host exited"
   first=""
   while IFS= read -r line; do
     t=$(stamp "$line")

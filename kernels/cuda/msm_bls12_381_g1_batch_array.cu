@@ -1,8 +1,0 @@
-// msm_bls12_381_g1_batch_array.cu -- one part of the Bls12381 G1 MSM: the
-// launcher of its batch_array kernel, the later batch-affine rounds
-// (batch_affine.cuh, msm_launch.cuh), a translation unit of its own so the
-// parts compile in parallel.
-#include "kernels/cuda/msm_launch.cuh"
-#include "kernels/field.h"
-
-ZKFARM_INSTANTIATE_GPU_MSM_PART(zkfarm::Bls12381FqParams, 1, batch_array)

@@ -1,8 +1,0 @@
-// msm_bls12_381_g2.cu -- the device part of the Bls12381 G2 MSM (msm.cuh). One
-// curve and group per translation unit keeps nvcc's time per file bounded;
-// no curve header is included (only the field parameters).
-#include "kernels/cuda/msm.cuh"
-#include "kernels/field.h"
-
-ZKFARM_INSTANTIATE_GPU_MSM_SHIFTED(zkfarm::Bls12381FqParams, 2)
-ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bls12381FqParams, 2, zkfarm::Bls12381FrParams)

@@ -1,8 +1,0 @@
-// msm_bn254_g1.cu -- the device part of the Bn254 G1 MSM (msm.cuh). One
-// curve and group per translation unit keeps nvcc's time per file bounded;
-// no curve header is included (only the field parameters).
-#include "kernels/cuda/msm.cuh"
-#include "kernels/field.h"
-
-ZKFARM_INSTANTIATE_GPU_MSM_G1_EXTRAS(zkfarm::Bn254FqParams)
-ZKFARM_INSTANTIATE_GPU_MSM(zkfarm::Bn254FqParams, 1, zkfarm::Bn254FrParams)

@@ -1,7 +1,0 @@
-// msm_bn254_g1_accumulate1.cu -- one part of the Bn254 G1 MSM: the launcher of
-// its accumulate1 kernel (msm_launch.cuh), a translation unit of its own so the
-// parts compile in parallel.
-#include "kernels/cuda/msm_launch.cuh"
-#include "kernels/field.h"
-
-ZKFARM_INSTANTIATE_GPU_MSM_PART(zkfarm::Bn254FqParams, 1, accumulate1)

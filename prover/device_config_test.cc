@@ -1,0 +1,64 @@
+// device_config_test -- the GPU prover's flags parsed and validated at start
+// (device_config.h): each bad value refused naming its flag, the defaults
+// and the environment override.
+#include "prover/device_config.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace zkfarm::prover {
+namespace {
+
+// The message of the invalid_argument f throws ("" when none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeviceConfig, ParsesTheFlags) {
+  const DeviceConfig d = parse_device_config("none", "auto", "auto", "on");
+  EXPECT_EQ(d.memory_budget, 0u);
+  EXPECT_EQ(d.msm_window_bits, 0u);
+  EXPECT_EQ(d.msm_waves, 0u);
+  EXPECT_TRUE(d.shifted_tables);
+  const DeviceConfig c = parse_device_config("24GiB", "22", "16", "off");
+  EXPECT_EQ(c.memory_budget, std::size_t(24) << 30);
+  EXPECT_EQ(c.msm_window_bits, 22u);
+  EXPECT_EQ(c.msm_waves, 16u);
+  EXPECT_FALSE(c.shifted_tables);
+  EXPECT_EQ(parse_device_config("auto", "auto", "auto", "on").memory_budget, kAutoDeviceBudget);
+  EXPECT_NE(c.summary().find("c = 22"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find("shifted H tables off"), std::string::npos) << c.summary();
+}
+
+TEST(DeviceConfig, RefusesBadValuesNamingTheFlag) {
+  auto starts = [](const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; };
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("lots", "auto", "auto", "on"); }), "--device-memory-budget"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "25", "auto", "on"); }), "--msm-window-bits: 25"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "1", "auto", "on"); }), "--msm-window-bits: 1"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "-3", "auto", "on"); }), "--msm-window-bits"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "auto", "65", "on"); }), "--msm-waves: 65"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "auto", "many", "on"); }), "--msm-waves"));
+  EXPECT_TRUE(starts(error_of([] { parse_device_config("none", "auto", "auto", "yes"); }), "--shifted-tables"));
+  DeviceConfig direct;
+  direct.msm_window_bits = 30;
+  EXPECT_TRUE(starts(error_of([&] { direct.validate(); }), "--msm-window-bits: 30"));
+  EXPECT_EQ(error_of([] { parse_device_config("none", "2", "64", "off"); }), "");
+}
+
+TEST(DeviceConfig, EnvironmentOverride) {
+  EXPECT_FALSE(shifted_tables_off_by_environment(nullptr));
+  EXPECT_TRUE(shifted_tables_off_by_environment("0"));
+  EXPECT_TRUE(shifted_tables_off_by_environment("off"));
+  EXPECT_FALSE(shifted_tables_off_by_environment("1"));
+}
+
+}  // namespace
+}  // namespace zkfarm::prover
