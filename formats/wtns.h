@@ -28,6 +28,15 @@ namespace zkfarm {
 inline constexpr std::uint32_t kWtnsHeaderSection = 1;
 inline constexpr std::uint32_t kWtnsValuesSection = 2;
 
+// The size in bytes of a .wtns v2 file of `count` values of `n8` bytes
+// each: the container's magic, version and section count (12), the header
+// section (12 + n8 field + prime + nWitness) and the values section (12 +
+// count * n8). What a witness generator of a circuit of `count` signals
+// writes, checked before the file is read.
+constexpr std::uint64_t wtns_file_bytes(std::uint64_t count, std::uint32_t n8 = 32) {
+  return 12 + (12 + 4 + std::uint64_t{n8} + 4) + (12 + count * n8);
+}
+
 // What the first bytes of a .wtns say: its field, its length and its public
 // inputs.
 struct WtnsSummary {

@@ -176,17 +176,17 @@ auto device_guarded(const std::string& what, Body&& body) {
   try {
     return body();
   } catch (const cuda::DeviceOutOfMemory& e) {
-    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
+    throw Error(ErrorCode::kOutOfMemory, what + ": " + e.what());
   } catch (const cuda::PinnedOutOfMemory& e) {
-    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
+    throw Error(ErrorCode::kOutOfMemory, what + ": " + e.what());
   } catch (const cuda::NoSuchDevice& e) {
-    throw Error(ErrorKind::kNoDevice, e.what());
+    throw Error(ErrorCode::kNoDevice, e.what());
   } catch (const cuda::CudaError& e) {
-    throw Error(ErrorKind::kDeviceFault, what + ": " + e.what());
+    throw Error(ErrorCode::kDeviceFault, what + ": " + e.what());
   } catch (const cuda::BudgetTooSmall& e) {
-    throw Error(ErrorKind::kOutOfMemory, what + ": " + e.what());
+    throw Error(ErrorCode::kOutOfMemory, what + ": " + e.what());
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, what + ": out of host memory");
+    throw Error(ErrorCode::kOutOfMemory, what + ": out of host memory");
   }
 }
 
@@ -350,7 +350,7 @@ std::unique_ptr<Engine> make_cuda_engine(int ordinal, const DeviceConfig& config
   // raises as a plain CudaError; for the caller it is the same "no such device".
   const int count = cuda::DeviceContext::visible_device_count();
   if (ordinal < 0 || ordinal >= count)
-    throw Error(ErrorKind::kNoDevice, "CUDA device " + std::to_string(ordinal) +
+    throw Error(ErrorCode::kNoDevice, "CUDA device " + std::to_string(ordinal) +
                                           " does not exist: this process sees " + std::to_string(count) +
                                           " device(s)" +
                                           (count == 0 ? std::string(" (no NVIDIA driver, or no device visible)")
@@ -367,7 +367,7 @@ int cuda_engine_device_count() { return cuda::DeviceContext::visible_device_coun
 namespace zkfarm::prover {
 
 std::unique_ptr<Engine> make_cuda_engine(int ordinal, const DeviceConfig&) {
-  throw Error(ErrorKind::kNoDevice,
+  throw Error(ErrorCode::kNoDevice,
               "CUDA device " + std::to_string(ordinal) + ": this zkfarm was built without CUDA; use the CPU");
 }
 

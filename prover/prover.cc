@@ -53,13 +53,13 @@ std::shared_ptr<PreparedOf<Curve>> checked_witness(const CircuitOf<Curve>& circu
     field = wtns_curve(file);
     count = wtns_count(file);
   } catch (const FormatError& e) {
-    throw Error(ErrorKind::kBadWitness, e.what());
+    throw Error(ErrorCode::kBadWitness, e.what());
   }
   if (field != circuit.curve())
-    throw Error(ErrorKind::kWrongCurve, file->name() + ": witness is for " + curve_display_name(field) +
+    throw Error(ErrorCode::kWrongCurve, file->name() + ": witness is for " + curve_display_name(field) +
                                             ", the circuit is " + curve_display_name(circuit.curve()));
   if (count != circuit.num_vars())
-    throw Error(ErrorKind::kWitnessLength, file->name() + ": witness has " + std::to_string(count) +
+    throw Error(ErrorCode::kWitnessLength, file->name() + ": witness has " + std::to_string(count) +
                                                " values but the circuit has " +
                                                std::to_string(circuit.num_vars()) + " signals");
   prepared->storage = engine.witness_storage(std::size_t(count) * sizeof(Fr));
@@ -68,10 +68,10 @@ std::shared_ptr<PreparedOf<Curve>> checked_witness(const CircuitOf<Curve>& circu
   try {
     parse_wtns_into<Fr>(file, values);
   } catch (const FormatError& e) {
-    throw Error(ErrorKind::kBadWitness, e.what());
+    throw Error(ErrorCode::kBadWitness, e.what());
   }
   if (!values[0].is_one())
-    throw Error(ErrorKind::kBadWitness, file->name() + ": witness[0] must be 1 (the constant signal)");
+    throw Error(ErrorCode::kBadWitness, file->name() + ": witness[0] must be 1 (the constant signal)");
   prepared->values = values;
   prepared->data = values.data();
   return prepared;
@@ -99,7 +99,7 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
   } else if (!source.r1cs_path.empty()) {
     const R1cs<Fr> r1cs = read_r1cs<Fr>(source.r1cs_path);
     if (r1cs.num_wires != zkey.num_vars)
-      throw Error(ErrorKind::kBadCircuit, source.r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
+      throw Error(ErrorCode::kBadCircuit, source.r1cs_path + ": has " + std::to_string(r1cs.num_wires) +
                                               " wires but " + source.zkey_path + " has " +
                                               std::to_string(zkey.num_vars) + " signals");
     pce = pce_from_r1cs(r1cs);
@@ -107,7 +107,7 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
     pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
   }
   if (pce.num_cols() != zkey.num_vars)
-    throw Error(ErrorKind::kBadCircuit, (source.pce_path.empty() ? source.zkey_path : source.pce_path) +
+    throw Error(ErrorCode::kBadCircuit, (source.pce_path.empty() ? source.zkey_path : source.pce_path) +
                                             ": PCE has " + std::to_string(pce.num_cols()) +
                                             " columns but the key has " + std::to_string(zkey.num_vars) +
                                             " signals");
@@ -183,7 +183,7 @@ std::shared_ptr<const FileBytes> Prover::open_witness(const std::string& path) {
   try {
     return FileBytes::map(path);
   } catch (const FormatError& e) {
-    throw Error(ErrorKind::kBadWitness, e.what());
+    throw Error(ErrorCode::kBadWitness, e.what());
   }
 }
 
@@ -200,10 +200,10 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, "out of memory loading " + source.zkey_path);
+    throw Error(ErrorCode::kOutOfMemory, "out of memory loading " + source.zkey_path);
   } catch (const std::exception& e) {
     // FormatError (a file missing or malformed, named) or a checksum mismatch.
-    throw Error(ErrorKind::kBadCircuit, e.what());
+    throw Error(ErrorCode::kBadCircuit, e.what());
   }
   circuit->name = source.zkey_path;
   std::lock_guard<std::mutex> lock(prove_mutex_);
@@ -212,7 +212,7 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, "out of memory loading " + source.zkey_path);
+    throw Error(ErrorCode::kOutOfMemory, "out of memory loading " + source.zkey_path);
   }
   return circuit;
 }
@@ -232,7 +232,7 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
   using Fr = typename Curve::Fr;
   const auto& circuit = static_cast<const CircuitOf<Curve>&>(loaded);
   if (prepared.circuit != &loaded)
-    throw Error(ErrorKind::kInternal, prepared.name + ": the witness was prepared for another circuit than " +
+    throw Error(ErrorCode::kInternal, prepared.name + ": the witness was prepared for another circuit than " +
                                           loaded.name);
   const std::span<const Fr> witness = static_cast<const PreparedOf<Curve>&>(prepared).values;
   timings->parse_witness = prepared.parse_seconds;
@@ -246,11 +246,11 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
   try {
     result.proof = engine_->prove(circuit, witness, options, timings);
   } catch (const UnsatisfiedConstraint& e) {
-    throw Error(ErrorKind::kUnsatisfied, prepared.name + ": " + e.what());
+    throw Error(ErrorCode::kUnsatisfied, prepared.name + ": " + e.what());
   } catch (const ProveError& e) {
-    throw Error(ErrorKind::kBadWitness, prepared.name + ": " + e.what());
+    throw Error(ErrorCode::kBadWitness, prepared.name + ": " + e.what());
   } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::kBadCircuit, std::string("key and PCE disagree: ") + e.what());
+    throw Error(ErrorCode::kBadCircuit, std::string("key and PCE disagree: ") + e.what());
   }
   result.public_signals.assign(witness.begin() + 1, witness.begin() + 1 + circuit.num_public());
   if (request.verify) {
@@ -259,7 +259,7 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
                                              std::span<const Fr>(result.public_signals), result.proof);
     timings->verify = clock.lap();
     if (!valid)
-      throw Error(ErrorKind::kUnsatisfied, prepared.name +
+      throw Error(ErrorCode::kUnsatisfied, prepared.name +
                                                ": the witness does not satisfy the circuit (the proof failed "
                                                "verification); a PCE with the C matrix (from the .r1cs) names "
                                                "the failing constraint");
@@ -274,16 +274,16 @@ std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, "out of host memory reading " + witness->name());
+    throw Error(ErrorCode::kOutOfMemory, "out of host memory reading " + witness->name());
   } catch (const std::exception& e) {
-    throw Error(ErrorKind::kInternal, e.what());
+    throw Error(ErrorCode::kInternal, e.what());
   }
 }
 
 Proof Prover::prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
                     const ProveRequest& request, Timings* timings) {
   // Checked before the witness is read, as before prepare() existed.
-  if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
+  if (request.cancelled && request.cancelled->load()) throw Error(ErrorCode::kCancelled, "cancelled");
   const auto prepared = prepare(circuit, witness);
   return prove(circuit, *prepared, request, timings);
 }
@@ -293,7 +293,7 @@ Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, cons
   Timings unused;
   if (!timings) timings = &unused;
   std::lock_guard<std::mutex> lock(prove_mutex_);
-  if (request.cancelled && request.cancelled->load()) throw Error(ErrorKind::kCancelled, "cancelled");
+  if (request.cancelled && request.cancelled->load()) throw Error(ErrorCode::kCancelled, "cancelled");
   try {
     return dispatch_curve(circuit.curve(), [&](auto curve) -> Proof {
       return prove_on<decltype(curve)>(circuit, witness, request, timings);
@@ -301,9 +301,9 @@ Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, cons
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::kOutOfMemory, "out of host memory proving with " + witness.name);
+    throw Error(ErrorCode::kOutOfMemory, "out of host memory proving with " + witness.name);
   } catch (const std::exception& e) {
-    throw Error(ErrorKind::kInternal, e.what());
+    throw Error(ErrorCode::kInternal, e.what());
   }
 }
 

@@ -16,13 +16,11 @@
 
 namespace zkfarm::prover {
 
-// The prover's name for the codes it throws (one type with ErrorCode): the
-// witness is wrong (kWrongCurve, kWitnessLength, kBadWitness, kUnsatisfied),
-// the circuit (kUnknownCircuit, kBadCircuit), the witness reference could not
-// be read (kWitnessUnavailable), or the machine failed (kNoDevice,
-// kOutOfMemory, kDeviceFault, kCancelled, kInternal).
-using ErrorKind = ErrorCode;
-
+// Error carries the code decided where the failure happened: the witness is
+// wrong (kWrongCurve, kWitnessLength, kBadWitness, kUnsatisfied), the circuit
+// (kUnknownCircuit, kBadCircuit), the witness reference could not be read
+// (kWitnessUnavailable), or the machine failed (kNoDevice, kOutOfMemory,
+// kDeviceFault, kCancelled, kInternal).
 class Error : public std::runtime_error {
  public:
   Error(ErrorCode kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}

@@ -56,7 +56,7 @@ void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes
 
 // The kind of the Error body throws, and its message through *message.
 template <class Body>
-std::optional<ErrorKind> kind_of(Body&& body, std::string* message = nullptr) {
+std::optional<ErrorCode> kind_of(Body&& body, std::string* message = nullptr) {
   try {
     body();
   } catch (const Error& e) {
@@ -156,24 +156,24 @@ TYPED_TEST(ProverTest, PreparedWitnessProvesAsTheFileDoes) {
   auto values = this->witness();
   values.pop_back();
   EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, this->wtns_of(values, "short.wtns")); }),
-            ErrorKind::kWitnessLength);
+            ErrorCode::kWitnessLength);
   EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, Prover::open_witness(fixture(other_stem<Curve>() + "_mul.wtns"))); }),
-            ErrorKind::kWrongCurve);
+            ErrorCode::kWrongCurve);
   values = this->witness();
   values[0] = values[0] + values[0];
   std::string message;
-  EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, this->wtns_of(values)); }, &message), ErrorKind::kBadWitness);
+  EXPECT_EQ(kind_of([&] { this->prover_->prepare(*circuit, this->wtns_of(values)); }, &message), ErrorCode::kBadWitness);
   EXPECT_NE(message.find("witness[0] must be 1"), std::string::npos) << message;
   // Another load of the same files is another circuit.
   auto other = this->prover_->load({this->zkey(), "", ""});
   EXPECT_EQ(kind_of([&] { this->prover_->prove(*other, *prepared, request, &prepared_timings); }, &message),
-            ErrorKind::kInternal);
+            ErrorCode::kInternal);
   EXPECT_NE(message.find("prepared for another circuit"), std::string::npos) << message;
   // Cancelled before the proof starts.
   std::atomic<bool> cancelled{true};
   request.cancelled = &cancelled;
   EXPECT_EQ(kind_of([&] { this->prover_->prove(*circuit, *prepared, request, &prepared_timings); }),
-            ErrorKind::kCancelled);
+            ErrorCode::kCancelled);
   (void)sizeof(Fr);
 }
 
@@ -182,7 +182,7 @@ TYPED_TEST(ProverTest, WitnessOfTheOtherCurveIsWrongCurve) {
   const std::string other = fixture(other_stem<Curve>() + "_mul.wtns");
   std::string message;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, Prover::open_witness(other)); }, &message),
-            ErrorKind::kWrongCurve);
+            ErrorCode::kWrongCurve);
   EXPECT_NE(message.find(other), std::string::npos) << message;
 }
 
@@ -193,10 +193,10 @@ TYPED_TEST(ProverTest, ShortAndLongWitnessesAreWitnessLength) {
   values.pop_back();
   std::string message;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, this->wtns_of(values, "short.wtns")); }, &message),
-            ErrorKind::kWitnessLength);
+            ErrorCode::kWitnessLength);
   EXPECT_NE(message.find("short.wtns: witness has"), std::string::npos) << message;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", this->r1cs()}, this->wtns_of(longer)); }),
-            ErrorKind::kWitnessLength);
+            ErrorCode::kWitnessLength);
 }
 
 TYPED_TEST(ProverTest, MalformedWitnessesAreBadWitness) {
@@ -208,20 +208,20 @@ TYPED_TEST(ProverTest, MalformedWitnessesAreBadWitness) {
   write_bytes(truncated, std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2));
   std::string message;
   EXPECT_EQ(kind_of([&] { this->prove(source, Prover::open_witness(truncated)); }, &message),
-            ErrorKind::kBadWitness);
+            ErrorCode::kBadWitness);
   EXPECT_NE(message.find("truncated.wtns"), std::string::npos) << message;
   EXPECT_EQ(kind_of([&] { this->prove(source, FileBytes::copy(zkfarm::testing::read_file(this->zkey()), "k")); }),
-            ErrorKind::kBadWitness);
-  EXPECT_EQ(kind_of([&] { Prover::open_witness(temp_path("missing.wtns")); }), ErrorKind::kBadWitness);
+            ErrorCode::kBadWitness);
+  EXPECT_EQ(kind_of([&] { Prover::open_witness(temp_path("missing.wtns")); }), ErrorCode::kBadWitness);
   // A value >= r.
   auto big = bytes;
   const std::size_t values = zkfarm::testing::section_body_offset(big, kWtnsValuesSection);
   for (std::size_t i = 0; i < Fr::kBytes; ++i) big[values + Fr::kBytes + i] = 0xff;
-  EXPECT_EQ(kind_of([&] { this->prove(source, FileBytes::copy(big, "big.wtns")); }), ErrorKind::kBadWitness);
+  EXPECT_EQ(kind_of([&] { this->prove(source, FileBytes::copy(big, "big.wtns")); }), ErrorCode::kBadWitness);
   // witness[0] must be 1.
   auto values_w = this->witness();
   values_w[0] = values_w[0] + values_w[0];
-  EXPECT_EQ(kind_of([&] { this->prove(source, this->wtns_of(values_w)); }, &message), ErrorKind::kBadWitness);
+  EXPECT_EQ(kind_of([&] { this->prove(source, this->wtns_of(values_w)); }, &message), ErrorCode::kBadWitness);
   EXPECT_NE(message.find("witness[0] must be 1"), std::string::npos) << message;
 }
 
@@ -232,13 +232,13 @@ TYPED_TEST(ProverTest, WitnessFailingAConstraintIsUnsatisfied) {
   // With the r1cs's C matrix the failing constraint is named ...
   std::string message;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", this->r1cs()}, this->wtns_of(values)); }, &message),
-            ErrorKind::kUnsatisfied);
+            ErrorCode::kUnsatisfied);
   EXPECT_NE(message.find("does not satisfy constraint"), std::string::npos) << message;
   // ... without it, the proof fails verification.
   ProveRequest request;
   request.verify = true;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, this->wtns_of(values), request); }, &message),
-            ErrorKind::kUnsatisfied);
+            ErrorCode::kUnsatisfied);
   EXPECT_NE(message.find("failed verification"), std::string::npos) << message;
 }
 
@@ -249,27 +249,27 @@ TYPED_TEST(ProverTest, BrokenOrMismatchedCircuitFilesAreBadCircuit) {
   const std::string truncated = temp_path("truncated.zkey");
   write_bytes(truncated, std::vector<std::uint8_t>(zkey_bytes.begin(), zkey_bytes.begin() + zkey_bytes.size() / 2));
   std::string message;
-  EXPECT_EQ(kind_of([&] { this->prover_->load({truncated, "", ""}); }, &message), ErrorKind::kBadCircuit);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({truncated, "", ""}); }, &message), ErrorCode::kBadCircuit);
   EXPECT_NE(message.find("truncated.zkey"), std::string::npos) << message;
-  EXPECT_EQ(kind_of([&] { this->prover_->load({temp_path("missing.zkey"), "", ""}); }), ErrorKind::kBadCircuit);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({temp_path("missing.zkey"), "", ""}); }), ErrorCode::kBadCircuit);
   // A witness given as the key (arguments swapped).
-  EXPECT_EQ(kind_of([&] { this->prover_->load({this->wtns(), "", ""}); }), ErrorKind::kBadCircuit);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->wtns(), "", ""}); }), ErrorCode::kBadCircuit);
   // The other curve's r1cs.
   EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), "", fixture(other_stem<Curve>() + "_mul.r1cs")}); }),
-            ErrorKind::kBadCircuit);
+            ErrorCode::kBadCircuit);
   // A PCE of another circuit (a synthetic one, more signals).
   SyntheticCircuitOptions options;
   options.num_constraints = 64;
   options.num_public = 2;
   const std::string pce_path = temp_path("other.pce");
   save_pce(pce_from_r1cs(SyntheticCircuit<Fr>(options).to_r1cs()), pce_path);
-  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }, &message), ErrorKind::kBadCircuit);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }, &message), ErrorCode::kBadCircuit);
   EXPECT_NE(message.find("columns but the key has"), std::string::npos) << message;
   // A PCE file with a flipped byte fails its checksum.
   auto pce_bytes = zkfarm::testing::read_file(pce_path);
   pce_bytes[pce_bytes.size() / 2] ^= 1;
   write_bytes(pce_path, pce_bytes);
-  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }), ErrorKind::kBadCircuit);
+  EXPECT_EQ(kind_of([&] { this->prover_->load({this->zkey(), pce_path, ""}); }), ErrorCode::kBadCircuit);
 }
 
 TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
@@ -277,7 +277,7 @@ TYPED_TEST(ProverTest, CancelledBeforeTheProofStarts) {
   ProveRequest request;
   request.cancelled = &cancelled;
   EXPECT_EQ(kind_of([&] { this->prove({this->zkey(), "", ""}, Prover::open_witness(this->wtns()), request); }),
-            ErrorKind::kCancelled);
+            ErrorCode::kCancelled);
 }
 
 // A synthetic BN254 circuit (PoRep profile) and its test-only key, written
@@ -362,8 +362,8 @@ TEST(Prover, DeviceMemoryPlansWithoutADevice) {
   limit.rlim_cur = limit.rlim_max = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 18);
   if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
   int code = 0;
-  for (const auto& [target, file, want] : {std::tuple{small.get(), longer, ErrorKind::kWitnessLength},
-                                           std::tuple{circuit.get(), witness, ErrorKind::kOutOfMemory}}) {
+  for (const auto& [target, file, want] : {std::tuple{small.get(), longer, ErrorCode::kWitnessLength},
+                                           std::tuple{circuit.get(), witness, ErrorCode::kOutOfMemory}}) {
     try {
       prover->prepare(*target, file);
       code = 2;
@@ -383,7 +383,7 @@ TEST(ProverDeathTest, AllocationFailureIsOutOfMemory) {
 
 TEST(Prover, DeviceThatIsNotThereIsNoDevice) {
   std::string message;
-  EXPECT_EQ(kind_of([&] { Prover::cuda(Prover::cuda_device_count() + 3); }, &message), ErrorKind::kNoDevice);
+  EXPECT_EQ(kind_of([&] { Prover::cuda(Prover::cuda_device_count() + 3); }, &message), ErrorCode::kNoDevice);
   EXPECT_FALSE(message.empty());
 }
 
@@ -422,23 +422,23 @@ TEST(Prover, DeviceBudgetsParseWithUnitsAndRejectNonsense) {
 
 TEST(ProverError, KindsMapToWireCodesAndExitCodes) {
   struct Row {
-    ErrorKind kind;
+    ErrorCode kind;
     wire::ErrorCode wire;
     int exit;
   };
   const Row rows[] = {
-      {ErrorKind::kWrongCurve, wire::ErrorCode::WRONG_CURVE, 2},
-      {ErrorKind::kWitnessLength, wire::ErrorCode::WITNESS_LENGTH, 2},
-      {ErrorKind::kBadWitness, wire::ErrorCode::BAD_WITNESS, 2},
-      {ErrorKind::kUnsatisfied, wire::ErrorCode::UNSATISFIED, 2},
-      {ErrorKind::kUnknownCircuit, wire::ErrorCode::UNKNOWN_CIRCUIT, 2},
-      {ErrorKind::kBadCircuit, wire::ErrorCode::ARTIFACT_CHECKSUM, 2},
-      {ErrorKind::kWitnessUnavailable, wire::ErrorCode::WITNESS_UNAVAILABLE, 3},
-      {ErrorKind::kNoDevice, wire::ErrorCode::DEVICE_FAULT, 2},
-      {ErrorKind::kOutOfMemory, wire::ErrorCode::OUT_OF_MEMORY, 3},
-      {ErrorKind::kDeviceFault, wire::ErrorCode::DEVICE_FAULT, 3},
-      {ErrorKind::kCancelled, wire::ErrorCode::CANCELLED, 3},
-      {ErrorKind::kInternal, wire::ErrorCode::INTERNAL, 3},
+      {ErrorCode::kWrongCurve, wire::ErrorCode::WRONG_CURVE, 2},
+      {ErrorCode::kWitnessLength, wire::ErrorCode::WITNESS_LENGTH, 2},
+      {ErrorCode::kBadWitness, wire::ErrorCode::BAD_WITNESS, 2},
+      {ErrorCode::kUnsatisfied, wire::ErrorCode::UNSATISFIED, 2},
+      {ErrorCode::kUnknownCircuit, wire::ErrorCode::UNKNOWN_CIRCUIT, 2},
+      {ErrorCode::kBadCircuit, wire::ErrorCode::ARTIFACT_CHECKSUM, 2},
+      {ErrorCode::kWitnessUnavailable, wire::ErrorCode::WITNESS_UNAVAILABLE, 3},
+      {ErrorCode::kNoDevice, wire::ErrorCode::DEVICE_FAULT, 2},
+      {ErrorCode::kOutOfMemory, wire::ErrorCode::OUT_OF_MEMORY, 3},
+      {ErrorCode::kDeviceFault, wire::ErrorCode::DEVICE_FAULT, 3},
+      {ErrorCode::kCancelled, wire::ErrorCode::CANCELLED, 3},
+      {ErrorCode::kInternal, wire::ErrorCode::INTERNAL, 3},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(std::string(error_name(row.kind)));

@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libhiredis-dev prometheus-cpp-dev
   libcurl4-openssl-dev  # http(s):// witnesses and artifacts (cluster/http_fetch.h)
+  libseccomp-dev  # the witness generator sandbox's seccomp filter (witgen/witness_generator.cc)
   python3  # tests: the HTTP server the HTTP tests start (python3 -m http.server)
   iproute2  # tests/multihost: network namespaces
   libcivetweb-dev  # the civetweb headers: the status page rides on prometheus-cpp's server

@@ -1,21 +1,34 @@
-// witness_generator.cc -- see witness_generator.h.
+// witness_generator.cc -- see witness_generator.h (its top comment says what the
+// sandbox does and why it uses the kernel interfaces, not bubblewrap).
 #include "witgen/witness_generator.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace zkfarm::witgen {
@@ -82,67 +95,274 @@ struct ChildResult {
   int exit_code = 0;
   int signal = 0;
   bool timed_out = false;
+  bool sandbox_failed = false;  // the sandbox's init could not set it up (output says why)
   std::string output;  // stdout + stderr, at most kMaxCaptured bytes
 };
 
+// Each run's namespaces: its own users (the worker's uid is the only one
+// mapped), mounts, PIDs, IPC, network (loopback only, down) and host name.
+constexpr unsigned long kSandboxNamespaces =
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS;
+// The uid and gid the generator has inside: not 0, so execve leaves it no
+// capabilities in its namespace.
+constexpr unsigned kSandboxUid = 1000;
+// The exit status of a sandbox that could not be set up (its message on
+// stderr begins "zkfarm sandbox: ").
+constexpr int kSandboxSetupFailed = 125;
+constexpr const char* kSandboxHint =
+    " (the worker needs user namespaces: see docs/OPERATIONS.md, \"Witness generators\"; "
+    "--witgen-sandbox=off runs generators with rlimits only)";
+
 constexpr std::size_t kMaxCaptured = 64u << 10;
 
-struct ChildSetup {
-  std::string directory;  // chdir here ("" = stay)
-  const RunLimits* limits = nullptr;
+// A bind mount or symlink of the sandbox's root, prepared before the clone
+// (the child may not allocate).
+struct MountStep {
+  // kMakeDirectory: an empty directory of the new root, nothing bound on it.
+  enum Kind { kDirectory, kFile, kLink, kMakeDirectory } kind = kDirectory;
+  std::string source;       // host path (kLink: the link's text)
+  std::string target;       // absolute path under the new root's mount point
+  unsigned long flags = 0;  // the bind's remount flags (MS_RDONLY, MS_NOEXEC, ...)
 };
 
+// Everything the sandbox's init needs, built in the parent.
+struct SandboxPlan {
+  std::string root;       // an empty directory: the new root's mount point
+  std::vector<MountStep> steps;
+  std::string uid_map, gid_map;
+  std::string workdir;    // inside: the run directory
+  const sock_fprog* filter = nullptr;
+};
+
+struct ChildSetup {
+  std::string directory;  // chdir here ("" = stay; with a sandbox: ignored)
+  const RunLimits* limits = nullptr;
+  const SandboxPlan* sandbox = nullptr;  // namespaces, seccomp, empty environment
+  bool empty_environment = false;
+};
+
+// The children run_child() waits for: the orphan reaper leaves them alone.
+std::mutex g_children_mutex;
+std::set<pid_t> g_children;
+std::atomic<bool> g_subreaper{false};
+
+// Reaps zombie children of this process that nobody waits for: descendants
+// of a run reparented to us as subreaper (become_subreaper()).
+void reap_orphans() {
+  if (!g_subreaper.load()) return;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+    const std::size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (!(rest >> state >> ppid) || ppid != self || state != 'Z') continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    if (!g_children.count(pid)) ::waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
+// Async-signal-safe: "<what> failed: errno <n>\n" to fd 2, then _exit.
+[[noreturn]] void sandbox_fail(const char* what) {
+  const int err = errno;
+  char digits[16];
+  int n = 0;
+  unsigned value = static_cast<unsigned>(err);
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value && n < 15);
+  static const char kPrefix[] = "zkfarm sandbox: ";
+  (void)!::write(2, kPrefix, sizeof kPrefix - 1);
+  (void)!::write(2, what, std::strlen(what));
+  static const char kMiddle[] = " failed: errno ";
+  (void)!::write(2, kMiddle, sizeof kMiddle - 1);
+  while (n) (void)!::write(2, &digits[--n], 1);
+  (void)!::write(2, "\n", 1);
+  ::_exit(kSandboxSetupFailed);
+}
+
+void write_proc_file(const char* path, const std::string& text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) sandbox_fail(path);
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) sandbox_fail(path);
+  ::close(fd);
+}
+
+// Resets what a child inherits from the worker: the blocked termination
+// signals (the link thread reads them from a signalfd) and every signal
+// disposition (an ignored SIGPIPE would survive exec).
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+}
+
+// The sandbox's init (PID 1 of its PID namespace, root of its new user
+// namespace, nothing else in it yet): maps its user, builds the new root,
+// forks the generator and reports its wait status on status_fd. When init
+// exits, the kernel kills everything left in the namespace.
+[[noreturn]] void sandbox_init(const SandboxPlan& plan, int status_fd, char* const* argv,
+                               char* const* envp, const struct rlimit* limits) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  write_proc_file("/proc/self/setgroups", "deny");
+  write_proc_file("/proc/self/uid_map", plan.uid_map);
+  write_proc_file("/proc/self/gid_map", plan.gid_map);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) sandbox_fail("making / private");
+  if (::mount("tmpfs", plan.root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") != 0)
+    sandbox_fail("mounting the new root");
+  for (const MountStep& step : plan.steps) {
+    const char* target = step.target.c_str();
+    if (step.kind == MountStep::kLink) {
+      if (::symlink(step.source.c_str(), target) != 0) sandbox_fail(target);
+      continue;
+    }
+    if (step.kind == MountStep::kMakeDirectory) {
+      if (::mkdir(target, 0755) != 0) sandbox_fail(target);
+      continue;
+    }
+    if (step.kind == MountStep::kDirectory) {
+      if (::mkdir(target, 0755) != 0) sandbox_fail(target);
+    } else {
+      const int fd = ::open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0) sandbox_fail(target);
+      ::close(fd);
+    }
+    if (::mount(step.source.c_str(), target, nullptr, MS_BIND, nullptr) != 0) sandbox_fail(target);
+    if (::mount(nullptr, target, nullptr, MS_REMOUNT | MS_BIND | step.flags, nullptr) != 0)
+      sandbox_fail(target);
+  }
+  if (::mount(nullptr, plan.root.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+              nullptr) != 0)
+    sandbox_fail("making the new root read-only");
+  if (::chdir(plan.root.c_str()) != 0) sandbox_fail("entering the new root");
+  if (::syscall(SYS_pivot_root, ".", ".") != 0) sandbox_fail("pivot_root");
+  if (::umount2(".", MNT_DETACH) != 0) sandbox_fail("detaching the host's root");
+  if (::chdir(plan.workdir.c_str()) != 0) sandbox_fail("entering the run directory");
+  const long generator = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (generator < 0) sandbox_fail("forking the generator");
+  if (generator == 0) {
+    ::close(status_fd);
+    reset_signals();
+    ::setrlimit(RLIMIT_CORE, &limits[0]);
+    ::setrlimit(RLIMIT_CPU, &limits[1]);
+    ::setrlimit(RLIMIT_AS, &limits[2]);
+    ::setrlimit(RLIMIT_FSIZE, &limits[3]);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) sandbox_fail("no_new_privs");
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, plan.filter) != 0) sandbox_fail("loading the seccomp filter");
+    ::execve(argv[0], argv, envp);
+    static const char kMessage[] = "exec failed\n";
+    (void)!::write(2, kMessage, sizeof kMessage - 1);
+    ::_exit(127);
+  }
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, 0);
+    if (done == generator) {
+      (void)!::write(status_fd, &status, sizeof status);
+      ::_exit(0);
+    }
+    if (done < 0 && errno != EINTR) sandbox_fail("waiting for the generator");
+  }
+}
+
 // Runs argv[0] with argv (no shell, no PATH search unless argv[0] has no
-// '/': then execvp), stdout+stderr captured, in its own process group.
-// Kills the group at `timeout`. Throws RunFailure when it cannot start.
+// '/': then execvp), stdout+stderr captured. Without a sandbox: in its own
+// process group, killed with it at `timeout`. With one: as described in
+// the header, the namespace's init killed at `timeout`. Throws RunFailure
+// when it cannot start.
 ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& setup,
                       std::chrono::milliseconds timeout) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  int pipe_fds[2];
+  char* empty_env[] = {nullptr};
+  char* const* envp = setup.empty_environment || setup.sandbox ? empty_env : environ;
+  int pipe_fds[2], status_fds[2] = {-1, -1};
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
     throw RunFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
-  const bool search_path = args[0].find('/') == std::string::npos;
-  struct rlimit cpu{}, memory{}, output{}, core{0, 0};
-  if (setup.limits) {
-    cpu = {static_cast<rlim_t>(setup.limits->cpu_seconds), static_cast<rlim_t>(setup.limits->cpu_seconds + 1)};
-    memory = {static_cast<rlim_t>(setup.limits->memory_bytes), static_cast<rlim_t>(setup.limits->memory_bytes)};
-    output = {static_cast<rlim_t>(setup.limits->output_bytes), static_cast<rlim_t>(setup.limits->output_bytes)};
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  if (setup.sandbox && ::pipe2(status_fds, O_CLOEXEC) != 0) {
     const int err = errno;
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
+    throw RunFailure(std::string("cannot create a pipe: ") + std::strerror(err));
+  }
+  const bool search_path = args[0].find('/') == std::string::npos;
+  // core, CPU, address space, file size
+  struct rlimit limits[4] = {{0, 0}, {RLIM_INFINITY, RLIM_INFINITY}, {RLIM_INFINITY, RLIM_INFINITY},
+                             {RLIM_INFINITY, RLIM_INFINITY}};
+  if (setup.limits) {
+    limits[1] = {static_cast<rlim_t>(setup.limits->cpu_seconds), static_cast<rlim_t>(setup.limits->cpu_seconds + 1)};
+    limits[2] = {static_cast<rlim_t>(setup.limits->memory_bytes), static_cast<rlim_t>(setup.limits->memory_bytes)};
+    limits[3] = {static_cast<rlim_t>(setup.limits->output_bytes), static_cast<rlim_t>(setup.limits->output_bytes)};
+  }
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  std::unique_lock<std::mutex> registry(g_children_mutex);
+  const long spawned =
+      setup.sandbox ? ::syscall(SYS_clone, kSandboxNamespaces | SIGCHLD, nullptr, nullptr, nullptr, nullptr)
+                    : ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (spawned < 0) {
+    const int err = errno;
+    registry.unlock();
+    for (int fd : {pipe_fds[0], pipe_fds[1], status_fds[0], status_fds[1], null_fd})
+      if (fd >= 0) ::close(fd);
+    if (setup.sandbox)
+      throw RunFailure(std::string("cannot create the witness generator sandbox (user, mount, PID, IPC and network "
+                                   "namespaces): ") +
+                       std::strerror(err) + kSandboxHint);
     throw RunFailure(std::string("fork failed: ") + std::strerror(err));
   }
+  const pid_t pid = static_cast<pid_t>(spawned);
   if (pid == 0) {
-    // Child: async-signal-safe calls only until execv.
-    ::setpgid(0, 0);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
+    // Child: async-signal-safe calls only until execve (no allocation:
+    // another thread of the worker may hold the allocator's lock).
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(pipe_fds[1], 1);
     ::dup2(pipe_fds[1], 2);
-    ::close_range(3, ~0u, 0);
-    if (!setup.directory.empty() && ::chdir(setup.directory.c_str()) != 0) ::_exit(126);
-    ::setrlimit(RLIMIT_CORE, &core);
-    if (setup.limits) {
-      ::setrlimit(RLIMIT_CPU, &cpu);
-      ::setrlimit(RLIMIT_AS, &memory);
-      ::setrlimit(RLIMIT_FSIZE, &output);
+    if (setup.sandbox) {
+      ::dup2(status_fds[1], 3);
+      ::close_range(4, ~0u, 0);
+      sandbox_init(*setup.sandbox, 3, argv.data(), envp, limits);
     }
-    ::signal(SIGPIPE, SIG_DFL);
+    ::close_range(3, ~0u, 0);
+    ::setpgid(0, 0);
+    if (!setup.directory.empty() && ::chdir(setup.directory.c_str()) != 0) ::_exit(126);
+    reset_signals();
+    ::setrlimit(RLIMIT_CORE, &limits[0]);
+    if (setup.limits) {
+      ::setrlimit(RLIMIT_CPU, &limits[1]);
+      ::setrlimit(RLIMIT_AS, &limits[2]);
+      ::setrlimit(RLIMIT_FSIZE, &limits[3]);
+    }
     if (search_path)
-      ::execvp(argv[0], argv.data());
+      ::execvpe(argv[0], argv.data(), envp);
     else
-      ::execv(argv[0], argv.data());
+      ::execve(argv[0], argv.data(), envp);
     static const char kMessage[] = "exec failed\n";
     (void)!::write(2, kMessage, sizeof kMessage - 1);
     ::_exit(127);
   }
+  g_children.insert(pid);
+  registry.unlock();
+  if (null_fd >= 0) ::close(null_fd);
   ::close(pipe_fds[1]);
-  ::setpgid(pid, pid);  // also from here: no race with the child's own call
+  if (setup.sandbox) ::close(status_fds[1]);
+  else ::setpgid(pid, pid);  // also from here: no race with the child's own call
+  // Without a sandbox, the group; with one, its init (the kernel kills the
+  // rest of the PID namespace with it).
+  const auto kill_all = [&] { setup.sandbox ? ::kill(pid, SIGKILL) : ::kill(-pid, SIGKILL); };
   ChildResult result;
   const auto deadline = Clock::now() + timeout;
   char buffer[4096];
@@ -151,7 +371,7 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       result.timed_out = true;
-      ::kill(-pid, SIGKILL);
+      kill_all();
       break;
     }
     struct pollfd p{pipe_fds[0], POLLIN, 0};
@@ -177,18 +397,154 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
     if (done < 0 && errno != EINTR) break;
     if (Clock::now() >= deadline && !result.timed_out) {
       result.timed_out = true;
-      ::kill(-pid, SIGKILL);
+      kill_all();
     }
     ::usleep(2000);
   }
-  ::kill(-pid, SIGKILL);  // anything it left behind in its group
+  if (!setup.sandbox) ::kill(-pid, SIGKILL);  // anything it left behind in its group
+  {
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    g_children.erase(pid);
+  }
+  if (setup.sandbox) {
+    // init's own status says only whether the sandbox came up; the
+    // generator's is what init reported.
+    int generator_status = 0;
+    const ssize_t got = result.timed_out ? 0 : ::read(status_fds[0], &generator_status, sizeof generator_status);
+    ::close(status_fds[0]);
+    if (got == static_cast<ssize_t>(sizeof generator_status)) {
+      status = generator_status;
+    } else if (!result.timed_out) {
+      result.sandbox_failed = true;
+    }
+  }
   if (WIFEXITED(status)) {
     result.exited = true;
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
   }
+  reap_orphans();
   return result;
+}
+
+// The seccomp filter of every generator run, compiled once: everything is
+// allowed but the calls below, which fail with EPERM (a generator that
+// tries one sees an error, not a kill, so its message reaches the quoted
+// output). Other ABIs (i386, x32) kill the process: libseccomp's default
+// for architectures the filter does not name.
+// Denied: debugging and reading other processes (ptrace, process_vm_*,
+// kcmp), namespaces and mounts (unshare, setns, the new mount API, clone
+// with a namespace flag; clone3 answers ENOSYS so glibc falls back to
+// clone), the kernel's keyring, BPF, perf, io_uring (its operations bypass
+// this filter), userfaultfd, kexec, modules, swap, reboot, accounting,
+// quotas, the kernel log, file handles, iopl/ioperm, clock setting.
+struct SeccompFilter {
+  std::vector<sock_filter> program;
+  sock_fprog fprog{};
+  std::string error;  // why it could not be built ("" = built)
+};
+
+const SeccompFilter& seccomp_filter() {
+  static const SeccompFilter filter = [] {
+    SeccompFilter f;
+    static const char* const kDenied[] = {
+        "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "mount", "umount", "umount2", "pivot_root",
+        "chroot", "unshare", "setns", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
+        "mount_setattr", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "io_uring_setup",
+        "io_uring_enter", "io_uring_register", "userfaultfd", "kexec_load", "kexec_file_load", "init_module",
+        "finit_module", "delete_module", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
+        "syslog", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "lookup_dcookie", "settimeofday",
+        "clock_settime", "clock_adjtime", "adjtimex", "vhangup", "nfsservctl"};
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) {
+      f.error = "seccomp_init failed";
+      return f;
+    }
+    int rc = 0;
+    for (const char* name : kDenied) {
+      const int nr = seccomp_syscall_resolve_name(name);
+      if (nr == __NR_SCMP_ERROR) continue;  // not a call of this architecture
+      if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0)) != 0) {
+        f.error = std::string("seccomp_rule_add(") + name + "): " + std::strerror(-rc);
+        break;
+      }
+    }
+    for (const unsigned long flag : {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWIPC, CLONE_NEWNET,
+                                     CLONE_NEWUTS, CLONE_NEWCGROUP}) {
+      if (rc) break;
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+      if (rc) f.error = std::string("seccomp_rule_add(clone): ") + std::strerror(-rc);
+    }
+    if (!rc && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) != 0)
+      f.error = std::string("seccomp_rule_add(clone3): ") + std::strerror(-rc);
+    // libseccomp 2.5 exports to a descriptor only: a memfd, read back.
+    if (!rc) {
+      const int fd = ::memfd_create("zkfarm-seccomp", MFD_CLOEXEC);
+      if (fd < 0) {
+        f.error = std::string("memfd_create: ") + std::strerror(errno);
+      } else if ((rc = seccomp_export_bpf(ctx, fd)) != 0) {
+        f.error = std::string("seccomp_export_bpf: ") + std::strerror(-rc);
+      } else {
+        const off_t size = ::lseek(fd, 0, SEEK_END);
+        f.program.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
+        if (size <= 0 || ::pread(fd, f.program.data(), static_cast<std::size_t>(size), 0) != size)
+          f.error = "cannot read the exported seccomp filter back";
+      }
+      if (fd >= 0) ::close(fd);
+    }
+    seccomp_release(ctx);
+    f.fprog.len = static_cast<unsigned short>(f.program.size());
+    f.fprog.filter = f.program.data();
+    return f;
+  }();
+  return filter;
+}
+
+// Remount flags a bind of `source` must keep: a mount's nosuid, nodev and
+// noexec are locked in a user namespace (clearing one fails EPERM).
+unsigned long locked_flags(const std::string& source) {
+  struct statvfs st{};
+  unsigned long flags = MS_NOSUID | MS_NODEV;
+  if (::statvfs(source.c_str(), &st) == 0 && (st.f_flag & ST_NOEXEC)) flags |= MS_NOEXEC;
+  return flags;
+}
+
+// The new root of a run: the system's shared libraries and loader (/usr,
+// the /lib, /lib64, /bin links or directories, ld.so.cache) read-only, the
+// generator's own directory read-only at /gen, the run directory
+// read-write (no exec) at /run; nothing else (no /proc, /dev, /etc, /tmp).
+SandboxPlan sandbox_plan(const fs::path& mount_point, const fs::path& run_dir, const std::string& generator_dir,
+                         const SeccompFilter& filter) {
+  SandboxPlan plan;
+  plan.root = mount_point.string();
+  const auto bind = [&](MountStep::Kind kind, const std::string& source, const std::string& target, bool writable,
+                        unsigned long extra = 0) {
+    plan.steps.push_back({kind, source, plan.root + target,
+                          (writable ? 0ul : static_cast<unsigned long>(MS_RDONLY)) | locked_flags(source) | extra});
+  };
+  bind(MountStep::kDirectory, "/usr", "/usr", false);
+  for (const char* top : {"/lib", "/lib64", "/bin", "/sbin"}) {
+    std::error_code ec;
+    const fs::file_status status = fs::symlink_status(top, ec);
+    if (ec || !fs::exists(status)) continue;
+    if (fs::is_symlink(status))
+      plan.steps.push_back({MountStep::kLink, fs::read_symlink(top, ec).string(), plan.root + top, 0});
+    else if (fs::is_directory(status))
+      bind(MountStep::kDirectory, top, top, false);
+  }
+  std::error_code ec;
+  if (fs::is_regular_file("/etc/ld.so.cache", ec)) {
+    plan.steps.push_back({MountStep::kMakeDirectory, "", plan.root + "/etc", 0});
+    bind(MountStep::kFile, "/etc/ld.so.cache", "/etc/ld.so.cache", false);
+  }
+  if (!generator_dir.empty()) bind(MountStep::kDirectory, generator_dir, "/gen", false);
+  bind(MountStep::kDirectory, run_dir.string(), "/run", true, MS_NOEXEC);
+  plan.workdir = "/run";
+  plan.uid_map = std::to_string(kSandboxUid) + " " + std::to_string(::geteuid()) + " 1\n";
+  plan.gid_map = std::to_string(kSandboxUid) + " " + std::to_string(::getegid()) + " 1\n";
+  plan.filter = &filter.fprog;
+  return plan;
 }
 
 // The last `limit` bytes of text, trimmed, for quoting in a message.
@@ -439,35 +795,114 @@ void check_generator(const GeneratorInfo& info, CurveId curve, std::uint32_t num
                          std::to_string(num_public) + " public signals: not the same circuit");
 }
 
-std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
-                                        const std::string& temp_parent, const RunLimits& limits) {
-  if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
-  std::string pattern = temp_parent + "/zkfarm-witgen.XXXXXX";
-  if (!::mkdtemp(pattern.data()))
-    throw RunFailure("cannot create a temporary directory under " + temp_parent + ": " + std::strerror(errno));
-  const fs::path work = pattern;
-  struct Cleanup {
-    fs::path path;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  } cleanup{work};
-  {
-    std::ofstream input(work / "input.json", std::ios::binary);
-    input.write(input_json.data(), static_cast<std::streamsize>(input_json.size()));
-    if (!input) throw RunFailure("cannot write the input under " + work.string());
+namespace {
+
+// A fresh directory under temp_parent, removed with everything in it.
+struct RunDirectory {
+  fs::path path;
+  explicit RunDirectory(const std::string& temp_parent) {
+    std::string pattern = temp_parent + "/zkfarm-witgen.XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw RunFailure("cannot create a temporary directory under " + temp_parent + ": " + std::strerror(errno));
+    path = pattern;
   }
+  ~RunDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+const SeccompFilter& checked_seccomp_filter() {
+  const SeccompFilter& filter = seccomp_filter();
+  if (!filter.error.empty())
+    throw RunFailure("cannot build the witness generator's seccomp filter: " + filter.error);
+  return filter;
+}
+
+// A run that failed in the sandbox's own setup: RunFailure quoting why.
+void throw_if_sandbox_failed(const ChildResult& r) {
+  const bool setup_failed =
+      r.sandbox_failed || (r.exited && r.exit_code == kSandboxSetupFailed &&
+                           r.output.find("zkfarm sandbox: ") != std::string::npos);
+  if (setup_failed)
+    throw RunFailure("cannot set up the witness generator sandbox: " + quote(r.output, 512) + kSandboxHint);
+}
+
+}  // namespace
+
+void check_sandbox(const std::string& temp_parent) {
+  const SeccompFilter& filter = checked_seccomp_filter();
+  RunDirectory work(temp_parent);
+  fs::create_directories(work.path / "root");
+  fs::create_directories(work.path / "run");
+  const SandboxPlan plan = sandbox_plan(work.path / "root", work.path / "run", "", filter);
   ChildSetup setup;
-  setup.directory = work.string();
+  setup.sandbox = &plan;
+  RunLimits limits;
+  limits.timeout = std::chrono::seconds(10);
   setup.limits = &limits;
-  const ChildResult r = run_child({binary, "input.json", "witness.wtns"}, setup, limits.timeout);
-  if (r.exited && r.exit_code == 0) {
+  const ChildResult r = run_child({"/usr/bin/true"}, setup, limits.timeout);
+  throw_if_sandbox_failed(r);
+  if (!r.exited || r.exit_code != 0)
+    throw RunFailure("the witness generator sandbox's self-test (/usr/bin/true) " + describe_status(r) + ": " +
+                     quote(r.output, 512) + kSandboxHint);
+}
+
+void become_subreaper() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+    throw RunFailure(std::string("prctl(PR_SET_CHILD_SUBREAPER) failed: ") + std::strerror(errno));
+  g_subreaper.store(true);
+}
+
+std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
+                                        const std::string& temp_parent, const RunLimits& limits,
+                                        std::uint64_t witness_bytes) {
+  if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
+  const SeccompFilter* filter = limits.sandbox ? &checked_seccomp_filter() : nullptr;
+  RunDirectory work(temp_parent);
+  // Sandboxed: <work>/root is the new root's mount point and <work>/run its
+  // /run; without: the generator runs in <work>/run.
+  const fs::path run_dir = work.path / "run";
+  fs::create_directories(run_dir);
+  {
+    std::ofstream input(run_dir / "input.json", std::ios::binary);
+    input.write(input_json.data(), static_cast<std::streamsize>(input_json.size()));
+    if (!input) throw RunFailure("cannot write the input under " + run_dir.string());
+  }
+  RunLimits run_limits = limits;
+  // A longer witness than the circuit's is cut off by the kernel (SIGXFSZ).
+  run_limits.output_bytes = std::min(limits.output_bytes, witness_bytes);
+  ChildSetup setup;
+  setup.limits = &run_limits;
+  setup.empty_environment = true;
+  std::optional<SandboxPlan> plan;
+  std::vector<std::string> args;
+  if (filter) {
     std::error_code ec;
-    if (!fs::is_regular_file(work / "witness.wtns", ec))
+    const fs::path real = fs::canonical(binary, ec);
+    if (ec) throw RunFailure("witness generator " + binary + ": " + ec.message());
+    fs::create_directories(work.path / "root");
+    plan = sandbox_plan(work.path / "root", run_dir, real.parent_path().string(), *filter);
+    setup.sandbox = &*plan;
+    args = {"/gen/" + real.filename().string(), "input.json", "witness.wtns"};
+  } else {
+    setup.directory = run_dir.string();
+    args = {binary, "input.json", "witness.wtns"};
+  }
+  const ChildResult r = run_child(args, setup, limits.timeout);
+  throw_if_sandbox_failed(r);
+  if (r.exited && r.exit_code == 0) {
+    const fs::path witness = run_dir / "witness.wtns";
+    struct stat st{};
+    if (::lstat(witness.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw BadInput("the witness generator exited without writing a witness" +
                      (r.output.empty() ? std::string() : ": " + quote(r.output)));
-    const std::string bytes = read_file(work / "witness.wtns");
+    if (static_cast<std::uint64_t>(st.st_size) != witness_bytes)
+      throw BadInput("the witness generator wrote " + std::to_string(st.st_size) + " bytes; the circuit's witness is " +
+                     std::to_string(witness_bytes) + " bytes");
+    const std::string bytes = read_file(witness);
+    if (bytes.size() != witness_bytes)
+      throw BadInput("the witness generator's output changed size while being read");
     return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
   }
   if (r.exited && (r.exit_code == 126 || r.exit_code == 127) && r.output.find("exec failed") != std::string::npos)
@@ -483,8 +918,8 @@ std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_v
     reason = "the witness generator ran out of its memory limit (" + std::to_string(limits.memory_bytes >> 20) +
              " MiB)";
   } else if (!r.exited && r.signal == SIGXFSZ) {
-    reason = "the witness generator wrote more than its output limit (" + std::to_string(limits.output_bytes >> 20) +
-             " MiB)";
+    reason = "the witness generator wrote more than the circuit's witness (" + std::to_string(run_limits.output_bytes) +
+             " bytes)";
   } else if (r.output.find("Failed assert") != std::string::npos || r.output.find("Assert Failed") != std::string::npos) {
     reason = "a circuit assertion failed (" + describe_status(r) + ")";
   } else {

@@ -15,12 +15,45 @@
 // accepted (check_generator).
 //
 // Compilers run as child processes with an argument vector (no shell), like
-// the generator itself. run_generator() gives each run a fresh temporary
-// directory, CPU-time, address-space, file-size and core-dump limits, a
-// wall-clock timeout (the whole process group is killed) and no inherited
-// descriptors but stdin (/dev/null), stdout and stderr (one pipe, read back
-// and quoted in errors). The generated code calls assert()/exit() on bad
-// input, so nothing of it runs inside a zkfarm process.
+// the generator itself. run_generator() treats the generator as hostile
+// (anyone who may register a circuit ships one, and it runs on every
+// worker): each run gets
+//   - its own user, mount, PID, IPC, network and UTS namespaces (clone(2)
+//     with CLONE_NEW*): the worker's uid is the only one mapped (to 1000
+//     inside, so the generator holds no capabilities), the network is an
+//     unconfigured loopback, and the file system is a read-only tmpfs root
+//     holding /usr, the loader's /lib links and ld.so.cache (read-only),
+//     the generator's own directory at /gen (read-only) and the run's
+//     directory at /run (read-write, no exec) -- no /proc, /dev, /etc,
+//     witness roots, artifact store or keys;
+//   - an empty environment, every signal unblocked and at its default;
+//   - a seccomp filter (seccomp_filter() in the .cc lists what it denies:
+//     ptrace, process_vm_*, mount, namespaces, keyctl, bpf, perf,
+//     io_uring, kexec, modules, ...);
+//   - CPU-time, address-space, file-size (the circuit's witness size) and
+//     core-dump limits and a wall-clock timeout;
+//   - no inherited descriptors but stdin (/dev/null), stdout and stderr
+//     (one pipe, read back and quoted in errors).
+// The first process of the PID namespace is a small init of ours that
+// forks the generator and reports its status: when init exits, or is
+// killed at the timeout, the kernel kills whatever the generator left in
+// the namespace (a setsid() child included), so nothing outlives a run.
+// The witness is checked to be exactly the circuit's size before it is
+// read.
+//
+// Why the kernel interfaces and not bubblewrap: the same namespaces and
+// filter at the cost of one library already packaged with every Debian
+// (libseccomp), no second program to install, find on PATH and keep in
+// step on every worker host, no shelling out from the product, and a
+// failure that names the exact step (mount, pivot_root, uid_map) in the
+// worker's error. What a run costs: BENCHMARKS.md, "Witness generator
+// sandbox".
+//
+// Where namespaces are unavailable (a container without user namespaces,
+// a seccomp profile denying clone(CLONE_NEWUSER)) runs fail with a
+// RunFailure naming the cause; check_sandbox() tells a worker at start.
+// RunLimits::sandbox = false (the worker's --witgen-sandbox=off) runs the
+// generator with the limits, empty environment and signal reset only.
 //
 // Thread safety: every function is safe to call from several threads at once
 // (nothing shared; the fork()ed child only calls async-signal-safe functions
@@ -154,15 +187,34 @@ struct RunLimits {
   std::chrono::milliseconds timeout{60000};  // wall clock
   std::uint64_t cpu_seconds = 60;            // RLIMIT_CPU
   std::uint64_t memory_bytes = 4ull << 30;   // RLIMIT_AS
-  std::uint64_t output_bytes = 8ull << 30;   // RLIMIT_FSIZE (the .wtns)
+  std::uint64_t output_bytes = 8ull << 30;   // RLIMIT_FSIZE (the .wtns), at most the circuit's witness
+  // Namespaces and seccomp (see the top of this file). Off only by an
+  // operator's explicit choice (--witgen-sandbox=off): then rlimits only.
+  bool sandbox = true;
 };
 
 // Runs `binary` (its .dat beside it) on `input_json` in a new directory
-// under `temp_parent`, returns the .wtns bytes and removes the directory.
-// Throws BadInput (the input's fault, message quoting the generator) or
-// RunFailure (ours).
+// under `temp_parent`, sandboxed unless limits.sandbox is false, returns
+// the .wtns bytes and removes the directory. `witness_bytes`: the size of
+// the circuit's witness (wtns_file_bytes(num_vars)); a witness of another
+// size is refused before it is read. Throws BadInput (the input's fault,
+// or a generator that misbehaved: message quoting the generator) or
+// RunFailure (ours: no directory, no namespaces, binary missing).
 std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
-                                        const std::string& temp_parent, const RunLimits& limits);
+                                        const std::string& temp_parent, const RunLimits& limits,
+                                        std::uint64_t witness_bytes);
+
+// Sets up a sandbox under `temp_parent` and runs /usr/bin/true in it: a
+// worker's check at start. Throws RunFailure saying what is missing (user
+// namespaces, mount permission, the seccomp filter) and what to do.
+void check_sandbox(const std::string& temp_parent);
+
+// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER):
+// descendants of generator runs or builds orphaned by their parents are
+// reparented here rather than to the host's init, and each run_generator()
+// or build step reaps those that have exited. Throws RunFailure if the
+// kernel refuses.
+void become_subreaper();
 
 // Checks an input.json document before any generator sees it: an object
 // whose values are, at any depth of arrays and objects (circom buses), non-

@@ -16,6 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What misbehaving_generator writes in mode "ok": "witness bytes".
+constexpr std::uint64_t kWitnessBytes = 13;
+
 std::string generator() { return fs::absolute("witgen/misbehaving_generator").string(); }
 
 std::string temp_parent() {
@@ -36,7 +39,7 @@ RunLimits quick_limits() {
 
 std::string run_expecting_bad_input(const std::string& mode, const RunLimits& limits) {
   try {
-    run_generator(generator(), R"({"mode": ")" + mode + R"("})", temp_parent(), limits);
+    run_generator(generator(), R"({"mode": ")" + mode + R"("})", temp_parent(), limits, kWitnessBytes);
   } catch (const BadInput& e) {
     return e.what();
   }
@@ -45,7 +48,7 @@ std::string run_expecting_bad_input(const std::string& mode, const RunLimits& li
 }
 
 TEST(RunGenerator, ReturnsTheWitnessAndLeavesNothingBehind) {
-  auto bytes = run_generator(generator(), R"({"mode": "ok"})", temp_parent(), quick_limits());
+  auto bytes = run_generator(generator(), R"({"mode": "ok"})", temp_parent(), quick_limits(), kWitnessBytes);
   EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "witness bytes");
   EXPECT_TRUE(fs::is_empty(temp_parent()));
 }
@@ -89,7 +92,8 @@ TEST(RunGenerator, ExitWithoutWitness) {
 }
 
 TEST(RunGenerator, MissingBinaryIsNotTheInputsFault) {
-  EXPECT_THROW(run_generator("/nonexistent/witness-generator", "{}", temp_parent(), quick_limits()), RunFailure);
+  EXPECT_THROW(run_generator("/nonexistent/witness-generator", "{}", temp_parent(), quick_limits(), kWitnessBytes),
+               RunFailure);
 }
 
 std::string input_error(const std::string& json, CurveId curve = CurveId::kBn254) {

@@ -51,7 +51,7 @@ std::string digest_of(const std::string& path) {
   try {
     return sha256_file_hex(path);
   } catch (const std::exception& e) {
-    throw prover::Error(prover::ErrorKind::kInternal, e.what());
+    throw prover::Error(ErrorCode::kInternal, e.what());
   }
 }
 
@@ -91,7 +91,7 @@ std::uint64_t CircuitCache::evictions() const {
 std::string CircuitCache::local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey) {
   const std::string source = store_.absolute(relative);
   if (!fs::exists(source))
-    throw prover::Error(prover::ErrorKind::kUnknownCircuit,
+    throw prover::Error(ErrorCode::kUnknownCircuit,
                         "circuit " + id + " has no artifact " + source + " in the artifact store");
   std::string path = source;
   if (!cache_dir_.empty()) {
@@ -102,7 +102,7 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
       try {
         copy_file_atomically(source, path);
       } catch (const std::exception& e) {
-        throw prover::Error(prover::ErrorKind::kInternal, std::string("cannot cache the artifact: ") + e.what());
+        throw prover::Error(ErrorCode::kInternal, std::string("cannot cache the artifact: ") + e.what());
       }
     }
   }
@@ -111,7 +111,7 @@ std::string CircuitCache::local_copy(const std::string& id, const std::string& r
     if (digest != id) {
       std::error_code ec;
       if (path != source) fs::remove(path, ec);
-      throw prover::Error(prover::ErrorKind::kBadCircuit,
+      throw prover::Error(ErrorCode::kBadCircuit,
                           path + ": sha256 is " + digest + ", expected the circuit id " + id);
     }
   }
@@ -133,7 +133,7 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
     fs::remove(path, ec);
   }
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot create " + fs::path(path).parent_path().string() + ": " + ec.message());
+  if (ec) throw prover::Error(ErrorCode::kInternal, "cannot create " + fs::path(path).parent_path().string() + ": " + ec.message());
   const std::string partial = path + ".part";
   for (int attempt = 0;; ++attempt) {
     // Room for what is still to come (a partial file from a broken transfer
@@ -142,7 +142,7 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
     if (file.bytes > have) {
       const auto free_bytes = free_space(fs::path(path).parent_path());
       if (free_bytes && *free_bytes < file.bytes - have)
-        throw prover::Error(prover::ErrorKind::kInternal,
+        throw prover::Error(ErrorCode::kInternal,
                             "no room in --cache-dir " + cache_dir_ + " for " + file.path + ": it needs " +
                                 size_text(file.bytes - have) + ", " + size_text(*free_bytes) + " are free");
     }
@@ -162,12 +162,12 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
                     });
     } catch (const HttpError& e) {
       // Not in the store (yet): like a missing file in a local store.
-      if (e.status() == 404) throw prover::Error(prover::ErrorKind::kUnknownCircuit, e.what());
-      throw prover::Error(prover::ErrorKind::kInternal, e.what());
+      if (e.status() == 404) throw prover::Error(ErrorCode::kUnknownCircuit, e.what());
+      throw prover::Error(ErrorCode::kInternal, e.what());
     } catch (const std::system_error& e) {
       // A local write failure (a full disk): the partial file is no use.
       fs::remove(partial, ec);
-      throw prover::Error(prover::ErrorKind::kInternal, e.what());
+      throw prover::Error(ErrorCode::kInternal, e.what());
     }
     const std::uint64_t size = fs::file_size(partial, ec);
     const std::string digest = file.sha256.empty() ? "" : digest_of(partial);
@@ -179,7 +179,7 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
     if (problem.empty()) {
       if (file.executable) fs::permissions(partial, fs::perms(0755), ec);
       fs::rename(partial, path, ec);
-      if (ec) throw prover::Error(prover::ErrorKind::kInternal, "cannot install " + path + ": " + ec.message());
+      if (ec) throw prover::Error(ErrorCode::kInternal, "cannot install " + path + ": " + ec.message());
       checked_.insert(path);
       ZKLOG(kInfo) << "downloaded " << redact_url(url) << ": " << mib(size) << " in "
                    << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s";
@@ -190,21 +190,21 @@ std::string CircuitCache::fetch(const ArtifactFile& file) {
       ZKLOG(kWarning) << redact_url(url) << ": " << problem << "; downloading it again";
       continue;
     }
-    throw prover::Error(prover::ErrorKind::kBadCircuit, redact_url(url) + ": " + problem + " (downloaded twice)");
+    throw prover::Error(ErrorCode::kBadCircuit, redact_url(url) + ": " + problem + " (downloaded twice)");
   }
 }
 
 CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
   if (!redis)
-    throw prover::Error(prover::ErrorKind::kInternal,
+    throw prover::Error(ErrorCode::kInternal,
                         "the artifact store is a URL: the worker needs --redis to read circuit records");
   std::optional<CircuitInfo> info;
   try {
     info = load_circuit_info(*redis, keys_, id);
   } catch (const std::exception& e) {
-    throw prover::Error(prover::ErrorKind::kInternal, std::string("circuit record: ") + e.what());
+    throw prover::Error(ErrorCode::kInternal, std::string("circuit record: ") + e.what());
   }
-  if (!info) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "circuit " + id + " is not registered");
+  if (!info) throw prover::Error(ErrorCode::kUnknownCircuit, "circuit " + id + " is not registered");
   // Room for all of the circuit's files still to come, before downloading
   // any of them: a circuit that cannot fit leaves nothing behind.
   const std::vector<ArtifactFile> files = circuit_files(*info);
@@ -221,27 +221,27 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
     fs::create_directories(cache_dir_, ec);
     const auto free_bytes = free_space(cache_dir_);
     if (free_bytes && *free_bytes < needed)
-      throw prover::Error(prover::ErrorKind::kInternal,
+      throw prover::Error(ErrorCode::kInternal,
                           "no room in --cache-dir " + cache_dir_ + " for circuit " + id + ": its files need " +
                               size_text(needed) + ", " + size_text(*free_bytes) + " are free");
   }
   bool zkey = false, pce = false;
   for (const auto& file : files) {
     if (file.path == info->zkey_path && file.sha256 != id)
-      throw prover::Error(prover::ErrorKind::kBadCircuit,
+      throw prover::Error(ErrorCode::kBadCircuit,
                           "circuit " + id + ": its record gives the zkey the sha256 '" + file.sha256 + "'");
     fetch(file);
     zkey = zkey || file.path == info->zkey_path;
     pce = pce || file.path == info->pce_path;
   }
   if (!zkey || !pce)
-    throw prover::Error(prover::ErrorKind::kBadCircuit, "circuit " + id + ": its record lists no zkey or no PCE");
+    throw prover::Error(ErrorCode::kBadCircuit, "circuit " + id + ": its record lists no zkey or no PCE");
   return *info;
 }
 
 std::string CircuitCache::local_root(const std::string& id, RedisClient* redis) {
   if (!remote_) return store_.root();
-  if (!is_valid_circuit_id(id)) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "bad circuit id " + id);
+  if (!is_valid_circuit_id(id)) throw prover::Error(ErrorCode::kUnknownCircuit, "bad circuit id " + id);
   std::lock_guard<std::mutex> load_lock(load_mutex_);
   fetch_all(id, redis);
   return cache_dir_;
@@ -258,7 +258,7 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
     }
   }
   if (was_resident) *was_resident = false;
-  if (!is_valid_circuit_id(id)) throw prover::Error(prover::ErrorKind::kUnknownCircuit, "bad circuit id " + id);
+  if (!is_valid_circuit_id(id)) throw prover::Error(ErrorCode::kUnknownCircuit, "bad circuit id " + id);
   std::lock_guard<std::mutex> load_lock(load_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -117,7 +117,7 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
       else EXPECT_EQ(buffer, first_buffer);  // the pool's buffer again
     }
   }
-  auto kind_of = [&](const std::vector<Fr>& values) -> std::optional<ErrorKind> {
+  auto kind_of = [&](const std::vector<Fr>& values) -> std::optional<ErrorCode> {
     try {
       prover->prove(*loaded, wtns(values), {}, nullptr);
     } catch (const Error& e) {
@@ -127,10 +127,10 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
   };
   auto broken = witness;
   broken[broken.size() / 2] += Fr::one();
-  EXPECT_EQ(kind_of(broken), ErrorKind::kUnsatisfied);
+  EXPECT_EQ(kind_of(broken), ErrorCode::kUnsatisfied);
   auto short_witness = witness;
   short_witness.pop_back();
-  EXPECT_EQ(kind_of(short_witness), ErrorKind::kWitnessLength);
+  EXPECT_EQ(kind_of(short_witness), ErrorCode::kWitnessLength);
   std::atomic<bool> cancelled{true};
   ProveRequest cancel;
   cancel.cancelled = &cancelled;
@@ -138,7 +138,7 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
     prover->prove(*loaded, wtns(witness), cancel, nullptr);
     ADD_FAILURE() << "a cancelled proof ran";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kCancelled);
+    EXPECT_EQ(e.kind(), ErrorCode::kCancelled);
   }
   // Dropping the circuit drops its device copies (into the stream-ordered
   // pool, which keeps them cached: cudaMemGetInfo does not show it); a
@@ -155,7 +155,7 @@ TEST(CudaProver, MissingDeviceIsRefusedAtConstruction) {
     Prover::cuda(cuda::DeviceContext::visible_device_count() + 3);
     ADD_FAILURE() << "opened a device that is not there";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNoDevice) << e.what();
+    EXPECT_EQ(e.kind(), ErrorCode::kNoDevice) << e.what();
   }
 }
 

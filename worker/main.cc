@@ -22,6 +22,7 @@
 #include "base/redact.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
+#include "witgen/witness_generator.h"
 #include "worker/config.h"
 #include "worker/worker.h"
 
@@ -70,6 +71,10 @@ int main(int argc, char** argv) {
              "a witness generator run is killed after this long (and its input refused)")
       .value("witgen-memory-mib", count(defaults.witgen_limits.memory_bytes >> 20),
              "address-space limit of a witness generator run")
+      .value("witgen-sandbox", defaults.witgen_limits.sandbox ? "on" : "off",
+             "on: each witness generator run in its own user, mount, PID, IPC and network namespaces under a "
+             "seccomp filter (the worker refuses to start where namespaces are unavailable); off: rlimits only, "
+             "for hosts that cannot have namespaces and run only generators their operator trusts")
       .value("witgen-temp-dir", defaults.witgen_temp_dir,
              "where each generator run gets its own directory (default: /dev/shm when writable, else $TMPDIR or "
              "/tmp): the witness is read back from there")
@@ -165,6 +170,9 @@ int main(int argc, char** argv) {
     config.witgen_limits.cpu_seconds = static_cast<std::uint64_t>(flags.get_int("witgen-timeout-s", 1, 86400));
     config.witgen_limits.memory_bytes = static_cast<std::uint64_t>(flags.get_int("witgen-memory-mib", 64, 1 << 24)) << 20;
     config.witgen_temp_dir = flags.get("witgen-temp-dir");
+    if (flags.get("witgen-sandbox") != "on" && flags.get("witgen-sandbox") != "off")
+      throw FlagError("--witgen-sandbox: expected on or off, got '" + flags.get("witgen-sandbox") + "'");
+    config.witgen_limits.sandbox = flags.get("witgen-sandbox") == "on";
     config.drain_timeout = std::chrono::seconds(flags.get_int("drain-timeout-s", 0, 86400));
     config.inject_fault = flags.get("inject-fault");
     if (!config.inject_fault.empty() && config.inject_fault != "corrupt-proof")
@@ -196,6 +204,28 @@ int main(int argc, char** argv) {
   }
   set_log_component("worker[" + config.worker_id + "]");
   init_log_from_env();
+  // Descendants of generator runs that lose their parent are reparented
+  // here, not to the host's (or container's) PID 1, and reaped after each
+  // run: on Kubernetes the worker may be PID 1 itself.
+  try {
+    witgen::become_subreaper();
+  } catch (const std::exception& e) {
+    ZKLOG(kWarning) << e.what() << ": orphaned generator processes go to the host's init";
+  }
+  // Fail closed: a worker that cannot sandbox generators does not start,
+  // unless its operator said --witgen-sandbox=off.
+  if (config.witgen_workers > 0 && config.witgen_limits.sandbox) {
+    try {
+      witgen::check_sandbox(config.witgen_temp_dir.empty() ? default_witgen_temp_dir() : config.witgen_temp_dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkfarm-worker: %s\n", e.what());
+      return 2;
+    }
+  } else if (config.witgen_workers > 0) {
+    ZKLOG(kError) << "--witgen-sandbox=off: witness generators run with rlimits only -- a generator can read this "
+                     "worker's files, keys and other jobs' witnesses it can reach, its memory and environment, and "
+                     "the network; run only generators you trust";
+  }
   try {
     Worker worker(config, std::move(prover));
     // Bound before run(): a taken port is a start-up error (exit 2).

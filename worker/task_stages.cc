@@ -33,7 +33,7 @@ TaskStages::TaskStages(const WorkerConfig& config, prover::Prover& prover, Circu
 
 std::variant<Prepared, Finished> TaskStages::prepare(QueuedTask task, RedisClient* redis) {
   try {
-    if (task.cancelled->load()) throw prover::Error(prover::ErrorKind::kCancelled, "cancelled");
+    if (task.cancelled->load()) throw prover::Error(ErrorCode::kCancelled, "cancelled");
     Prepared p;
     auto t0 = Clock::now();
     try {
@@ -66,7 +66,7 @@ std::variant<Prepared, Finished> TaskStages::prepare(QueuedTask task, RedisClien
         }
       }
     } catch (const WitnessUnavailable& e) {
-      throw prover::Error(prover::ErrorKind::kWitnessUnavailable, e.what());
+      throw prover::Error(ErrorCode::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {
       metrics_.redis_errors().Increment();
       throw;

@@ -1,7 +1,9 @@
 // witgen_pool.h -- the witness generator pool's work (input partitions):
 // check the circuit's generator against the hashes the task carries (once
 // per process), run it sandboxed on the task's input
-// (witgen/witness_generator.h) and keep the witness it computed in memory
+// (witgen/witness_generator.h: namespaces and seccomp unless the operator
+// gave --witgen-sandbox=off; the witness refused unless it has the
+// circuit's exact size) and keep the witness it computed in memory
 // for the provers. The pipeline's `witgen_workers` generator threads call
 // generate() (task_pipeline.h); a refused input becomes TaskError badInput
 // quoting the generator.
