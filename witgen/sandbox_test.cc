@@ -10,6 +10,9 @@
 // fail).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,7 +50,10 @@ class Sandbox : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::string pattern = (fs::temp_directory_path() / "sandbox_test.XXXXXX").string();
-    root_ = new fs::path(::mkdtemp(pattern.data()));
+    // mkdtemp's template: the six X are replaced by a unique suffix.
+    const char* made = ::mkdtemp(pattern.data());
+    ASSERT_NE(made, nullptr) << "mkdtemp " << pattern << ": " << std::strerror(errno);
+    root_ = new fs::path(made);
     // Layout of a worker host: the artifact store with the generator, a
     // witness root with another job's witness, a key, a temp dir for runs.
     fs::create_directories(*root_ / "artifacts/c1/witgen");
