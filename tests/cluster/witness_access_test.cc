@@ -69,19 +69,20 @@ TEST_F(FarmTest, FifoWitnessFailsItsJobAndTheCoordinatorKeepsServing) {
 // witness it is a FIFO. Before the fix the prover thread waited in open()
 // forever: the partition never finished and SIGTERM's drain never ended
 // (after the drain timeout the worker still joined the blocked thread).
+// The swap happens after intake and before any worker exists: a worker
+// fetches a partition's witness ahead of its slot (prefetch), so swapping
+// while partition 0 proves would race that fetch.
 TEST_F(FarmTest, FifoWitnessOnAWorkerFailsTheTaskAndDrainFinishes) {
   start_coordinator({"--max-attempts", "1"});
-  const std::size_t w = start_worker("w1", {"--slots", "1", "--prove-delay-ms", "1500", "--drain-timeout-s", "5"});
   const std::string good = "file://" + witness_file("bn128_mul.wtns");
   const std::string swapped = dir_->file("swapped.wtns");
   std::filesystem::copy_file(runfile("formats/testdata/bn128_mul.wtns"), swapped);
   farm::submit(options_, job_json("swap", bn254_.id, {good, "file://" + swapped}));
-  // Partition 0 is on the worker (one slot): partition 1 waits for it, and
-  // its witness has passed intake. Now it becomes a FIFO.
-  ASSERT_TRUE(eventually([&] { return workers_[w]->log().find("job swap partition 0") != std::string::npos; },
+  ASSERT_TRUE(eventually([&] { return coordinator_->log().find("job swap started") != std::string::npos; },
                          std::chrono::seconds(15)))
       << logs();
   make_fifo(swapped);
+  const std::size_t w = start_worker("w1", {"--slots", "1", "--drain-timeout-s", "5"});
   farm::JobStatus s = wait_job("swap", std::chrono::seconds(20));
   EXPECT_EQ(s.state, "failed");
   EXPECT_NE(s.error.find(swapped + ": not a regular file"), std::string::npos) << s.error;

@@ -282,7 +282,8 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   ASSERT_TRUE(eventually(
       [&] {
         return samples_of("zkfarm_jobs_failed_total") >= 3 && samples_of("zkfarm_device_task_errors_total") >= 3 &&
-               samples_of("zkfarm_jobs_completed_total") >= 3 && samples_of("zkfarm_partitions_retried_total") >= 3;
+               samples_of("zkfarm_jobs_completed_total") >= 3 && samples_of("zkfarm_partitions_retried_total") >= 3 &&
+               samples_of("zkfarm_witgen_failures_total") >= 3;
       },
       30s))
       << "Prometheus did not scrape the final state: " << query("up").dump() << "\n"
