@@ -75,12 +75,12 @@ struct Bls12381 {
   }
 
   // e(p, q); 1 if either is the identity. Inputs must be subgroup points.
-  static Fq12 pairing(const G1Affine& p, const G2Affine& q) { return optimal_ate_pairing<Bls12381>(p, q); }
+  static Fq12 pairing(const G1Affine& p, const G2Affine& q);
   // prod e(g1[i], g2[i]) with one final exponentiation. Throws
   // std::invalid_argument if the spans differ in length.
-  static Fq12 multi_pairing(std::span<const G1Affine> g1, std::span<const G2Affine> g2) {
-    return optimal_ate_multi_pairing<Bls12381>(g1, g2);
-  }
+  // Defined in curves.cc: instantiating the pairing evaluates its Frobenius
+  // constants at compile time, seconds per translation unit.
+  static Fq12 multi_pairing(std::span<const G1Affine> g1, std::span<const G2Affine> g2);
 
  private:
   static constexpr Fq fq(const char* hex) { return Fq::from_canonical(Fq::Int::from_hex(hex)); }

@@ -70,12 +70,12 @@ struct Bn254 {
   }
 
   // e(p, q); 1 if either is the identity. Inputs must be subgroup points.
-  static Fq12 pairing(const G1Affine& p, const G2Affine& q) { return optimal_ate_pairing<Bn254>(p, q); }
+  static Fq12 pairing(const G1Affine& p, const G2Affine& q);
   // prod e(g1[i], g2[i]) with one final exponentiation. Throws
   // std::invalid_argument if the spans differ in length.
-  static Fq12 multi_pairing(std::span<const G1Affine> g1, std::span<const G2Affine> g2) {
-    return optimal_ate_multi_pairing<Bn254>(g1, g2);
-  }
+  // Defined in curves.cc: instantiating the pairing evaluates its Frobenius
+  // constants at compile time, seconds per translation unit.
+  static Fq12 multi_pairing(std::span<const G1Affine> g1, std::span<const G2Affine> g2);
 
  private:
   static constexpr Fq fq(const char* decimal) { return Fq::from_canonical(Fq::Int::from_decimal(decimal)); }
