@@ -60,12 +60,42 @@ std::string read_curve_key_file(const std::string& path) {
 }
 
 std::set<std::string> read_curve_allowlist(const std::string& path) {
+  std::set<std::string> keys;
+  for (const auto& [key, ids] : read_curve_allowlist_ids(path)) keys.insert(key);
+  return keys;
+}
+
+std::map<std::string, std::set<std::string>> read_curve_allowlist_ids(const std::string& path) {
+  // Worker ids name Redis keys: the coordinator's bound (constants.h
+  // kMaxWorkerIdBytes), repeated here so a bad allowlist fails at start.
+  constexpr std::size_t kMaxIdBytes = 200;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read CURVE allowlist " + path);
-  std::set<std::string> keys;
+  std::map<std::string, std::set<std::string>> keys;
   std::string line;
-  for (int n = 1; std::getline(in, line); ++n)
-    if (auto key = key_on_line(line, path + ":" + std::to_string(n)); !key.empty()) keys.insert(key);
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::string where = path + ":" + std::to_string(n);
+    const std::string key = key_on_line(line, where);
+    if (key.empty()) continue;
+    if (keys.count(key)) throw std::runtime_error(where + ": key listed twice");
+    std::set<std::string>& ids = keys[key];
+    const std::string rest = trim(trim(line).substr(key.size()));
+    if (rest.rfind("ids=", 0) != 0) continue;  // a note, or nothing
+    const std::string list = rest.substr(4, rest.find_first_of(" \t") == std::string::npos
+                                                ? std::string::npos
+                                                : rest.find_first_of(" \t") - 4);
+    std::size_t begin = 0;
+    for (;;) {
+      const std::size_t comma = list.find(',', begin);
+      const std::string id = list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+      if (id.empty() || id.size() > kMaxIdBytes)
+        throw std::runtime_error(where + ": ids= needs worker ids of 1 to " + std::to_string(kMaxIdBytes) +
+                                 " bytes, separated by commas");
+      ids.insert(id);
+      if (comma == std::string::npos) break;
+      begin = comma + 1;
+    }
+  }
   return keys;
 }
 

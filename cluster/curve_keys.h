@@ -3,14 +3,17 @@
 //
 // Keys are Z85 text (40 characters), as zmq_curve_keypair makes them. A key
 // file holds one key on its first non-comment line; an allowlist file holds
-// one worker public key per line, optionally followed by whitespace and a
-// note. Lines starting with '#' are comments (Z85 uses '#' inside keys, so
+// one worker public key per line, optionally followed by whitespace, the
+// worker ids the key may say hello as ("ids=host-a/gpu0,host-a/gpu1": a host
+// whose workers share a key; without it the key may use one id, the first
+// it says hello with) and a note. Lines starting with '#' are comments (Z85 uses '#' inside keys, so
 // "everything after #" would cut keys; a key never starts with '#'). The coordinator
 // runs a ZAP handler that admits exactly the allowlisted worker keys; a
 // worker must know the coordinator's public key. Secret keys are never
 // logged.
 #pragma once
 
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -33,6 +36,10 @@ std::string curve_public_key(const std::string& secret_z85);
 std::string read_curve_key_file(const std::string& path);
 // Every key in an allowlist file. Throws std::runtime_error naming the line.
 std::set<std::string> read_curve_allowlist(const std::string& path);
+// Every key in an allowlist file with the worker ids listed for it (an
+// empty set: none listed). Throws std::runtime_error naming the line (a
+// key listed twice, an empty or over-long id in ids=).
+std::map<std::string, std::set<std::string>> read_curve_allowlist_ids(const std::string& path);
 // Writes a key file with mode 0600. Throws std::runtime_error.
 void write_curve_key_file(const std::string& path, const std::string& key_z85);
 

@@ -17,7 +17,11 @@
 //   <p>pce:<circuit>           set    worker ids holding the circuit resident
 //   <p>worker:<id>             hash   host, device, state, faults, last_seen (expires)
 //   <p>workers                 set    worker ids ever seen (stale ones have no hash)
-//   <p>quarantine              set    quarantined worker ids (cleared by an operator)
+//   <p>quarantine              set    quarantined worker ids, and "key:<z85>" for a quarantined
+//                                     CURVE key (cleared by an operator)
+//   <p>worker_keys             hash   worker id -> the CURVE key it first said hello with
+//   <p>key_workers             hash   CURVE key -> the one worker id it may say hello as (keys the
+//                                     allowlist lists no ids for)
 //   <p>cancels:<coord>         set    job ids whose cancel a coordinator must act on
 //   <p>coordinator:<coord>     string a coordinator's lease (with --takeover-after-ms; expires)
 //   <p>coordinators            set    ids of coordinators that hold or held a lease
@@ -64,6 +68,10 @@ class KeyLayout {
   std::string quarantine() const { return prefix_ + "quarantine"; }
   // Hash: worker id -> the CURVE public key it first said hello with.
   std::string worker_keys() const { return prefix_ + "worker_keys"; }
+  // Hash: CURVE public key -> the one worker id it first said hello as.
+  std::string key_workers() const { return prefix_ + "key_workers"; }
+  // The quarantine set's member for a CURVE key.
+  static std::string quarantined_key(std::string_view curve_key) { return "key:" + std::string(curve_key); }
   std::string cancels(std::string_view coordinator) const { return cat("cancels:", coordinator); }
   std::string rejected() const { return prefix_ + "rejected"; }
   std::string set_aside() const { return prefix_ + "setaside"; }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,9 @@ struct CoordinatorConfig {
   // task_timeout_floor (scheduler.h); 0: none; else this fixed timeout.
   std::optional<std::chrono::milliseconds> task_timeout;
   std::chrono::milliseconds task_timeout_floor = coordinator::kDefaultTaskTimeoutFloor;
+  // Longest a task may be held before its Proving message (scheduler.h); 0: none.
+  std::chrono::milliseconds witness_timeout = coordinator::kDefaultWitnessTimeout;
+  std::uint32_t max_tasks_per_worker = coordinator::kDefaultMaxTasksPerWorker;  // whatever a worker says
   std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;          // failed attempts per partition
   std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;  // faults before quarantine
   std::uint32_t max_active_jobs = coordinator::kDefaultMaxActiveJobs;     // jobs held at once
@@ -50,6 +54,9 @@ struct CoordinatorConfig {
   // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
   std::string curve_secret_key;          // Z85
   std::set<std::string> curve_allowlist;  // worker public keys, Z85
+  // Allowlisted keys -> the worker ids listed for them (ids=); a key without
+  // listed ids may say hello as one id only (worker_sessions.h).
+  std::map<std::string, std::set<std::string>> curve_key_ids;
   // Where /metrics is served (docs/METRICS.md); "" disables. main() binds it.
   std::string metrics_listen = std::string(metrics::kDefaultCoordinatorBindAddress);
 };

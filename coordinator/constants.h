@@ -49,9 +49,14 @@ inline constexpr long kDefaultTerminalTtlSeconds = 7L * 24 * 3600;
 
 // --- Scheduler ---
 
-// The most tasks one worker may hold, whatever credits it grants: a bound on
-// what a single (possibly rogue) worker can take out of the pending set.
-// Real workers grant their slot count (1-8 on the hosts in BENCHMARKS.md).
+// The most tasks one worker may hold, whatever credits it grants or device
+// it describes (--max-tasks-per-worker): the coordinator's policy, not the
+// worker's claim. Real workers hold their slots plus their prefetch (2-9 on
+// the hosts in BENCHMARKS.md); 16 leaves room for a larger host while one
+// rogue that says it holds 1024 takes 16 partitions out of the pending set,
+// not 1024.
+inline constexpr std::uint32_t kDefaultMaxTasksPerWorker = 16;
+// The largest value that flag accepts.
 inline constexpr std::uint32_t kMaxCreditsPerWorker = 1024;
 // Period of the scheduler's periodic work: cancels from Redis, deadlines,
 // task timeouts, gauges. 100 ms makes a cancel or an expired deadline act
@@ -80,6 +85,26 @@ inline constexpr std::size_t kInvalidProofsToBlameWitness = 2;
 inline constexpr int kTaskTimeoutMultiplier = 4;
 inline constexpr seconds kDefaultTaskTimeoutFloor{60};
 inline constexpr seconds kTaskTimeoutBeforeMeasurement{30 * 60};
+
+// The task timeout runs from the worker's Proving message (the witness is
+// fetched, parsed and checked, an input's generated, and the proof begins);
+// only that time is a device's and only that time is measured for the auto
+// timeout. Before it, a task held longer than kDefaultWitnessTimeout
+// (--witness-timeout-s) is taken back as the witness's failure, never as a
+// fault: a submitter's slow server must not quarantine the workers that
+// fetch from it. 10 minutes reads a 64 GiB witness at 1 Gbit/s and covers a
+// witness generator's run on the largest circuits in BENCHMARKS.md.
+inline constexpr seconds kDefaultWitnessTimeout{10 * 60};
+// A witness that timed out or failed to be read on this many different
+// workers (CURVE keys) fails its job as witnessUnavailable: two unrelated
+// workers agree that the reference is the problem, and no third is tied up.
+inline constexpr std::size_t kWitnessFailuresToFailJob = 2;
+// The same kind of failure (one error code, or a session lost while it held
+// tasks) reported twice within this window by one worker (one CURVE key)
+// costs a fault, and every further one too: once is bad luck, a repeat is
+// the device (or a rogue that would otherwise fail every job it is given for
+// free). Witness failures are exempt (kWitnessFailuresToFailJob decides).
+inline constexpr seconds kRepeatedErrorWindow{10 * 60};
 
 // --- Worker sessions ---
 

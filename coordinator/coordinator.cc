@@ -33,7 +33,7 @@ Coordinator::Coordinator(CoordinatorConfig config)
       keys_(config_.key_prefix), store_(config_.artifacts), context_(1),
       redis_(config_.redis_url), jobs_store_(redis_, keys_),
       scheduler_(SchedulerConfig{config_.max_attempts, config_.quarantine_after, config_.task_timeout,
-                                 config_.task_timeout_floor},
+                                 config_.task_timeout_floor, config_.witness_timeout, config_.max_tasks_per_worker},
                  *this, *metrics_) {
   if (config_.coordinator_id.empty()) throw std::invalid_argument("coordinator id must not be empty");
   if (config_.artifacts.empty()) throw std::invalid_argument("--artifacts (the artifact store root) is required");
@@ -333,8 +333,10 @@ void Coordinator::faults_changed(const std::string& worker_id, int delta) {
   with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(worker_id), WorkerRecord::kFaults, std::to_string(delta)}); });
 }
 
-void Coordinator::worker_quarantined(const std::string& worker_id) {
-  with_redis([&] { return redis_.command({"SADD", keys_.quarantine(), worker_id}); });
+void Coordinator::worker_quarantined(const std::string& worker_id, const std::string& curve_key) {
+  std::vector<std::string> command = {"SADD", keys_.quarantine(), worker_id};
+  if (!curve_key.empty()) command.push_back(KeyLayout::quarantined_key(curve_key));
+  with_redis([&] { return redis_.command(command); });
 }
 
 }  // namespace zkfarm

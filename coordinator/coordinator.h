@@ -83,7 +83,7 @@ class Coordinator : private SchedulerEffects {
   void witness_pending_changed(const ScheduledJob& job, std::uint32_t count) override;
   void job_finished(const ScheduledJob& job, const JobEnd& end) override;
   void faults_changed(const std::string& worker_id, int delta) override;
-  void worker_quarantined(const std::string& worker_id) override;
+  void worker_quarantined(const std::string& worker_id, const std::string& curve_key) override;
 
   template <class F>
   auto with_redis(F&& fn) -> decltype(fn());

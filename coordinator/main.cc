@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
              "or seconds")
       .value("task-timeout-floor-s", std::to_string(coordinator::kDefaultTaskTimeoutFloor.count()),
              "the least task timeout in auto mode")
+      .value("witness-timeout-s", std::to_string(coordinator::kDefaultWitnessTimeout.count()),
+             "a task whose worker has not begun proving after this long (still fetching or generating its "
+             "witness) is retried elsewhere, never as a fault; on two workers its job fails witnessUnavailable "
+             "(0: no limit)")
+      .value("max-tasks-per-worker", std::to_string(coordinator::kDefaultMaxTasksPerWorker),
+             "most tasks one worker holds at once, whatever it says its device holds")
       .value("max-attempts", std::to_string(coordinator::kDefaultMaxAttempts), "failed attempts per partition before the job fails")
       .value("quarantine-after", std::to_string(coordinator::kDefaultQuarantineAfter), "faults before a worker is quarantined")
       .value("max-active-jobs", std::to_string(coordinator::kDefaultMaxActiveJobs), "jobs held at once")
@@ -90,6 +96,9 @@ int main(int argc, char** argv) {
     if (flags.get("task-timeout-s") != "auto")
       config.task_timeout = std::chrono::seconds(flags.get_int("task-timeout-s", 0, 7 * 86400));
     config.task_timeout_floor = std::chrono::seconds(flags.get_int("task-timeout-floor-s", 1, 86400));
+    config.witness_timeout = std::chrono::seconds(flags.get_int("witness-timeout-s", 0, 7 * 86400));
+    config.max_tasks_per_worker = static_cast<std::uint32_t>(
+        flags.get_int("max-tasks-per-worker", 1, coordinator::kMaxCreditsPerWorker));
     config.max_attempts = static_cast<std::uint32_t>(flags.get_int("max-attempts", 1, 100));
     config.quarantine_after = static_cast<std::uint32_t>(flags.get_int("quarantine-after", 1, 1000));
     config.max_active_jobs = static_cast<std::uint32_t>(flags.get_int("max-active-jobs", 1, 100000));
@@ -105,7 +114,8 @@ int main(int argc, char** argv) {
       config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));
       if (flags.get("curve-allowlist").empty())
         throw FlagError("--curve-secret-key-file needs --curve-allowlist (the worker keys to admit)");
-      config.curve_allowlist = read_curve_allowlist(flags.get("curve-allowlist"));
+      config.curve_key_ids = read_curve_allowlist_ids(flags.get("curve-allowlist"));
+      for (const auto& [key, ids] : config.curve_key_ids) config.curve_allowlist.insert(key);
     } else if (!flags.get("curve-allowlist").empty()) {
       throw FlagError("--curve-allowlist needs --curve-secret-key-file");
     }

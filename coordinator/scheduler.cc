@@ -69,25 +69,46 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
   for (const auto& [id, job] : jobs_)
     if (job.spec().deadline_unix && *job.spec().deadline_unix < unix_now) expired.push_back(id);
   for (const auto& id : expired) fail_job(id, ErrorCode::kDeadlineExceeded, "deadline exceeded");
-  std::vector<std::uint64_t> stalled;
+  // Proving past the task timeout is the device's; held past the witness
+  // timeout before proving began is the witness's (file comment).
+  std::vector<std::uint64_t> stalled, unfetched;
   for (const auto& [task_id, t] : tasks_) {
     auto j = jobs_.find(t.job_id);
     if (j == jobs_.end()) continue;
-    const auto limit = task_timeout(j->second.spec().circuit);
-    if (limit && now - t.sent > *limit) stalled.push_back(task_id);
+    if (t.proving) {
+      const auto limit = task_timeout(j->second.spec().circuit);
+      if (limit && now - *t.proving > *limit) stalled.push_back(task_id);
+    } else if (config_.witness_timeout.count() > 0 && now - t.sent > config_.witness_timeout) {
+      unfetched.push_back(task_id);
+    }
   }
-  for (auto task_id : stalled) {
+  auto take_back = [&](std::uint64_t task_id) -> std::optional<Task> {
     auto t = tasks_.find(task_id);
-    if (t == tasks_.end()) continue;
+    if (t == tasks_.end()) return std::nullopt;
     Task task = t->second;
     tasks_.erase(t);
     if (auto w = workers_.find(task.peer); w != workers_.end()) w->second.tasks.erase(task_id);
     effects_.send_cancel(task.peer, task_id, task.job_id);
-    count_fault(task.worker_id, "task timed out");
-    auto j = jobs_.find(task.job_id);
+    return task;
+  };
+  for (auto task_id : stalled) {
+    const auto task = take_back(task_id);
+    if (!task) continue;
+    count_fault(task->identity, task->worker_id, "task timed out");
+    auto j = jobs_.find(task->job_id);
     if (j != jobs_.end())
-      partition_failed(j->second, task.partition, task.worker_id, ErrorCode::kTaskTimeout,
-                       "worker " + task.worker_id + " did not finish within the task timeout");
+      partition_failed(j->second, task->partition, task->identity, ErrorCode::kTaskTimeout,
+                       "worker " + task->worker_id + " did not finish within the task timeout");
+  }
+  for (auto task_id : unfetched) {
+    const auto task = take_back(task_id);
+    if (!task) continue;
+    metrics_.partitions_requeued("witnessTimeout").Increment();
+    auto j = jobs_.find(task->job_id);
+    if (j != jobs_.end())
+      witness_failed(j->second, *task,
+                     "worker " + task->worker_id + " had not read the witness after " +
+                         std::to_string(config_.witness_timeout.count() / 1000) + " s (witness timeout)");
   }
 }
 
@@ -162,17 +183,34 @@ void Scheduler::requeue(const std::string& job_id, std::uint32_t partition, std:
 // ---------------------------------------------------------------------------
 // Workers
 
-void Scheduler::add_worker(const std::string& peer, WorkerOffer offer) {
+std::string Scheduler::identity(const std::string& worker_id, const std::string& curve_key) {
+  return curve_key.empty() ? worker_id : "key:" + curve_key;
+}
+
+void Scheduler::add_worker(const std::string& peer, WorkerOffer offer, const std::string& carry_from) {
   Worker w;
   w.peer = peer;
   w.worker_id = std::move(offer.worker_id);
+  w.identity = identity(w.worker_id, offer.curve_key);
   w.curves = std::move(offer.curves);
   w.loaded = std::move(offer.loaded);
-  // What the device holds, as the worker said; a worker that did not say is
-  // held to its first grant.
-  w.max_tasks = std::min(offer.max_tasks > 0 ? offer.max_tasks : offer.credits, coordinator::kMaxCreditsPerWorker);
-  w.credits = std::min(offer.credits, w.max_tasks);
+  // What the device holds, as the worker said (a worker that did not say is
+  // held to its first grant), within the coordinator's policy.
+  w.max_tasks = std::min(offer.max_tasks > 0 ? offer.max_tasks : offer.credits, config_.max_tasks_per_worker);
   w.curve_key = std::move(offer.curve_key);
+  // The same process saying hello again keeps what it holds, clocks and all:
+  // a re-sent Hello neither requeues a task nor restarts its timeout.
+  if (auto old = workers_.find(carry_from); !carry_from.empty() && old != workers_.end()) {
+    if (old->second.identity == w.identity) {
+      w.tasks.swap(old->second.tasks);
+      w.quarantined = old->second.quarantined;
+      for (std::uint64_t task_id : w.tasks)
+        if (auto t = tasks_.find(task_id); t != tasks_.end()) t->second.peer = peer;
+    }
+    if (carry_from != peer) remove_worker(carry_from, "workerRestarted");
+  }
+  const std::uint32_t room = w.max_tasks > w.tasks.size() ? w.max_tasks - static_cast<std::uint32_t>(w.tasks.size()) : 0;
+  w.credits = std::min(offer.credits, room);
   workers_[peer] = std::move(w);
 }
 
@@ -192,6 +230,13 @@ void Scheduler::remove_worker(const std::string& peer, std::string_view reason) 
   auto it = workers_.find(peer);
   if (it == workers_.end()) return;
   const Worker& w = it->second;
+  // A session lost while holding tasks (a death, a restart) requeues them
+  // without an attempt; done again and again it is a fault (a worker must
+  // not hold tasks across endless hellos for free), and the requeued
+  // partitions go elsewhere first.
+  if (!w.tasks.empty())
+    note_failure(w.identity, w.worker_id, "lostTasks",
+                 "its session ended holding " + std::to_string(w.tasks.size()) + " task(s)");
   for (std::uint64_t task_id : w.tasks) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
@@ -201,6 +246,7 @@ void Scheduler::remove_worker(const std::string& peer, std::string_view reason) 
     const std::string job_id = t->second.job_id;
     const std::uint32_t partition = t->second.partition;
     tasks_.erase(t);
+    if (auto j = jobs_.find(job_id); j != jobs_.end()) j->second.partitions[partition].avoid.insert(w.identity);
     requeue(job_id, partition, reason);
   }
   workers_.erase(it);
@@ -263,27 +309,77 @@ std::optional<Scheduler::WorkerView> Scheduler::worker(const std::string& peer) 
   return WorkerView{it->second.credits, it->second.tasks.size(), &it->second.loaded, it->second.quarantined};
 }
 
-std::uint32_t Scheduler::faults(const std::string& worker_id) const {
-  auto it = faults_.find(worker_id);
+std::uint32_t Scheduler::faults(const std::string& identity) const {
+  auto it = faults_.find(identity);
   return it == faults_.end() ? 0 : it->second;
 }
 
-void Scheduler::count_fault(const std::string& worker_id, const std::string& why) {
-  const std::uint32_t n = ++faults_[worker_id];
+void Scheduler::count_fault(const std::string& identity, const std::string& worker_id, const std::string& why) {
+  const std::uint32_t n = ++faults_[identity];
   metrics_.worker_faults(worker_id).Increment();
   effects_.faults_changed(worker_id, +1);
-  if (n >= config_.quarantine_after) {
-    ZKLOG(kError) << "worker " << worker_id << " quarantined after " << n << " faults (last: " << why << ")";
-    effects_.worker_quarantined(worker_id);
-    metrics_.worker_quarantined(worker_id).Set(1);
-    for (auto& [peer, w] : workers_)
-      if (w.worker_id == worker_id) w.quarantined = true;
+  if (n < config_.quarantine_after) return;
+  const std::string curve_key = identity.rfind("key:", 0) == 0 ? identity.substr(4) : "";
+  ZKLOG(kError) << "worker " << worker_id << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")")
+                << " quarantined after " << n << " faults (last: " << why << ")";
+  // Every session of the identity stops getting tasks, and what it holds
+  // goes back to pending (cancelled at the worker): a rogue must not keep
+  // its partitions until they time out.
+  std::set<std::string> ids = {worker_id};
+  std::vector<std::uint64_t> held;
+  for (auto& [peer, w] : workers_)
+    if (w.identity == identity) {
+      w.quarantined = true;
+      ids.insert(w.worker_id);
+      held.insert(held.end(), w.tasks.begin(), w.tasks.end());
+      w.tasks.clear();
+    }
+  for (const auto& id : ids) {
+    effects_.worker_quarantined(id, curve_key);
+    metrics_.worker_quarantined(id).Set(1);
+  }
+  for (std::uint64_t task_id : held) {
+    auto t = tasks_.find(task_id);
+    if (t == tasks_.end()) continue;
+    const Task task = t->second;
+    tasks_.erase(t);
+    effects_.send_cancel(task.peer, task_id, task.job_id);
+    if (auto j = jobs_.find(task.job_id); j != jobs_.end()) j->second.partitions[task.partition].avoid.insert(identity);
+    requeue(task.job_id, task.partition, "workerQuarantined");
   }
 }
 
-void Scheduler::refund_fault(const std::string& worker_id) {
-  if (faults_[worker_id] > 0) --faults_[worker_id];
+void Scheduler::refund_fault(const std::string& identity, const std::string& worker_id) {
+  if (faults_[identity] > 0) --faults_[identity];
   effects_.faults_changed(worker_id, -1);
+}
+
+void Scheduler::note_failure(const std::string& identity, const std::string& worker_id, std::string_view kind,
+                             const std::string& what) {
+  const auto now = Clock::now();
+  auto [it, first] = last_failure_.try_emplace({identity, std::string(kind)}, now);
+  const bool repeated = !first && now - it->second < coordinator::kRepeatedErrorWindow;
+  it->second = now;
+  // Old entries go once the map grows (one per identity and kind seen).
+  if (last_failure_.size() > 4096)
+    std::erase_if(last_failure_,
+                  [&](const auto& entry) { return now - entry.second >= coordinator::kRepeatedErrorWindow; });
+  if (repeated) count_fault(identity, worker_id, "repeated " + std::string(kind) + ": " + what);
+}
+
+void Scheduler::witness_failed(Job& job, const Task& task, const std::string& message) {
+  Partition& p = job.partitions[task.partition];
+  p.witness_failed[task.identity] = task.worker_id;
+  if (p.witness_failed.size() >= coordinator::kWitnessFailuresToFailJob) {
+    std::string workers;
+    for (const auto& [identity, worker_id] : p.witness_failed) workers += (workers.empty() ? "" : ", ") + worker_id;
+    fail_job(job.spec().id, ErrorCode::kWitnessUnavailable,
+             "partition " + std::to_string(task.partition) + ": the witness could not be read on " +
+                 std::to_string(p.witness_failed.size()) + " different workers (" + workers + "); last: " + message);
+    return;
+  }
+  p.phase = Phase::kAssigned;
+  partition_failed(job, task.partition, task.identity, ErrorCode::kWitnessUnavailable, message);
 }
 
 // ---------------------------------------------------------------------------
@@ -311,14 +407,14 @@ void Scheduler::dispatch() {
     Worker* best = nullptr;
     bool any_capable_unavoided = false;
     auto score = [&](const Worker& w) {
-      return std::make_tuple(!p.avoid.count(w.worker_id), w.loaded.count(circuit) > 0, w.credits);
+      return std::make_tuple(!p.avoid.count(w.identity), w.loaded.count(circuit) > 0, w.credits);
     };
     bool any_checker = false;
     for (auto& [peer, w] : workers_) {
       if (w.draining || w.quarantined || !w.curves.count(job.scheduled.curve)) continue;
       if (!p.claims.empty() && !can_check_claims(p, w)) continue;
       any_checker = true;
-      if (!p.avoid.count(w.worker_id)) any_capable_unavoided = true;
+      if (!p.avoid.count(w.identity)) any_capable_unavoided = true;
       if (w.credits == 0) continue;
       if (!best || score(w) > score(*best)) best = &w;
     }
@@ -329,7 +425,7 @@ void Scheduler::dispatch() {
       ++it;
       continue;
     }
-    if (!best || (p.avoid.count(best->worker_id) && any_capable_unavoided)) {
+    if (!best || (p.avoid.count(best->identity) && any_capable_unavoided)) {
       ++it;
       continue;
     }
@@ -341,7 +437,7 @@ void Scheduler::dispatch() {
     --best->credits;
     best->tasks.insert(task_id);
     best->loaded.insert(circuit);  // it will load it: prefer it for the rest of the job
-    tasks_[task_id] = Task{job.spec().id, partition, best->peer, best->worker_id, Clock::now()};
+    tasks_[task_id] = Task{job.spec().id, partition, best->peer, best->worker_id, best->identity, Clock::now()};
     p.phase = Phase::kAssigned;
     p.task_id = task_id;
     ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec().id << " partition " << partition << " -> "
@@ -357,40 +453,33 @@ void Scheduler::dispatch() {
     for (std::uint32_t i = 0; i < j->second.partitions.size(); ++i) {
       const Partition& p = j->second.partitions[i];
       if (p.phase != Phase::kPending || p.claims.empty()) continue;
-      const auto& [worker_id, claim] = *p.claims.begin();
+      const Claim& claim = p.claims.begin()->second;
       fail_job(id, claim.code,
-               "partition " + std::to_string(i) + ": " + claim.message + " (reported by worker " + worker_id +
+               "partition " + std::to_string(i) + ": " + claim.message + " (reported by worker " + claim.worker_id +
                    "; no other worker connected to confirm it)");
       break;
     }
   }
 }
 
-bool Scheduler::can_check_claims(const Partition& p, const Worker& w) {
-  for (const auto& [worker_id, claim] : p.claims) {
-    if (worker_id == w.worker_id) return false;
-    if (!claim.curve_key.empty() && claim.curve_key == w.curve_key) return false;
-  }
-  return true;
-}
+bool Scheduler::can_check_claims(const Partition& p, const Worker& w) { return !p.claims.count(w.identity); }
 
 void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, ErrorCode code,
                                    const std::string& message) {
   Partition& p = job.partitions[partition];
-  const std::string key = workers_.count(task.peer) ? workers_.at(task.peer).curve_key : "";
-  for (const auto& [worker_id, claim] : p.claims) {
-    if (worker_id == task.worker_id || (!key.empty() && key == claim.curve_key)) continue;
+  for (const auto& [identity, claim] : p.claims) {
+    if (identity == task.identity) continue;
     // A distinct second worker agrees: the input is bad.
     fail_job(job.spec().id, code,
              "partition " + std::to_string(partition) + ": " + message + " (confirmed by worker " + task.worker_id +
-                 " after worker " + worker_id + " reported " + std::string(error_name(claim.code)) + ")");
+                 " after worker " + claim.worker_id + " reported " + std::string(error_name(claim.code)) + ")");
     return;
   }
   ZKLOG(kWarning) << "job " << job.spec().id << " partition " << partition << ": worker " << task.worker_id
                   << " says the input is bad (" << error_name(code)
                   << "); checking it on another worker before failing the job";
-  p.claims[task.worker_id] = Claim{code, message, key};
-  p.avoid.insert(task.worker_id);
+  p.claims[task.identity] = Claim{code, message, task.worker_id};
+  p.avoid.insert(task.identity);
   p.phase = Phase::kPending;
   p.task_id = 0;
   make_pending(job, partition);
@@ -413,10 +502,12 @@ std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std:
   accepted.job_id = task.job_id;
   accepted.partition = task.partition;
   accepted.worker_id = task.worker_id;
+  accepted.identity = task.identity;
   accepted.attempt = p.attempts;
   accepted.prepared = job.scheduled.prepared;
   accepted.received = Clock::now();
   accepted.worker_seconds = std::chrono::duration<double>(accepted.received - task.sent).count();
+  if (task.proving) accepted.proving_seconds = std::chrono::duration<double>(accepted.received - *task.proving).count();
   if (p.pending_since != Clock::time_point{})
     accepted.wait_seconds = std::chrono::duration<double>(task.sent - p.pending_since).count();
   return accepted;
@@ -431,25 +522,27 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   if (!valid) {
     ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
                     << " is invalid: " << reason;
-    p.invalid_by.insert(r.worker_id);
+    p.invalid_by[r.identity] = r.worker_id;
     metrics_.partitions_invalid(job.spec().circuit, r.worker_id).Increment();
-    count_fault(r.worker_id, "invalid proof");
+    count_fault(r.identity, r.worker_id, "invalid proof");
     if (p.invalid_by.size() >= coordinator::kInvalidProofsToBlameWitness) {
-      // Different devices agree: the witness, not the devices.
-      for (const auto& w : p.invalid_by) refund_fault(w);
+      // Different devices (identities) agree: the witness, not the devices.
+      for (const auto& [identity, worker_id] : p.invalid_by) refund_fault(identity, worker_id);
       fail_job(r.job_id, ErrorCode::kUnsatisfied,
                "partition " + std::to_string(r.partition) + ": proofs from " + std::to_string(p.invalid_by.size()) +
                    " different workers failed verification: the witness does not satisfy the circuit");
       return;
     }
-    partition_failed(job, r.partition, r.worker_id, ErrorCode::kInvalidProof, "proof failed verification");
+    partition_failed(job, r.partition, r.identity, ErrorCode::kInvalidProof, "proof failed verification");
     return;
   }
-  // Dispatch to verified result, the task timeout's measure.
-  double& slowest = slowest_task_[job.spec().circuit];
-  slowest = std::max(slowest, r.worker_seconds);
-  for (const auto& [worker_id, claim] : p.claims)
-    count_fault(worker_id, "said the input of job " + r.job_id + " partition " + std::to_string(r.partition) +
+  // Proving to result, the task timeout's measure (never the fetch).
+  if (r.proving_seconds) {
+    double& slowest = slowest_task_[job.spec().circuit];
+    slowest = std::max(slowest, *r.proving_seconds);
+  }
+  for (const auto& [identity, claim] : p.claims)
+    count_fault(identity, claim.worker_id, "said the input of job " + r.job_id + " partition " + std::to_string(r.partition) +
                                " was bad (" + std::string(error_name(claim.code)) + "), but worker " +
                                r.worker_id + " proved it");
   p.claims.clear();
@@ -463,11 +556,11 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   if (job.proved == job.partitions.size()) complete_job(r.job_id);
 }
 
-void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, ErrorCode code,
+void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::string& identity, ErrorCode code,
                                  const std::string& message) {
   Partition& p = job.partitions[partition];
   ++p.attempts;
-  p.avoid.insert(worker_id);
+  p.avoid.insert(identity);
   effects_.attempt_failed(job.scheduled, partition);
   // A job may ask for fewer attempts than the farm allows, never more.
   const std::uint32_t max_attempts =
@@ -475,7 +568,7 @@ void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::s
   if (p.attempts >= max_attempts) {
     // Refund faults for invalid proofs: with every attempt invalid we cannot
     // tell a bad witness from bad devices.
-    for (const auto& w : p.invalid_by) refund_fault(w);
+    for (const auto& [invalid_identity, worker_id] : p.invalid_by) refund_fault(invalid_identity, worker_id);
     fail_job(job.spec().id, code,
              "partition " + std::to_string(partition) + " failed " + std::to_string(p.attempts) +
                  " attempts; last error: " + message);
@@ -505,12 +598,28 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
     on_bad_input_claim(j->second, task.partition, task, code, message);
     return;
   }
+  if (code == ErrorCode::kWitnessUnavailable) {
+    witness_failed(j->second, task, message);
+    return;
+  }
+  // Any other error is the worker's own: repeated, it is a fault. (A task
+  // the coordinator cancelled is no longer held, so a "cancelled" answer
+  // for a held one is the worker's own too.)
+  note_failure(task.identity, task.worker_id, error_name(code),
+               "job " + task.job_id + " partition " + std::to_string(task.partition));
   if (!retried_elsewhere(code)) {
+    j->second.partitions[task.partition].avoid.insert(task.identity);
     requeue(task.job_id, task.partition, error_name(code));
     return;
   }
   j->second.partitions[task.partition].phase = Phase::kAssigned;
-  partition_failed(j->second, task.partition, task.worker_id, code, message);
+  partition_failed(j->second, task.partition, task.identity, code, message);
+}
+
+void Scheduler::on_proving(const std::string& peer, std::uint64_t task_id) {
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end() || t->second.peer != peer || t->second.proving) return;
+  t->second.proving = Clock::now();
 }
 
 // ---------------------------------------------------------------------------
@@ -552,7 +661,7 @@ SchedulerSnapshot Scheduler::snapshot() const {
     s.jobs.push_back(std::move(j));
   }
   for (const auto& [peer, w] : workers_)
-    s.workers.push_back({peer, w.worker_id, w.credits, static_cast<std::uint32_t>(w.tasks.size()), faults(w.worker_id),
+    s.workers.push_back({peer, w.worker_id, w.credits, static_cast<std::uint32_t>(w.tasks.size()), faults(w.identity),
                          w.draining, w.quarantined});
   s.tasks_in_flight = tasks_.size();
   return s;

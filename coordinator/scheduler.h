@@ -19,6 +19,11 @@
 // round R + k, so jobs of one priority share the workers partition by
 // partition and none starves behind a bigger or older one.
 //
+// Who a worker is: under CURVE its key (an allowlisted key is one worker
+// identity, whatever worker ids it says hello with), else its worker id.
+// Faults, avoid sets, claims and the "two different workers" rules all
+// count identities, so one key with many ids is still one worker.
+//
 // Failures: a dead worker's tasks go back to pending without counting as an
 // attempt, and its late results are ignored (unknown task id). An invalid
 // proof counts a fault against the worker (quarantine after
@@ -27,7 +32,16 @@
 // fails as "unsatisfied" and the workers' faults are refunded. Errors a
 // worker reports are either its own (retry elsewhere, up to max_attempts)
 // or claims that the input is bad (the ErrorCode table in
-// schema/error_code.h: claims_bad_input, retried_elsewhere).
+// schema/error_code.h: claims_bad_input, retried_elsewhere). One kind of
+// error (a code, or a session lost while holding tasks) repeated by one
+// identity within kRepeatedErrorWindow costs a fault each time after the
+// first, so a worker that fails every task it is given ends quarantined.
+//
+// Witness failures are nobody's fault: a worker that reports the witness
+// unavailable, or holds a task past the witness timeout before its Proving
+// message, counts an attempt but no fault, and the partition goes to
+// another identity; the second identity to fail it fails the job as
+// witnessUnavailable (kWitnessFailuresToFailJob).
 //
 // Claims that the input is bad: one worker's word does not fail a job (a
 // rogue could fail any job). The partition goes back to pending, without
@@ -41,13 +55,17 @@
 // with it, as before (a farm of one).
 //
 // Task timeout: fixed (SchedulerConfig::task_timeout), off, or by default
-// derived per circuit from the measured time of its verified tasks
+// derived per circuit from the measured proving time of its verified tasks
 // (constants.h: kTaskTimeoutMultiplier x the slowest, at least the floor;
-// kTaskTimeoutBeforeMeasurement until one is measured). A task held longer
-// is cancelled, counts a fault and an attempt, and is retried elsewhere. A
-// worker's credits never exceed what it said its device holds (Hello
-// maxTasks; its first grant when it did not say), and never
-// kMaxCreditsPerWorker.
+// kTaskTimeoutBeforeMeasurement until one is measured). It runs from the
+// worker's Proving message (on_proving): a task proving longer is
+// cancelled, counts a fault and an attempt, and is retried elsewhere. The
+// time before Proving (fetching, parsing, generating the witness) is bounded
+// by witness_timeout instead and is never measured. A session replaced by a
+// Hello of the same process (same session id) hands its tasks to the new one
+// with their clocks. A worker's credits never exceed what it said its device
+// holds (Hello maxTasks; its first grant when it did not say), and never the
+// coordinator's max_tasks_per_worker.
 //
 // Threading: none of its own; one thread (the coordinator's scheduler
 // thread) calls everything. Effects are called synchronously from inside
@@ -85,6 +103,10 @@ struct SchedulerConfig {
   // 0: no timeout; else this fixed timeout.
   std::optional<std::chrono::milliseconds> task_timeout;
   std::chrono::milliseconds task_timeout_floor = coordinator::kDefaultTaskTimeoutFloor;
+  // Longest a task may be held before its Proving message; 0: no limit.
+  std::chrono::milliseconds witness_timeout = coordinator::kDefaultWitnessTimeout;
+  // Most tasks one worker holds at once, whatever it says its device holds.
+  std::uint32_t max_tasks_per_worker = coordinator::kDefaultMaxTasksPerWorker;
 };
 
 // What the scheduler needs to know of a job: the one JobSpec (shared with
@@ -139,7 +161,10 @@ class SchedulerEffects {
   virtual void job_finished(const ScheduledJob& job, const JobEnd& end) = 0;
   // delta: +1 a fault, -1 a refunded one.
   virtual void faults_changed(const std::string& worker_id, int delta) = 0;
-  virtual void worker_quarantined(const std::string& worker_id) = 0;
+  // The worker's identity reached quarantine_after faults: called for each
+  // worker id of it known here; curve_key is its key ("" without CURVE), so
+  // that the key's other ids are refused too.
+  virtual void worker_quarantined(const std::string& worker_id, const std::string& curve_key) = 0;
   // The number of the job's input partitions that workers hold waiting for
   // (or in) witness generation changed (job:<id> "waiting_for_witness").
   virtual void witness_pending_changed(const ScheduledJob& job, std::uint32_t count) {}
@@ -148,11 +173,14 @@ class SchedulerEffects {
 // A result taken off a task: what the verifier needs, and what on_verified
 // takes back.
 struct AcceptedResult {
-  std::string job_id, worker_id;
+  std::string job_id, worker_id, identity;
   std::uint32_t partition = 0;
   std::uint32_t attempt = 0;
   std::shared_ptr<const PreparedJob> prepared;
   double wait_seconds = 0, worker_seconds = 0;  // pending -> dispatched -> result received
+  // Proving message -> result received (the auto timeout's measure); nullopt
+  // when the worker sent no Proving message for the task.
+  std::optional<double> proving_seconds;
   std::chrono::steady_clock::time_point received{};
 };
 
@@ -195,8 +223,11 @@ class Scheduler {
   void expire(double unix_now, Clock::time_point now);
 
   // --- Workers (by peer: the link's routing id) ---
-  // A new session. The caller has dropped any older one of the worker first.
-  void add_worker(const std::string& peer, WorkerOffer offer);
+  // A new session. The caller has dropped any older one of the worker first,
+  // except `carry_from`: the session (peer) of the same process saying hello
+  // again, whose tasks pass to the new one with their held-since and
+  // proving-since clocks (nothing is requeued); "" for none.
+  void add_worker(const std::string& peer, WorkerOffer offer, const std::string& carry_from = "");
   // The session ended: its tasks go back to pending without counting an
   // attempt (reason labels zkfarm_partitions_requeued_total: workerDead,
   // workerRestarted).
@@ -231,6 +262,10 @@ class Scheduler {
   // entry when valid (ignored otherwise).
   void on_verified(const AcceptedResult& accepted, bool valid, const std::string& reason,
                    PartitionResult result);
+  // The worker's Proving message: task_id's witness is ready and its proof
+  // begins; its task timeout runs from now. Ignored unless it is that peer's
+  // task (and after the first).
+  void on_proving(const std::string& peer, std::uint64_t task_id);
   // A worker's TaskError for task_id (ignored unless it is that peer's task).
   void on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,
                      const std::string& message);
@@ -239,7 +274,10 @@ class Scheduler {
   // in-flight partitions).
   void update_gauges();
   SchedulerSnapshot snapshot() const;
-  std::uint32_t faults(const std::string& worker_id) const;
+  // Faults of an identity (identity()).
+  std::uint32_t faults(const std::string& identity) const;
+  // The identity of a worker: "key:<curve key>" under CURVE, else its id.
+  static std::string identity(const std::string& worker_id, const std::string& curve_key);
   // The task timeout now in force for a circuit (nullopt: none).
   std::optional<std::chrono::milliseconds> task_timeout(const std::string& circuit) const;
 
@@ -250,14 +288,15 @@ class Scheduler {
   // A worker's claim that the partition's input is bad.
   struct Claim {
     ErrorCode code = ErrorCode::kUnknown;
-    std::string message, curve_key;
+    std::string message, worker_id;
   };
   struct Partition {
     Phase phase = Phase::kPending;
-    std::map<std::string, Claim> claims;  // by worker id: unconfirmed bad-input claims
+    std::map<std::string, Claim> claims;  // by identity: unconfirmed bad-input claims
     std::uint32_t attempts = 0;        // failed attempts (not dead-worker requeues)
-    std::set<std::string> avoid;       // worker ids that failed it
-    std::set<std::string> invalid_by;  // worker ids whose proof was invalid
+    std::set<std::string> avoid;       // identities that failed it
+    std::map<std::string, std::string> invalid_by;      // identity -> worker id: proof invalid
+    std::map<std::string, std::string> witness_failed;  // identity -> worker id: could not read the witness
     std::uint64_t task_id = 0;
     std::optional<PartitionResult> result;  // once proved
     Clock::time_point pending_since{};      // when it last became pending
@@ -272,7 +311,7 @@ class Scheduler {
     double started = 0;  // unix seconds
   };
   struct Worker {
-    std::string peer, worker_id;
+    std::string peer, worker_id, identity;
     std::set<CurveId> curves;
     std::set<std::string> loaded;
     std::uint32_t credits = 0;
@@ -284,8 +323,9 @@ class Scheduler {
   struct Task {
     std::string job_id;
     std::uint32_t partition = 0;
-    std::string peer, worker_id;
-    Clock::time_point sent;
+    std::string peer, worker_id, identity;
+    Clock::time_point sent;                      // held since
+    std::optional<Clock::time_point> proving;    // since its Proving message
     bool witness_pending = false;  // the worker's last heartbeat listed it
   };
 
@@ -296,16 +336,26 @@ class Scheduler {
   // Puts an assigned partition back to pending without counting an attempt.
   void requeue(const std::string& job_id, std::uint32_t partition, std::string_view reason);
   // A failed attempt: retried elsewhere, or the job fails after max_attempts.
-  void partition_failed(Job& job, std::uint32_t partition, const std::string& worker_id, ErrorCode code,
+  // (`identity` is avoided by the retry.)
+  void partition_failed(Job& job, std::uint32_t partition, const std::string& identity, ErrorCode code,
                         const std::string& message);
-  void count_fault(const std::string& worker_id, const std::string& why);
-  // True if w can check the claims of p: it made none of them and, under
-  // CURVE, shares no key with a claimant.
+  // A fault of `identity` (reported by its worker id); quarantines every
+  // session of the identity at quarantine_after.
+  void count_fault(const std::string& identity, const std::string& worker_id, const std::string& why);
+  // One failure of kind `kind` by an identity: a fault when the identity
+  // had one of that kind within kRepeatedErrorWindow.
+  void note_failure(const std::string& identity, const std::string& worker_id, std::string_view kind,
+                    const std::string& what);
+  // The task's worker could not read the partition's witness (an error, or
+  // the witness timeout): an attempt, no fault; the job fails as
+  // witnessUnavailable once kWitnessFailuresToFailJob identities agree.
+  void witness_failed(Job& job, const Task& task, const std::string& message);
+  // True if w can check the claims of p: its identity made none of them.
   static bool can_check_claims(const Partition& p, const Worker& w);
   // Records a bad-input claim; fails the job if it confirms an earlier one.
   void on_bad_input_claim(Job& job, std::uint32_t partition, const Task& task, ErrorCode code,
                           const std::string& message);
-  void refund_fault(const std::string& worker_id);
+  void refund_fault(const std::string& identity, const std::string& worker_id);
   void fail_job(const std::string& job_id, ErrorCode code, const std::string& message);
   void complete_job(const std::string& job_id);
   // Cancels the job's tasks at their workers and forgets them.
@@ -322,7 +372,9 @@ class Scheduler {
   std::map<std::string, Worker> workers_;  // by peer
   std::map<std::uint64_t, Task> tasks_;
   std::map<std::string, std::uint32_t> witness_pending_reported_;  // job id -> last count written
-  std::map<std::string, std::uint32_t> faults_;  // by worker id
+  std::map<std::string, std::uint32_t> faults_;  // by identity
+  // (identity, kind of failure) -> when it last happened (note_failure)
+  std::map<std::pair<std::string, std::string>, Clock::time_point> last_failure_;
   std::map<std::string, double> slowest_task_;   // by circuit: seconds, dispatch to verified result
   std::uint64_t next_task_id_ = 1, next_seq_ = 1;
 };

@@ -46,10 +46,13 @@ class Recorder : public SchedulerEffects {
   }
   void job_finished(const ScheduledJob& job, const JobEnd& end) override { finished[job.id()] = end; }
   void faults_changed(const std::string& worker_id, int delta) override { fault_deltas[worker_id] += delta; }
-  void worker_quarantined(const std::string& worker_id) override { quarantined.push_back(worker_id); }
+  void worker_quarantined(const std::string& worker_id, const std::string& curve_key) override {
+    quarantined.push_back(worker_id);
+    quarantined_keys.push_back(curve_key);
+  }
 
   std::vector<SentTask> tasks;
-  std::vector<std::string> cancels, started, proved, attempts, quarantined;
+  std::vector<std::string> cancels, started, proved, attempts, quarantined, quarantined_keys;
   std::map<std::string, JobEnd> finished;
   std::map<std::string, int> fault_deltas;
 };
@@ -211,14 +214,21 @@ TEST_F(SchedulerTest, NeverMoreTasksThanCredits) {
   EXPECT_EQ(effects_.tasks.size(), 3u);
 }
 
-TEST_F(SchedulerTest, CreditsAreCappedAndCannotWrap) {
+TEST_F(SchedulerTest, CreditsAreCappedByThePolicyAndCannotWrap) {
+  // The coordinator's policy caps what a worker says it holds.
   worker("a", 5000);
-  EXPECT_EQ(s().worker("a")->credits, coordinator::kMaxCreditsPerWorker);
+  EXPECT_EQ(s().worker("a")->credits, coordinator::kDefaultMaxTasksPerWorker);
   s().grant_credits("a", 0xffffffffu);
-  EXPECT_EQ(s().worker("a")->credits, coordinator::kMaxCreditsPerWorker);
+  EXPECT_EQ(s().worker("a")->credits, coordinator::kDefaultMaxTasksPerWorker);
   s().add_job(job("j", 4096));
   s().dispatch();
-  EXPECT_EQ(effects_.tasks.size(), coordinator::kMaxCreditsPerWorker);
+  EXPECT_EQ(effects_.tasks.size(), coordinator::kDefaultMaxTasksPerWorker);
+  // A larger policy lets a large host hold more, a Hello's 1024 still not.
+  SchedulerConfig config;
+  config.max_tasks_per_worker = 100;
+  make(config);
+  s().add_worker("big", WorkerOffer{"w-big", {CurveId::kBn254}, {}, 1024, 1024, ""});
+  EXPECT_EQ(s().worker("big")->credits, 100u);
 }
 
 TEST_F(SchedulerTest, OnlyWorkersOfTheJobsCurveGetIt) {
@@ -405,6 +415,7 @@ TEST_F(SchedulerTest, AStalledTaskTimesOutAsAFaultAndIsRetried) {
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 1u);
   const SentTask t = effects_.tasks[0];
+  s().on_proving(t.peer, t.task_id);
   s().expire(now_unix(), Clock::now() + 1s);
   EXPECT_TRUE(effects_.cancels.empty());
   s().expire(now_unix(), Clock::now() + 6s);
@@ -423,8 +434,218 @@ TEST_F(SchedulerTest, NoTaskTimeoutWhenItIsOff) {
   worker("a", 1);
   s().add_job(job("j", 1));
   s().dispatch();
+  s().on_proving("a", effects_.tasks[0].task_id);  // past the witness timeout's reach
   s().expire(now_unix(), Clock::now() + 24h);
   EXPECT_TRUE(effects_.cancels.empty());
+  // And none before proving either when the witness timeout is off.
+  SchedulerConfig config{3, 3, 0ms, 60s};
+  config.witness_timeout = 0ms;
+  make(config);
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().expire(now_unix(), Clock::now() + 24h);
+  EXPECT_TRUE(effects_.cancels.empty());
+}
+
+// --- Faults land on who caused them (issue 26 item 3) ---
+
+TEST_F(SchedulerTest, TheTaskTimeoutRunsFromProvingAndFetchingIsBoundedApart) {
+  SchedulerConfig config{3, 3, 5s, 60s};
+  config.witness_timeout = 30s;
+  make(config);
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  const SentTask t = effects_.tasks[0];
+  // Still fetching after 6 s: the task timeout does not apply yet.
+  s().expire(now_unix(), Clock::now() + 6s);
+  EXPECT_TRUE(effects_.cancels.empty());
+  s().on_proving(t.peer, t.task_id);
+  s().on_proving(t.peer, t.task_id);  // a repeat does not restart the clock (nor does another peer's)
+  s().on_proving("b", t.task_id);
+  s().expire(now_unix(), Clock::now() + 4s);
+  EXPECT_TRUE(effects_.cancels.empty());
+  s().expire(now_unix(), Clock::now() + 6s);
+  ASSERT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_EQ(effects_.fault_deltas["w-a"], 1) << "proving past the task timeout is the device's";
+}
+
+TEST_F(SchedulerTest, ASlowWitnessIsNoFaultAndFailsItsJobOnTwoWorkers) {
+  SchedulerConfig config{3, 1, std::nullopt, 60s};  // quarantine at the first fault
+  config.witness_timeout = 10s;
+  make(config);
+  worker("a", 2);
+  worker("b", 2);
+  s().add_job(job("slow", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  const SentTask first = effects_.tasks[0];
+  s().expire(now_unix(), Clock::now() + 11s);
+  ASSERT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_EQ(effects_.attempts.size(), 1u);
+  EXPECT_FALSE(effects_.finished.count("slow"));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_NE(effects_.tasks[1].peer, first.peer) << "the retry goes to another worker";
+  s().expire(now_unix(), Clock::now() + 11s);
+  const JobEnd& end = effects_.finished.at("slow");
+  EXPECT_EQ(end.code, ErrorCode::kWitnessUnavailable);
+  EXPECT_NE(end.message.find("could not be read on 2 different workers"), std::string::npos) << end.message;
+  EXPECT_TRUE(effects_.fault_deltas.empty());
+  EXPECT_TRUE(effects_.quarantined.empty());
+  // Both still serve, and the fetch time fed no timeout.
+  EXPECT_EQ(s().task_timeout(kCircuitA), coordinator::kTaskTimeoutBeforeMeasurement);
+  s().add_job(job("ok", 2));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 4u);
+  for (std::size_t i = 2; i < 4; ++i) prove(effects_.tasks[i]);
+  EXPECT_EQ(effects_.finished.at("ok").state, kStateDone);
+}
+
+TEST_F(SchedulerTest, WitnessUnavailableFromTwoWorkersFailsTheJobWithoutFaults) {
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().on_task_error(effects_.tasks[0].peer, effects_.tasks[0].task_id, ErrorCode::kWitnessUnavailable, "HTTP 503");
+  EXPECT_FALSE(effects_.finished.count("j"));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_NE(effects_.tasks[1].peer, effects_.tasks[0].peer);
+  s().on_task_error(effects_.tasks[1].peer, effects_.tasks[1].task_id, ErrorCode::kWitnessUnavailable, "HTTP 503");
+  EXPECT_EQ(effects_.finished.at("j").code, ErrorCode::kWitnessUnavailable);
+  EXPECT_TRUE(effects_.fault_deltas.empty());
+}
+
+TEST_F(SchedulerTest, AResultWithoutProvingFeedsNoTimeout) {
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  auto accepted = s().on_result("a", effects_.tasks[0].task_id);
+  ASSERT_TRUE(accepted);
+  EXPECT_FALSE(accepted->proving_seconds);
+  s().on_verified(*accepted, true, "", proof_of(0));
+  EXPECT_EQ(s().task_timeout(kCircuitA), coordinator::kTaskTimeoutBeforeMeasurement);
+}
+
+TEST_F(SchedulerTest, OneCurveKeyIsOneWorkerForFaultsAvoidAndInvalidProofs) {
+  // Two ids behind key K answer with garbage proofs: one worker's faults,
+  // not the witness's; the partition then goes to the other key.
+  SchedulerConfig config{3, 2, std::nullopt, 60s};
+  make(config);
+  s().add_worker("r1", WorkerOffer{"rogue-1", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_worker("r2", WorkerOffer{"rogue-2", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_job(job("j", 1));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  prove(effects_.tasks[0], false);
+  s().add_worker("h", WorkerOffer{"honest", {CurveId::kBn254}, {}, 1, 1, "L"});
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_EQ(effects_.tasks[1].peer, "h") << "the key that failed it is avoided under any of its ids";
+  s().on_task_error("h", effects_.tasks[1].task_id, ErrorCode::kCancelled, "");  // back to pending
+  s().dispatch();
+  // Even when only the rogue key has a credit, the job does not fail
+  // "unsatisfied" on one key's two ids.
+  const SentTask again = effects_.tasks.back();
+  if (again.peer != "h") {
+    prove(again, false);
+    EXPECT_FALSE(effects_.finished.count("j")) << effects_.finished.at("j").message;
+  }
+  EXPECT_EQ(s().faults(Scheduler::identity("rogue-1", "K")), 2u);
+  EXPECT_EQ(effects_.quarantined, (std::vector<std::string>{"rogue-1", "rogue-2"}))
+      << "every id of the quarantined key";
+  EXPECT_EQ(effects_.quarantined_keys, (std::vector<std::string>{"K", "K"}));
+}
+
+TEST_F(SchedulerTest, InvalidProofsFromTwoKeysStillBlameTheWitness) {
+  s().add_worker("a", WorkerOffer{"a", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_worker("b", WorkerOffer{"b", {CurveId::kBn254}, {}, 1, 1, "L"});
+  s().add_job(job("j", 1));
+  s().dispatch();
+  prove(effects_.tasks[0], false);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  prove(effects_.tasks[1], false);
+  EXPECT_EQ(effects_.finished.at("j").code, ErrorCode::kUnsatisfied);
+  EXPECT_EQ(effects_.fault_deltas["a"], 0);
+  EXPECT_EQ(effects_.fault_deltas["b"], 0);
+}
+
+TEST_F(SchedulerTest, RepeatedErrorsOfOneKindFromOneKeyCostFaults) {
+  SchedulerConfig config{3, 3, std::nullopt, 60s};
+  make(config);
+  s().add_worker("r1", WorkerOffer{"rogue-1", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_worker("r2", WorkerOffer{"rogue-2", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_worker("r3", WorkerOffer{"rogue-3", {CurveId::kBn254}, {}, 1, 1, "K"});
+  s().add_job(job("j", 3));
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 3u);
+  for (const SentTask& t : effects_.tasks) s().on_task_error(t.peer, t.task_id, ErrorCode::kInternal, "no");
+  // The first is bad luck, the next two are the key's.
+  EXPECT_EQ(s().faults(Scheduler::identity("", "K")), 2u);
+  EXPECT_FALSE(effects_.finished.count("j"));
+  for (const std::string peer : {"r1", "r2", "r3"}) s().grant_credits(peer, 1);
+  s().dispatch();
+  ASSERT_GE(effects_.tasks.size(), 4u);
+  s().on_task_error(effects_.tasks[3].peer, effects_.tasks[3].task_id, ErrorCode::kInternal, "no");
+  EXPECT_EQ(effects_.quarantined.size(), 3u) << "the key is quarantined under all its ids";
+  // An honest worker of another key finishes the job.
+  worker("h", 3);
+  for (int i = 0; i < 10 && !effects_.finished.count("j"); ++i) {
+    const std::size_t before = effects_.tasks.size();
+    s().dispatch();
+    for (std::size_t k = before; k < effects_.tasks.size(); ++k) {
+      ASSERT_EQ(effects_.tasks[k].peer, "h") << "a quarantined key gets nothing";
+      prove(effects_.tasks[k]);
+      s().grant_credits("h", 1);
+    }
+  }
+  EXPECT_EQ(effects_.finished.at("j").state, kStateDone);
+}
+
+TEST_F(SchedulerTest, AHelloOfTheSameProcessKeepsItsTasksAndTheirClocks) {
+  make(SchedulerConfig{3, 3, 5s, 60s});
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  const SentTask t = effects_.tasks[0];
+  s().on_proving("a", t.task_id);
+  // Hello again, every second, from the same process: the task stays with
+  // it (nothing requeued) and its timeout keeps running.
+  for (int i = 0; i < 3; ++i) {
+    s().add_worker("a", WorkerOffer{"w-a", {CurveId::kBn254}, {}, 1, 1, ""}, "a");
+    EXPECT_EQ(s().worker("a")->tasks, 1u);
+    EXPECT_EQ(s().worker("a")->credits, 0u) << "its one slot is the task it holds";
+  }
+  s().dispatch();
+  EXPECT_EQ(effects_.tasks.size(), 1u);
+  s().expire(now_unix(), Clock::now() + 6s);
+  ASSERT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_EQ(effects_.fault_deltas["w-a"], 1);
+  // A late result on the new session is still that task's: accepted had it
+  // not timed out (a carried task keeps its id and peer).
+  EXPECT_FALSE(s().on_result("a", t.task_id));
+}
+
+TEST_F(SchedulerTest, SessionsLostWhileHoldingTasksAgainAndAgainCostFaults) {
+  make(SchedulerConfig{100, 2, std::nullopt, 60s});
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  for (int i = 0; i < 3; ++i) {
+    s().dispatch();
+    // A new process (new session id) each time: its tasks go back to pending.
+    s().remove_worker("a", "workerRestarted");
+    worker("a", 1);
+  }
+  EXPECT_EQ(s().faults("w-a"), 2u) << "the first loss is bad luck, the repeats are faults";
+  EXPECT_EQ(effects_.quarantined, std::vector<std::string>{"w-a"});
+  EXPECT_TRUE(effects_.attempts.empty());
+  worker("b", 1);
+  s().dispatch();
+  ASSERT_FALSE(effects_.tasks.empty());
+  EXPECT_EQ(effects_.tasks.back().peer, "b");
 }
 
 TEST_F(SchedulerTest, APassedDeadlineFailsTheJobAndCancelsItsTasks) {
@@ -589,7 +810,7 @@ TEST_F(SchedulerTest, TheDefaultTaskTimeoutIsDerivedFromMeasuredTaskTimes) {
   auto accepted = s().on_result("a", effects_.tasks[0].task_id);
   ASSERT_TRUE(accepted);
   AcceptedResult slow = *accepted;
-  slow.worker_seconds = 40;  // as measured
+  slow.proving_seconds = 40;  // as measured
   s().on_verified(slow, true, "", proof_of(0));
   EXPECT_EQ(s().task_timeout(kCircuitA), std::chrono::milliseconds(160000));  // 4 x 40 s
   EXPECT_EQ(s().task_timeout(kCircuitB), coordinator::kTaskTimeoutBeforeMeasurement);
@@ -597,6 +818,7 @@ TEST_F(SchedulerTest, TheDefaultTaskTimeoutIsDerivedFromMeasuredTaskTimes) {
   s().grant_credits("a", 1);
   s().add_job(job("fast", 1, Priority::kNormal, std::nullopt, kCircuitB));
   s().dispatch();
+  s().on_proving("a", effects_.tasks.back().task_id);
   accepted = s().on_result("a", effects_.tasks.back().task_id);
   ASSERT_TRUE(accepted);
   s().on_verified(*accepted, true, "", proof_of(0));
@@ -614,6 +836,7 @@ TEST_F(SchedulerTest, ByDefaultAWorkerHoldingATaskForeverLosesIt) {
   s().add_job(job("j", 2));
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 2u);
+  for (const SentTask& t : effects_.tasks) s().on_proving(t.peer, t.task_id);
   s().expire(now_unix(), Clock::now() + coordinator::kTaskTimeoutBeforeMeasurement - 1s);
   EXPECT_TRUE(effects_.cancels.empty());
   s().expire(now_unix(), Clock::now() + coordinator::kTaskTimeoutBeforeMeasurement + 1s);

@@ -128,6 +128,7 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       break;
     }
     case wire::Envelope::Body::RESULT: on_result_(s, body.getResult()); break;
+    case wire::Envelope::Body::PROVING: scheduler_.on_proving(e.peer, body.getProving().getTaskId()); break;
     case wire::Envelope::Body::ERROR: {
       auto error_body = body.getError();
       scheduler_.on_task_error(e.peer, error_body.getTaskId(), error_from_wire(error_body.getCode()),
@@ -174,6 +175,22 @@ std::string WorkerSessions::identity_refusal(const std::string& peer, const std:
                                              const std::string& worker_id, std::uint64_t session_id) {
   if (!config_.curve_secret_key.empty()) {
     if (curve_key.empty()) return "no CURVE key on the connection";
+    // A key is one worker: the ids the allowlist lists for it, else the one
+    // it first said hello as (so one admitted key cannot pose as several
+    // workers to spread its faults or to confirm its own claims).
+    if (auto listed = config_.curve_key_ids.find(curve_key);
+        listed != config_.curve_key_ids.end() && !listed->second.empty()) {
+      if (!listed->second.count(worker_id))
+        return "worker id " + worker_id + " is not among the ids the CURVE allowlist lists for this key";
+    } else {
+      const std::string bound_id = with_redis([&] {
+        redis_.command({"HSETNX", keys_.key_workers(), curve_key, worker_id});
+        return redis_.command({"HGET", keys_.key_workers(), curve_key}).str;
+      });
+      if (bound_id != worker_id)
+        return "this CURVE key says hello as worker " + bound_id + " (one worker id per key unless the "
+               "allowlist lists its ids with ids=; HDEL " + keys_.key_workers() + " <key> to rebind it)";
+    }
     // First hello wins, across coordinators and restarts: HSETNX, then read
     // back whichever key won (hellos are rare: no cache, so an HDEL by the
     // operator takes effect at once).
@@ -217,23 +234,34 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
     send_reject(peer, wire::ErrorCode::WORKER_ID_TAKEN, refusal);
     return;
   }
-  const bool quarantined =
-      with_redis([&] { return redis_.command({"SISMEMBER", keys_.quarantine(), worker_id}).as_integer(); }) == 1;
+  // The worker id, or under CURVE its key (any id of a quarantined key).
+  const std::string key_member = curve_key.empty() ? "" : KeyLayout::quarantined_key(curve_key);
+  const bool quarantined = with_redis([&] {
+    if (redis_.command({"SISMEMBER", keys_.quarantine(), worker_id}).as_integer() == 1) return true;
+    return !key_member.empty() &&
+           redis_.command({"SISMEMBER", keys_.quarantine(), key_member}).as_integer() == 1;
+  });
   metrics_.worker_quarantined(worker_id).Set(quarantined ? 1 : 0);
   if (quarantined) {
-    if (warn_allowed(peer)) ZKLOG(kWarning) << "rejected quarantined worker " << worker_id;
+    if (warn_allowed(peer)) ZKLOG(kWarning) << "rejected quarantined worker " << printable(worker_id);
     send_reject(peer, wire::ErrorCode::DEVICE_FAULT,
-                "worker " + worker_id + " is quarantined after repeated faults (SREM " + keys_.quarantine() +
-                    " to readmit)");
+                "worker " + worker_id + " is quarantined after repeated faults (SREM " + keys_.quarantine() + " " +
+                    worker_id + (key_member.empty() ? "" : " " + key_member) + " to readmit)");
     return;
   }
   // A new session replaces any older one of the same worker (restart, same
   // key or same process: identity_refusal passed) or the same peer
-  // (re-hello after a coordinator restart or silence).
+  // (re-hello after a coordinator restart or silence). The same process
+  // saying hello again (same worker id, session id and key) keeps the tasks
+  // it holds, with their clocks: a re-sent Hello requeues nothing.
   std::vector<std::string> stale;
-  for (const auto& [p, s] : sessions_)
-    if (p == peer || s.worker_id == worker_id) stale.push_back(p);
-  for (const auto& p : stale) drop(p, "replaced by a new hello");
+  std::string carry_from;
+  for (const auto& [p, s] : sessions_) {
+    if (p != peer && s.worker_id != worker_id) continue;
+    stale.push_back(p);
+    if (s.worker_id == worker_id && s.session_id == hello.getSessionId() && s.curve_key == curve_key) carry_from = p;
+  }
+  for (const auto& p : stale) drop(p, "replaced by a new hello", p == carry_from);
   Session s;
   s.peer = peer;
   s.worker_id = worker_id;
@@ -251,7 +279,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   offer.credits = hello.getCredits();
   offer.max_tasks = hello.getMaxTasks();
   offer.curve_key = curve_key;
-  scheduler_.add_worker(peer, std::move(offer));
+  scheduler_.add_worker(peer, std::move(offer), carry_from);
   auto [it, inserted] = sessions_.emplace(peer, std::move(s));
   link_.track(peer);
   link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
@@ -266,14 +294,14 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   refresh_record(it->second, "alive");
 }
 
-void WorkerSessions::drop(const std::string& peer, const char* why) {
+void WorkerSessions::drop(const std::string& peer, const char* why, bool tasks_carried) {
   auto it = sessions_.find(peer);
   if (it == sessions_.end()) return;
   // A replaced session is the same worker restarted or saying hello again.
   const std::string_view requeue_reason = std::string_view(why) == "died" ? "workerDead" : "workerRestarted";
   std::set<std::string> loaded;
   if (auto view = scheduler_.worker(peer)) loaded = *view->loaded;
-  scheduler_.remove_worker(peer, requeue_reason);
+  if (!tasks_carried) scheduler_.remove_worker(peer, requeue_reason);
   link_.forget(peer);
   const std::string worker_id = it->second.worker_id;
   metrics_.worker_connected(worker_id).Set(0);

@@ -70,8 +70,11 @@ class WorkerSessions {
   void on_hello(const std::string& peer, const std::string& curve_key, wire::Hello::Reader hello,
                 bool envelope_version_ok);
   // Why worker_id may not start a session from peer with curve_key, or "".
-  // Under CURVE a worker id is bound to the first key it said hello with
-  // (<prefix>worker_keys; HDEL it there to rebind); without CURVE a second
+  // Under CURVE a key is one worker: it may say hello only as the ids the
+  // allowlist lists for it (ids=), else as the first id it said hello as
+  // (<prefix>key_workers; HDEL it there to rebind); and a worker id is bound
+  // to the first key it said hello with (<prefix>worker_keys; HDEL it there
+  // to rebind); without CURVE a second
   // live session of an id is refused unless it is the same process
   // reconnecting (same session id).
   std::string identity_refusal(const std::string& peer, const std::string& curve_key, const std::string& worker_id,
@@ -79,8 +82,10 @@ class WorkerSessions {
   // Rate-limited warnings per peer (flushed by flush_warnings()).
   bool warn_allowed(const std::string& peer);
   void on_dead(const std::string& peer);
-  // Ends a session: its tasks go back to pending, its record says "gone".
-  void drop(const std::string& peer, const char* why);
+  // Ends a session: its tasks go back to pending (unless tasks_carried: the
+  // scheduler hands them to the new session of the same process), its
+  // record says "gone".
+  void drop(const std::string& peer, const char* why, bool tasks_carried = false);
   void refresh_record(Session& s, const char* state);
   void send_reject(const std::string& peer, wire::ErrorCode code, const std::string& message);
   template <class F>

@@ -172,6 +172,14 @@ struct Cancel {
   jobId @1 :Text;
 }
 
+# Worker -> coordinator: the task's witness is fetched, parsed and checked
+# (an input partition's also generated) and its proof begins now. The
+# coordinator's task timeout runs from here; the time before it (fetching)
+# is never counted against the worker's device.
+struct TaskProving {
+  taskId @0 :UInt64;
+}
+
 struct Shutdown {
   reason @0 :Text;
   # Worker -> coordinator: "I am draining, send nothing more". Coordinator ->
@@ -192,5 +200,6 @@ struct Envelope {
     error @8 :TaskError;
     cancel @9 :Cancel;
     shutdown @10 :Shutdown;
+    proving @11 :TaskProving;
   }
 }

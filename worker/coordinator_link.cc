@@ -130,6 +130,15 @@ void CoordinatorLink::send(Session& session, const std::string& bytes) {
   (void)session.socket->send(m, zmq::send_flags::dontwait);
 }
 
+void CoordinatorLink::send_proving() {
+  for (const auto& [session, task_id] : pipeline_.take_proving()) {
+    if (session >= sessions_.size()) continue;
+    send(sessions_[session], wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+           body.initProving().setTaskId(task_id);
+         }));
+  }
+}
+
 void CoordinatorLink::end_session(Session& session, Clock::time_point next_hello) {
   session.welcomed = false;
   credits_.ended(session.index);
@@ -334,6 +343,7 @@ int CoordinatorLink::run() {
     items.clear();
     items.push_back({nullptr, pipeline_.finished_fd(), ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
+    items.push_back({nullptr, pipeline_.proving_fd(), ZMQ_POLLIN, 0});
     for (Session& session : sessions_) items.push_back({session.socket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), kPollTimeout);
     if (items[1].revents & ZMQ_POLLIN) {
@@ -342,14 +352,17 @@ int CoordinatorLink::run() {
       }
       if (!draining_) start_drain();
     }
+    // Proving notices before answers: a task's Proving precedes its Result.
+    if (items[2].revents & ZMQ_POLLIN) send_proving();
     if (items[0].revents & ZMQ_POLLIN) {
+      send_proving();  // a fast proof: its notice may be ready but not yet polled
       // To the coordinator that sent the task. If it died meanwhile and
       // another took the job over, the survivor has sent the partition
       // again under its own task id and ignores this one.
       for (const Finished& f : pipeline_.take_finished()) send(sessions_[f.session], f.bytes);
     }
     for (std::size_t k = 0; k < sessions_.size(); ++k)
-      if (items[2 + k].revents & ZMQ_POLLIN) receive(sessions_[k]);
+      if (items[3 + k].revents & ZMQ_POLLIN) receive(sessions_[k]);
   }
   ::close(signal_fd);
   return 0;

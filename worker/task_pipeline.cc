@@ -79,6 +79,11 @@ std::vector<std::uint64_t> TaskPipeline::witness_pending(std::size_t session) co
   return pending;
 }
 
+std::vector<TaskKey> TaskPipeline::take_proving() {
+  std::deque<TaskKey> drained = proving_.drain();
+  return std::vector<TaskKey>(drained.begin(), drained.end());
+}
+
 std::vector<Finished> TaskPipeline::take_finished() {
   std::deque<Finished> drained = finished_.drain();
   std::vector<Finished> out(std::make_move_iterator(drained.begin()), std::make_move_iterator(drained.end()));
@@ -128,10 +133,12 @@ void TaskPipeline::prover_main() {
         queue_.pop_front();
       }
       auto prepared = stages_.prepare(std::move(task), redis.get());
-      if (auto* failed = std::get_if<Finished>(&prepared))
+      if (auto* failed = std::get_if<Finished>(&prepared)) {
         finished_.push(std::move(*failed));
-      else
+      } else {
+        proving_.push(std::get<Prepared>(prepared).task.key());
         finished_.push(stages_.prove(std::get<Prepared>(prepared)));
+      }
       continue;
     }
     // Prefetching: the preparer has fetched and parsed the witness.
@@ -144,6 +151,7 @@ void TaskPipeline::prover_main() {
       ready_.pop_front();
     }
     queue_cv_.notify_all();  // room for the preparer
+    proving_.push(prepared.task.key());
     finished_.push(stages_.prove(prepared));
   }
 }

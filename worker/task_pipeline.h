@@ -11,8 +11,13 @@
 //          prefetch = 0:  prover threads (prepare, then prove)
 //                                         │
 //                                         └──> finished (a Mailbox) ──> take_finished
+//          prover threads, as each proof begins ──> proving (a Mailbox) ──> take_proving
 //
-// A task is held from submit() until the link takes its answer
+// A task's witness is fetched, parsed and checked (and an input partition's
+// generated) before a prover takes it; the moment it does, the task's key
+// goes to `proving`, and the link tells the coordinator (a Proving message:
+// its task timeout runs from there, the fetch before it is not the
+// device's). A task is held from submit() until the link takes its answer
 // (take_finished()): held() is what the credits policy counts. Every stage
 // may answer a task early (a refused input, a missing circuit, a cancelled
 // task): that answer goes to `finished` and the task goes no further. The
@@ -97,6 +102,11 @@ class TaskPipeline {
   std::vector<std::uint64_t> witness_pending(std::size_t session) const;
   // Readable while answers wait (poll it with the sockets).
   int finished_fd() const { return finished_.fd(); }
+  // Readable while tasks whose proof began wait to be reported.
+  int proving_fd() const { return proving_.fd(); }
+  // The tasks whose proof began since the last call, in that order. (Take
+  // them before take_finished(): a task's answer may already be there.)
+  std::vector<TaskKey> take_proving();
   // The answers so far, in the order they came; their tasks are no longer
   // held.
   std::vector<Finished> take_finished();
@@ -113,6 +123,7 @@ class TaskPipeline {
   Stages stages_;
   metrics::WorkerMetrics& metrics_;
   Mailbox<Finished> finished_;
+  Mailbox<TaskKey> proving_;
 
   mutable std::mutex mutex_;
   std::condition_variable queue_cv_;   // queue_ has a task, or ready_ has room
