@@ -70,15 +70,16 @@ inline constexpr std::size_t kCancelsPerTick = 64;
 // witness, not the devices (the job fails as unsatisfied).
 inline constexpr std::size_t kInvalidProofsToBlameWitness = 2;
 
-// Task timeout (--task-timeout-s auto, the default): a task held longer than
-// kTaskTimeoutMultiplier x the slowest verified task of its circuit so far
-// (dispatch to result, circuit loads included), but at least
+// Task timeout (--task-timeout-s auto, the default): a task proving longer
+// than kTaskTimeoutMultiplier x the slowest verified task of its circuit so
+// far (the worker's Proving message to its result; the circuit load and the
+// witness fetch come before it), but at least
 // kDefaultTaskTimeoutFloor (--task-timeout-floor-s), is a fault of its
 // worker and is retried elsewhere. Before any task of the circuit has been
 // measured the bound is kTaskTimeoutBeforeMeasurement. Why these values: the
 // worker's own time varies little between partitions of one circuit (the
 // same sizes every time; BENCHMARKS.md), so 4x the slowest seen leaves room
-// for a loaded host and a cold circuit load while still catching a worker
+// for a loaded host while still catching a worker
 // that holds tasks forever; the 60 s floor keeps small circuits (tens of
 // milliseconds) from timing out on a hiccup; 30 minutes before a
 // measurement covers the largest circuit on the slowest (CPU) backend.
@@ -118,6 +119,10 @@ inline constexpr seconds kWorkerRecordMinTtl{60};
 inline constexpr int kWorkerRecordTtlDeadAfters = 3;
 // Worker ids name Redis keys and metric labels: bounded.
 inline constexpr std::size_t kMaxWorkerIdBytes = 200;
+// A worker's TaskError message is logged and may become a job's error: cut
+// at 1 KiB (the longest real one, a CUDA error with its call site, is under
+// 300 bytes).
+inline constexpr std::size_t kMaxWorkerMessageBytes = 1024;
 
 // Warnings about one peer (malformed frames, refused hellos, ...): the first
 // kPeerWarningBurst of each kPeerWarningWindow are logged, the rest counted

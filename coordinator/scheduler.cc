@@ -71,15 +71,18 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
   for (const auto& id : expired) fail_job(id, ErrorCode::kDeadlineExceeded, "deadline exceeded");
   // Proving past the task timeout is the device's; held past the witness
   // timeout before proving began is the witness's (file comment).
-  std::vector<std::uint64_t> stalled, unfetched;
+  std::vector<std::uint64_t> stalled, unfetched, unstarted;
+  const bool witness_limit = config_.witness_timeout.count() > 0;
   for (const auto& [task_id, t] : tasks_) {
     auto j = jobs_.find(t.job_id);
     if (j == jobs_.end()) continue;
-    if (t.proving) {
+    if (t.ready) {
       const auto limit = task_timeout(j->second.spec().circuit);
-      if (limit && now - *t.proving > *limit) stalled.push_back(task_id);
-    } else if (config_.witness_timeout.count() > 0 && now - t.sent > config_.witness_timeout) {
-      unfetched.push_back(task_id);
+      if (limit && now - *t.ready > *limit) stalled.push_back(task_id);
+    } else if (t.witness) {
+      if (witness_limit && now - *t.witness > config_.witness_timeout) unfetched.push_back(task_id);
+    } else if (witness_limit && now - t.sent > config_.witness_timeout) {
+      unstarted.push_back(task_id);
     }
   }
   auto take_back = [&](std::uint64_t task_id) -> std::optional<Task> {
@@ -100,14 +103,26 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
       partition_failed(j->second, task->partition, task->identity, ErrorCode::kTaskTimeout,
                        "worker " + task->worker_id + " did not finish within the task timeout");
   }
+  for (auto task_id : unstarted) {
+    // Never begun: the worker is stuck on another task (a slow witness), or
+    // holds it without working on it. Neither is this partition's fault.
+    const auto task = take_back(task_id);
+    if (!task) continue;
+    auto j = jobs_.find(task->job_id);
+    if (j == jobs_.end()) continue;
+    ZKLOG(kWarning) << "task " << task_id << " (job " << task->job_id << " partition " << task->partition
+                    << ") goes back to the queue: worker " << task->worker_id << " had not begun it after "
+                    << config_.witness_timeout.count() / 1000 << " s";
+    j->second.partitions[task->partition].avoid.insert(task->identity);
+    requeue(task->job_id, task->partition, "notStarted");
+  }
   for (auto task_id : unfetched) {
     const auto task = take_back(task_id);
     if (!task) continue;
-    metrics_.partitions_requeued("witnessTimeout").Increment();
     auto j = jobs_.find(task->job_id);
     if (j != jobs_.end())
       witness_failed(j->second, *task,
-                     "worker " + task->worker_id + " had not read the witness after " +
+                     "worker " + task->worker_id + " was still reading the witness after " +
                          std::to_string(config_.witness_timeout.count() / 1000) + " s (witness timeout)");
   }
 }
@@ -581,9 +596,12 @@ void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::s
 }
 
 void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,
-                              const std::string& message) {
+                              const std::string& worker_message) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return;
+  // The worker's words go into the log and the job's error: one line of
+  // printable text, bounded (a newline must not forge a log line).
+  const std::string message = printable(std::string_view(worker_message).substr(0, coordinator::kMaxWorkerMessageBytes));
   Task task = t->second;
   tasks_.erase(t);
   if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
@@ -616,10 +634,25 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
   partition_failed(j->second, task.partition, task.identity, code, message);
 }
 
+void Scheduler::on_witness_started(const std::string& peer, std::uint64_t task_id) {
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end() || t->second.peer != peer || t->second.witness) return;
+  t->second.witness = Clock::now();
+}
+
+void Scheduler::on_witness_ready(const std::string& peer, std::uint64_t task_id) {
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end() || t->second.peer != peer || t->second.ready) return;
+  t->second.ready = Clock::now();
+  if (!t->second.witness) t->second.witness = t->second.ready;
+}
+
 void Scheduler::on_proving(const std::string& peer, std::uint64_t task_id) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer || t->second.proving) return;
   t->second.proving = Clock::now();
+  if (!t->second.ready) t->second.ready = t->second.proving;
+  if (!t->second.witness) t->second.witness = t->second.proving;
 }
 
 // ---------------------------------------------------------------------------

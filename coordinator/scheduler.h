@@ -38,8 +38,8 @@
 // first, so a worker that fails every task it is given ends quarantined.
 //
 // Witness failures are nobody's fault: a worker that reports the witness
-// unavailable, or holds a task past the witness timeout before its Proving
-// message, counts an attempt but no fault, and the partition goes to
+// unavailable, or is still fetching it after the witness timeout, counts an
+// attempt but no fault, and the partition goes to
 // another identity; the second identity to fail it fails the job as
 // witnessUnavailable (kWitnessFailuresToFailJob).
 //
@@ -58,10 +58,14 @@
 // derived per circuit from the measured proving time of its verified tasks
 // (constants.h: kTaskTimeoutMultiplier x the slowest, at least the floor;
 // kTaskTimeoutBeforeMeasurement until one is measured). It runs from the
-// worker's Proving message (on_proving): a task proving longer is
-// cancelled, counts a fault and an attempt, and is retried elsewhere. The
-// time before Proving (fetching, parsing, generating the witness) is bounded
-// by witness_timeout instead and is never measured. A session replaced by a
+// worker's report that the task's witness is ready (TaskProgress, from
+// on_witness_ready or on_proving): a task held longer from there is
+// cancelled, counts a fault and an attempt, and is retried elsewhere; only
+// the time from its proof's start is measured. The time before (fetching,
+// parsing, generating the witness, from on_witness_started) is bounded by
+// witness_timeout instead: a witness failure, never a fault. A task the
+// worker has not begun at all after witness_timeout (stuck behind another)
+// goes back to pending, without an attempt or a fault, avoiding that worker. A session replaced by a
 // Hello of the same process (same session id) hands its tasks to the new one
 // with their clocks. A worker's credits never exceed what it said its device
 // holds (Hello maxTasks; its first grant when it did not say), and never the
@@ -262,9 +266,14 @@ class Scheduler {
   // entry when valid (ignored otherwise).
   void on_verified(const AcceptedResult& accepted, bool valid, const std::string& reason,
                    PartitionResult result);
-  // The worker's Proving message: task_id's witness is ready and its proof
-  // begins; its task timeout runs from now. Ignored unless it is that peer's
-  // task (and after the first).
+  // The worker's progress with task_id (TaskProgress): its witness fetch
+  // (or generation) begins (the witness timeout runs from now), its witness
+  // is ready and it waits for the device (the task timeout runs from now),
+  // its proof begins (measured from now; the task timeout runs from now if
+  // no ready came first). Each ignored unless it is that peer's task, and
+  // after the first of its kind.
+  void on_witness_started(const std::string& peer, std::uint64_t task_id);
+  void on_witness_ready(const std::string& peer, std::uint64_t task_id);
   void on_proving(const std::string& peer, std::uint64_t task_id);
   // A worker's TaskError for task_id (ignored unless it is that peer's task).
   void on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,
@@ -324,8 +333,10 @@ class Scheduler {
     std::string job_id;
     std::uint32_t partition = 0;
     std::string peer, worker_id, identity;
-    Clock::time_point sent;                      // held since
-    std::optional<Clock::time_point> proving;    // since its Proving message
+    Clock::time_point sent;                         // held since
+    std::optional<Clock::time_point> witness;       // its witness fetch began
+    std::optional<Clock::time_point> ready;         // its witness was ready (or its proof began)
+    std::optional<Clock::time_point> proving;       // its proof began
     bool witness_pending = false;  // the worker's last heartbeat listed it
   };
 

@@ -481,6 +481,7 @@ TEST_F(SchedulerTest, ASlowWitnessIsNoFaultAndFailsItsJobOnTwoWorkers) {
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 1u);
   const SentTask first = effects_.tasks[0];
+  s().on_witness_started(first.peer, first.task_id);
   s().expire(now_unix(), Clock::now() + 11s);
   ASSERT_EQ(effects_.cancels.size(), 1u);
   EXPECT_EQ(effects_.attempts.size(), 1u);
@@ -488,6 +489,7 @@ TEST_F(SchedulerTest, ASlowWitnessIsNoFaultAndFailsItsJobOnTwoWorkers) {
   s().dispatch();
   ASSERT_EQ(effects_.tasks.size(), 2u);
   EXPECT_NE(effects_.tasks[1].peer, first.peer) << "the retry goes to another worker";
+  s().on_witness_started(effects_.tasks[1].peer, effects_.tasks[1].task_id);
   s().expire(now_unix(), Clock::now() + 11s);
   const JobEnd& end = effects_.finished.at("slow");
   EXPECT_EQ(end.code, ErrorCode::kWitnessUnavailable);
@@ -501,6 +503,32 @@ TEST_F(SchedulerTest, ASlowWitnessIsNoFaultAndFailsItsJobOnTwoWorkers) {
   ASSERT_EQ(effects_.tasks.size(), 4u);
   for (std::size_t i = 2; i < 4; ++i) prove(effects_.tasks[i]);
   EXPECT_EQ(effects_.finished.at("ok").state, kStateDone);
+}
+
+TEST_F(SchedulerTest, ATaskNotBegunGoesBackWithoutAnAttemptOrAFault) {
+  // Stuck behind a slow witness (or held without being worked on): the
+  // partition is not at fault, nor proven to be the worker's.
+  SchedulerConfig config{3, 1, std::nullopt, 60s};
+  config.witness_timeout = 10s;
+  make(config);
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  const SentTask t = effects_.tasks[0];
+  s().expire(now_unix(), Clock::now() + 11s);
+  ASSERT_EQ(effects_.cancels.size(), 1u);
+  EXPECT_TRUE(effects_.attempts.empty());
+  EXPECT_TRUE(effects_.fault_deltas.empty());
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 2u);
+  EXPECT_NE(effects_.tasks[1].peer, t.peer);
+  // A ready witness: the task timeout applies from then, the witness one no more.
+  s().on_witness_ready(effects_.tasks[1].peer, effects_.tasks[1].task_id);
+  s().expire(now_unix(), Clock::now() + 11s);
+  EXPECT_EQ(effects_.cancels.size(), 1u);
+  prove(effects_.tasks[1]);
+  EXPECT_EQ(effects_.finished.at("j").state, kStateDone);
 }
 
 TEST_F(SchedulerTest, WitnessUnavailableFromTwoWorkersFailsTheJobWithoutFaults) {
@@ -627,6 +655,19 @@ TEST_F(SchedulerTest, AHelloOfTheSameProcessKeepsItsTasksAndTheirClocks) {
   // A late result on the new session is still that task's: accepted had it
   // not timed out (a carried task keeps its id and peer).
   EXPECT_FALSE(s().on_result("a", t.task_id));
+}
+
+TEST_F(SchedulerTest, AWorkersErrorMessageBecomesOnePrintableBoundedLine) {
+  make(SchedulerConfig{1, 3, std::nullopt, 60s});
+  worker("a", 1);
+  s().add_job(job("j", 1));
+  s().dispatch();
+  s().on_task_error("a", effects_.tasks[0].task_id, ErrorCode::kDeviceFault,
+                    "xid 79\n2026-12-03T00:00:00Z ERROR forged line" + std::string(5000, 'x'));
+  const std::string& message = effects_.finished.at("j").message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_NE(message.find("xid 79?2026"), std::string::npos) << message;
+  EXPECT_LT(message.size(), coordinator::kMaxWorkerMessageBytes + 200);
 }
 
 TEST_F(SchedulerTest, SessionsLostWhileHoldingTasksAgainAndAgainCostFaults) {

@@ -128,7 +128,16 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       break;
     }
     case wire::Envelope::Body::RESULT: on_result_(s, body.getResult()); break;
-    case wire::Envelope::Body::PROVING: scheduler_.on_proving(e.peer, body.getProving().getTaskId()); break;
+    case wire::Envelope::Body::PROGRESS: {
+      const auto progress = body.getProgress();
+      switch (progress.getStage()) {
+        case wire::TaskStage::WITNESS: scheduler_.on_witness_started(e.peer, progress.getTaskId()); break;
+        case wire::TaskStage::READY: scheduler_.on_witness_ready(e.peer, progress.getTaskId()); break;
+        case wire::TaskStage::PROVING: scheduler_.on_proving(e.peer, progress.getTaskId()); break;
+        default: break;  // a stage this build does not know
+      }
+      break;
+    }
     case wire::Envelope::Body::ERROR: {
       auto error_body = body.getError();
       scheduler_.on_task_error(e.peer, error_body.getTaskId(), error_from_wire(error_body.getCode()),

@@ -28,7 +28,7 @@ bool known_body(Envelope::Body::Which which) {
     case Envelope::Body::ERROR:
     case Envelope::Body::CANCEL:
     case Envelope::Body::SHUTDOWN:
-    case Envelope::Body::PROVING:
+    case Envelope::Body::PROGRESS:
       return true;
   }
   return false;
@@ -130,7 +130,7 @@ const char* body_name(Envelope::Body::Which which) {
     case Envelope::Body::ERROR: return "error";
     case Envelope::Body::CANCEL: return "cancel";
     case Envelope::Body::SHUTDOWN: return "shutdown";
-    case Envelope::Body::PROVING: return "proving";
+    case Envelope::Body::PROGRESS: return "progress";
   }
   return "unknown";
 }

@@ -172,12 +172,20 @@ struct Cancel {
   jobId @1 :Text;
 }
 
-# Worker -> coordinator: the task's witness is fetched, parsed and checked
-# (an input partition's also generated) and its proof begins now. The
-# coordinator's task timeout runs from here; the time before it (fetching)
-# is never counted against the worker's device.
-struct TaskProving {
+# Worker -> coordinator: where a held task is. The time before `ready`
+# (waiting at the worker, fetching, parsing, generating the witness) is
+# bounded by the coordinator's witness timeout and is never counted against
+# the worker's device; the task timeout runs from `ready` (or `proving`),
+# and only the time from `proving` is measured for the automatic timeout.
+enum TaskStage {
+  proving @0;  # its proof begins now
+  witness @1;  # the worker begins fetching (or generating) its witness
+  ready @2;    # its witness is fetched, parsed and checked: it waits for the device
+}
+
+struct TaskProgress {
   taskId @0 :UInt64;
+  stage @1 :TaskStage;
 }
 
 struct Shutdown {
@@ -200,6 +208,6 @@ struct Envelope {
     error @8 :TaskError;
     cancel @9 :Cancel;
     shutdown @10 :Shutdown;
-    proving @11 :TaskProving;
+    progress @11 :TaskProgress;
   }
 }

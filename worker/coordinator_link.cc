@@ -130,11 +130,18 @@ void CoordinatorLink::send(Session& session, const std::string& bytes) {
   (void)session.socket->send(m, zmq::send_flags::dontwait);
 }
 
-void CoordinatorLink::send_proving() {
-  for (const auto& [session, task_id] : pipeline_.take_proving()) {
+void CoordinatorLink::send_progress() {
+  using Stage = TaskPipeline::Progress::Stage;
+  for (const TaskPipeline::Progress& p : pipeline_.take_progress()) {
+    const auto [session, task_id] = p.key;
     if (session >= sessions_.size()) continue;
+    const wire::TaskStage stage = p.stage == Stage::kWitness ? wire::TaskStage::WITNESS
+                                  : p.stage == Stage::kReady ? wire::TaskStage::READY
+                                                             : wire::TaskStage::PROVING;
     send(sessions_[session], wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
-           body.initProving().setTaskId(task_id);
+           auto progress = body.initProgress();
+           progress.setTaskId(task_id);
+           progress.setStage(stage);
          }));
   }
 }
@@ -343,7 +350,7 @@ int CoordinatorLink::run() {
     items.clear();
     items.push_back({nullptr, pipeline_.finished_fd(), ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
-    items.push_back({nullptr, pipeline_.proving_fd(), ZMQ_POLLIN, 0});
+    items.push_back({nullptr, pipeline_.progress_fd(), ZMQ_POLLIN, 0});
     for (Session& session : sessions_) items.push_back({session.socket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), kPollTimeout);
     if (items[1].revents & ZMQ_POLLIN) {
@@ -352,10 +359,10 @@ int CoordinatorLink::run() {
       }
       if (!draining_) start_drain();
     }
-    // Proving notices before answers: a task's Proving precedes its Result.
-    if (items[2].revents & ZMQ_POLLIN) send_proving();
+    // Progress before answers: a task's progress precedes its Result.
+    if (items[2].revents & ZMQ_POLLIN) send_progress();
     if (items[0].revents & ZMQ_POLLIN) {
-      send_proving();  // a fast proof: its notice may be ready but not yet polled
+      send_progress();  // a fast task: its progress may be there but not yet polled
       // To the coordinator that sent the task. If it died meanwhile and
       // another took the job over, the survivor has sent the partition
       // again under its own task id and ignores this one.

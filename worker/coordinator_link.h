@@ -87,9 +87,9 @@ class CoordinatorLink {
   void tend(Session& session, std::chrono::steady_clock::time_point now, bool* sampled);
   std::string hello_bytes() const;
   std::string heartbeat_bytes(Session& session) const;
-  // Sends a Proving message for each task whose proof began (the pipeline's
-  // take_proving()) to the coordinator that sent it.
-  void send_proving();
+  // Sends a TaskProgress for each step of a held task (the pipeline's
+  // take_progress()) to the coordinator that sent it.
+  void send_progress();
   void handle_frame(Session& session, const zmq::message_t& frame);
   void receive(Session& session);
   // Carries out the credits policy's decisions.

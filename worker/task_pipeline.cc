@@ -79,9 +79,9 @@ std::vector<std::uint64_t> TaskPipeline::witness_pending(std::size_t session) co
   return pending;
 }
 
-std::vector<TaskKey> TaskPipeline::take_proving() {
-  std::deque<TaskKey> drained = proving_.drain();
-  return std::vector<TaskKey>(drained.begin(), drained.end());
+std::vector<TaskPipeline::Progress> TaskPipeline::take_progress() {
+  std::deque<Progress> drained = progress_.drain();
+  return std::vector<Progress>(drained.begin(), drained.end());
 }
 
 std::vector<Finished> TaskPipeline::take_finished() {
@@ -107,6 +107,7 @@ void TaskPipeline::witgen_main() {
       metrics_.witgen_queue_depth().Set(static_cast<double>(witgen_queue_.size()));
       metrics_.witgen_busy(witgen_running_);
     }
+    progress_.push({task.key(), Progress::Stage::kWitness});
     std::optional<Finished> failed = stages_.generate_witness(task, redis.get());
     std::lock_guard<std::mutex> lock(mutex_);
     --witgen_running_;
@@ -132,11 +133,12 @@ void TaskPipeline::prover_main() {
         task = std::move(queue_.front());
         queue_.pop_front();
       }
+      progress_.push({task.key(), Progress::Stage::kWitness});
       auto prepared = stages_.prepare(std::move(task), redis.get());
       if (auto* failed = std::get_if<Finished>(&prepared)) {
         finished_.push(std::move(*failed));
       } else {
-        proving_.push(std::get<Prepared>(prepared).task.key());
+        progress_.push({std::get<Prepared>(prepared).task.key(), Progress::Stage::kProving});
         finished_.push(stages_.prove(std::get<Prepared>(prepared)));
       }
       continue;
@@ -151,7 +153,7 @@ void TaskPipeline::prover_main() {
       ready_.pop_front();
     }
     queue_cv_.notify_all();  // room for the preparer
-    proving_.push(prepared.task.key());
+    progress_.push({prepared.task.key(), Progress::Stage::kProving});
     finished_.push(stages_.prove(prepared));
   }
 }
@@ -167,11 +169,13 @@ void TaskPipeline::prepare_main() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
+    progress_.push({task.key(), Progress::Stage::kWitness});
     auto prepared = stages_.prepare(std::move(task), redis.get());
     if (auto* failed = std::get_if<Finished>(&prepared)) {
       finished_.push(std::move(*failed));
       continue;
     }
+    progress_.push({std::get<Prepared>(prepared).task.key(), Progress::Stage::kReady});
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ready_.push_back(std::move(std::get<Prepared>(prepared)));

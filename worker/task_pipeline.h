@@ -11,13 +11,13 @@
 //          prefetch = 0:  prover threads (prepare, then prove)
 //                                         │
 //                                         └──> finished (a Mailbox) ──> take_finished
-//          prover threads, as each proof begins ──> proving (a Mailbox) ──> take_proving
+//          every stage, as a task reaches it ──> progress (a Mailbox) ──> take_progress
 //
-// A task's witness is fetched, parsed and checked (and an input partition's
-// generated) before a prover takes it; the moment it does, the task's key
-// goes to `proving`, and the link tells the coordinator (a Proving message:
-// its task timeout runs from there, the fetch before it is not the
-// device's). A task is held from submit() until the link takes its answer
+// As a task's witness fetch (or generation) begins, as its witness is ready
+// and as its proof begins, the task goes to `progress`, and the link tells
+// the coordinator (TaskProgress): the coordinator's task timeout runs from
+// the ready witness, and the fetch before it is never the device's. A task
+// is held from submit() until the link takes its answer
 // (take_finished()): held() is what the credits policy counts. Every stage
 // may answer a task early (a refused input, a missing circuit, a cancelled
 // task): that answer goes to `finished` and the task goes no further. The
@@ -102,11 +102,22 @@ class TaskPipeline {
   std::vector<std::uint64_t> witness_pending(std::size_t session) const;
   // Readable while answers wait (poll it with the sockets).
   int finished_fd() const { return finished_.fd(); }
-  // Readable while tasks whose proof began wait to be reported.
-  int proving_fd() const { return proving_.fd(); }
-  // The tasks whose proof began since the last call, in that order. (Take
-  // them before take_finished(): a task's answer may already be there.)
-  std::vector<TaskKey> take_proving();
+  // Where a held task is now.
+  struct Progress {
+    enum class Stage {
+      kWitness,  // its witness fetch or generation begins
+      kReady,    // its witness is ready; it waits for a prover
+      kProving,  // its proof begins (without a preparer: its witness is ready too)
+    };
+    TaskKey key;
+    Stage stage = Stage::kWitness;
+    bool operator==(const Progress&) const = default;
+  };
+  // Readable while progress waits to be reported.
+  int progress_fd() const { return progress_.fd(); }
+  // The progress since the last call, in order. (Take it before
+  // take_finished(): a task's answer may already be there.)
+  std::vector<Progress> take_progress();
   // The answers so far, in the order they came; their tasks are no longer
   // held.
   std::vector<Finished> take_finished();
@@ -123,7 +134,7 @@ class TaskPipeline {
   Stages stages_;
   metrics::WorkerMetrics& metrics_;
   Mailbox<Finished> finished_;
-  Mailbox<TaskKey> proving_;
+  Mailbox<Progress> progress_;
 
   mutable std::mutex mutex_;
   std::condition_variable queue_cv_;   // queue_ has a task, or ready_ has room

@@ -271,6 +271,42 @@ TEST(TaskPipeline, ATaskThatCannotBePreparedIsAnsweredAndNeverProved) {
   }
 }
 
+// Progress (the coordinator's witness and task timeouts start there): the
+// witness fetch as it begins, the ready witness, the proof as a prover takes
+// it; a task its preparation answered never reaches proving; with and
+// without a preparer, and for an input partition from its generator on.
+TEST(TaskPipeline, ATasksProgressIsReportedAsItHappens) {
+  using Stage = TaskPipeline::Progress::Stage;
+  for (std::uint32_t prefetch : {0u, 1u}) {
+    Harness h(options(1, prefetch), {}, /*fail_preparing=*/{2});
+    h.prove_gate.close();
+    h.pipeline().start();
+    h.pipeline().submit(Harness::task(1, 3));
+    ASSERT_TRUE(h.record.wait_for([&] { return h.record.proved.size() == 1; }));
+    std::vector<TaskPipeline::Progress> expected = {{{3, 1}, Stage::kWitness}};
+    if (prefetch > 0) expected.push_back({{3, 1}, Stage::kReady});
+    expected.push_back({{3, 1}, Stage::kProving});
+    {
+      pollfd p{h.pipeline().progress_fd(), POLLIN, 0};
+      ASSERT_EQ(::poll(&p, 1, 10000), 1) << "prefetch " << prefetch;
+    }
+    EXPECT_EQ(h.pipeline().take_progress(), expected) << "prefetch " << prefetch;
+    h.pipeline().submit(Harness::task(2, 3));  // fails in prepare: never ready, never proving
+    h.prove_gate.open();
+    ASSERT_EQ(h.answers(2).size(), 2u);
+    EXPECT_EQ(h.pipeline().take_progress(), (std::vector<TaskPipeline::Progress>{{{3, 2}, Stage::kWitness}}))
+        << "prefetch " << prefetch;
+  }
+  Harness h(options(1, 1));
+  h.pipeline().start();
+  h.pipeline().submit(Harness::task(5, 0, WitnessRef::Kind::kInput));
+  ASSERT_EQ(h.answers(1).size(), 1u);
+  const auto progress = h.pipeline().take_progress();
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.front(), (TaskPipeline::Progress{{0, 5}, Stage::kWitness})) << "from the generator on";
+  EXPECT_EQ(progress.back(), (TaskPipeline::Progress{{0, 5}, Stage::kProving}));
+}
+
 TEST(TaskPipeline, CancelReachesAHeldTaskOnly) {
   Harness h(options(1, 1));
   h.prove_gate.close();

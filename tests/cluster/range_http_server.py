@@ -8,7 +8,10 @@ whole length, sends N bytes of the body and closes the connection (a broken
 transfer); later GETs of PATH are served in full. With --fill-after
 PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
 filesystem is full (another writer taking the disk mid-transfer), then sends
-the rest.
+the rest. With --stall PATH a GET of PATH without a Range header (a
+worker's whole fetch; intake's prefix read names a range) sends the headers
+and half the body, then holds the connection for an hour: a witness that
+never finishes arriving.
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -24,6 +27,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.parse
 
 
@@ -47,6 +51,7 @@ def main():
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
     parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
+    parser.add_argument("--stall", action="append", default=[], help="PATH")
     args = parser.parse_args()
     root = os.path.realpath(args.directory)
     cuts = {}
@@ -120,6 +125,12 @@ def main():
                 self.wfile.flush()
                 self.close_connection = True
                 log("cut %s after %d bytes" % (url_path, cut))
+                return
+            if url_path in args.stall and self.command == "GET" and not wanted:
+                self.wfile.write(data[start:start + size // 2])
+                self.wfile.flush()
+                log("stalled %s after %d bytes" % (url_path, size // 2))
+                time.sleep(3600)
                 return
             with lock:
                 fill = fills.pop(url_path, None) if self.command == "GET" else None

@@ -147,6 +147,17 @@ class ScriptedPeer {
     });
   }
 
+  // A task's progress: its witness fetch begins (witness), its proof begins
+  // (proving: the task timeout runs from here).
+  void progress(std::uint64_t task_id, wire::TaskStage stage = wire::TaskStage::PROVING) {
+    send([&](wire::Envelope::Body::Builder body) {
+      auto p = body.initProgress();
+      p.setTaskId(task_id);
+      p.setStage(stage);
+    });
+  }
+  void proving(std::uint64_t task_id) { progress(task_id, wire::TaskStage::PROVING); }
+
   void credit(std::uint32_t credits) {
     send([&](wire::Envelope::Body::Builder body) { body.initCredit().setCredits(credits); });
   }
