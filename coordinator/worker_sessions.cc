@@ -187,30 +187,35 @@ std::string WorkerSessions::identity_refusal(const std::string& peer, const std:
     // A key is one worker: the ids the allowlist lists for it, else the one
     // it first said hello as (so one admitted key cannot pose as several
     // workers to spread its faults or to confirm its own claims).
-    if (auto listed = config_.curve_key_ids.find(curve_key);
-        listed != config_.curve_key_ids.end() && !listed->second.empty()) {
-      if (!listed->second.count(worker_id))
-        return "worker id " + worker_id + " is not among the ids the CURVE allowlist lists for this key";
-    } else {
-      const std::string bound_id = with_redis([&] {
-        redis_.command({"HSETNX", keys_.key_workers(), curve_key, worker_id});
-        return redis_.command({"HGET", keys_.key_workers(), curve_key}).str;
-      });
-      if (bound_id != worker_id)
-        return "this CURVE key says hello as worker " + bound_id + " (one worker id per key unless the "
+    const auto listed = config_.curve_key_ids.find(curve_key);
+    const bool ids_listed = listed != config_.curve_key_ids.end() && !listed->second.empty();
+    if (ids_listed && !listed->second.count(worker_id))
+      return "worker id " + worker_id + " is not among the ids the CURVE allowlist lists for this key";
+    // First hello wins, across coordinators and restarts: both bindings are
+    // read first (a refused hello binds nothing), then set with HSETNX and
+    // read back, so whichever hello won a race decides (hellos are rare: no
+    // cache, so an HDEL by the operator takes effect at once).
+    auto refusal = [&](const std::string& key_of_id, const std::string& id_of_key) -> std::string {
+      if (!key_of_id.empty() && key_of_id != curve_key)
+        return "worker id " + worker_id + " is bound to another CURVE key (HDEL " + keys_.worker_keys() + " " +
+               worker_id + " to rebind it)";
+      if (!ids_listed && !id_of_key.empty() && id_of_key != worker_id)
+        return "this CURVE key says hello as worker " + id_of_key + " (one worker id per key unless the "
                "allowlist lists its ids with ids=; HDEL " + keys_.key_workers() + " <key> to rebind it)";
-    }
-    // First hello wins, across coordinators and restarts: HSETNX, then read
-    // back whichever key won (hellos are rare: no cache, so an HDEL by the
-    // operator takes effect at once).
-    const std::string bound = with_redis([&] {
+      return "";
+    };
+    auto read_bindings = [&] {
+      return std::pair{redis_.command({"HGET", keys_.worker_keys(), worker_id}).str,
+                       redis_.command({"HGET", keys_.key_workers(), curve_key}).str};
+    };
+    return with_redis([&] {
+      const auto [key_of_id, id_of_key] = read_bindings();
+      if (std::string why = refusal(key_of_id, id_of_key); !why.empty()) return why;
       redis_.command({"HSETNX", keys_.worker_keys(), worker_id, curve_key});
-      return redis_.command({"HGET", keys_.worker_keys(), worker_id}).str;
+      if (!ids_listed) redis_.command({"HSETNX", keys_.key_workers(), curve_key, worker_id});
+      const auto [won_key, won_id] = read_bindings();
+      return refusal(won_key, won_id);
     });
-    if (bound != curve_key)
-      return "worker id " + worker_id + " is bound to another CURVE key (HDEL " + keys_.worker_keys() + " " +
-             worker_id + " to rebind it)";
-    return "";
   }
   for (const auto& [p, s] : sessions_)
     if (p != peer && s.worker_id == worker_id && s.session_id != session_id)
