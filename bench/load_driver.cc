@@ -45,11 +45,15 @@
 //                           per partition: every client counted (the
 //                           coordinators, and this driver's submit and wait,
 //                           as any client's)
-//   coordinator CPU         user + system seconds per partition (/proc)
+//   coordinator CPU         user + system seconds per partition (/proc), and
+//                           on stderr by thread (scheduler, verify, other)
+//                           and as cores busy (CPU-seconds per second)
 // With --check it exits 1 unless every job is done, no partition was
 // accepted from an invalid answer, and every invalid answer was counted as a
 // fault (it prints why); otherwise it asserts nothing. Exit 2: bad flags or a
 // farm that did not start.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -416,9 +420,10 @@ std::map<std::string, double> redis_info(RedisClient& redis) {
   return out;
 }
 
-// user + system CPU seconds of a process (/proc/<pid>/stat).
-double cpu_seconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+// user + system CPU seconds of a process or thread (/proc/<pid>/stat, or
+// /proc/<pid>/task/<tid>/stat).
+double cpu_seconds(const std::string& stat_path) {
+  std::ifstream stat(stat_path);
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const auto close = text.rfind(')');
   if (close == std::string::npos) return 0;
@@ -433,6 +438,26 @@ double cpu_seconds(pid_t pid) {
     }
   }
   return (user + system) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+double cpu_seconds(pid_t pid) { return cpu_seconds("/proc/" + std::to_string(pid) + "/stat"); }
+
+// CPU seconds of a coordinator's threads by role: "scheduler" (the main
+// thread, which runs run()), "verify" (the zkfarm-verify pool), "other"
+// (network, intake, metrics, ZeroMQ's I/O thread).
+std::map<std::string, double> cpu_by_thread(pid_t pid) {
+  std::map<std::string, double> out;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(task, error)) {
+    const std::string tid = entry.path().filename().string();
+    std::ifstream comm_file(entry.path() / "comm");
+    std::string comm;
+    std::getline(comm_file, comm);
+    const std::string role =
+        tid == std::to_string(pid) ? "scheduler" : comm == "zkfarm-verify" ? "verify" : "other";
+    out[role] += cpu_seconds((entry.path() / "stat").string());
+  }
+  return out;
 }
 
 // One farm, one row. Returns false when --check found a problem.
@@ -506,7 +531,11 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
 
   const auto info_before = redis_info(redis);
   std::vector<double> cpu_before;
-  for (auto& c : coordinators) cpu_before.push_back(cpu_seconds(c->pid()));
+  std::map<std::string, double> threads_before;
+  for (auto& c : coordinators) {
+    cpu_before.push_back(cpu_seconds(c->pid()));
+    for (const auto& [role, s] : cpu_by_thread(c->pid())) threads_before[role] += s;
+  }
   const auto start = Clock::now();
   std::vector<std::string> ids;
   for (std::size_t j = 0; j < o.jobs; ++j) {
@@ -546,7 +575,11 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
   all_done = true;
   const auto info_after = redis_info(redis);
   double cpu = 0;
-  for (std::size_t k = 0; k < coordinators.size(); ++k) cpu += cpu_seconds(coordinators[k]->pid()) - cpu_before[k];
+  std::map<std::string, double> threads_after;
+  for (std::size_t k = 0; k < coordinators.size(); ++k) {
+    cpu += cpu_seconds(coordinators[k]->pid()) - cpu_before[k];
+    for (const auto& [role, s] : cpu_by_thread(coordinators[k]->pid())) threads_after[role] += s;
+  }
   if (status_reader.joinable()) status_reader.join();
   stop_driver();
 
@@ -602,6 +635,13 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
                "Redis commands per partition by kind: %s",
                verify_threads, counts.tasks, counts.results, counts.invalid_sent, counts.cancels, counts.rejects,
                counts.unknown, counts.silenced, proofs.proved(), faults, top.c_str());
+  std::fprintf(stderr, "; coordinator CPU ms per partition by thread:");
+  for (const auto& [role, after] : threads_after)
+    std::fprintf(stderr, " %s %.2f", role.c_str(), (after - threads_before[role]) / partitions * 1e3);
+  std::fprintf(stderr, " (CPU-seconds per wall second:");
+  for (const auto& [role, after] : threads_after)
+    std::fprintf(stderr, " %s %.2f", role.c_str(), (after - threads_before[role]) / seconds);
+  std::fprintf(stderr, ")");
   if (!status_latency.values.empty())
     std::fprintf(stderr, "; status page p50/p99 %.1f / %.1f ms over %zu reads", status_latency.percentile(0.5) * 1e3,
                  status_latency.percentile(0.99) * 1e3, status_latency.values.size());

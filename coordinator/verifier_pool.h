@@ -3,9 +3,12 @@
 // proofs the scheduler thread accepted from workers.
 //
 // Work sharing: requests queue in one FIFO. A thread that wakes takes its
-// share of what is queued, ceil(queued / idle threads), itself included: an
-// idle farm verifies each proof as it comes (lowest latency), a backlog is
-// split evenly so every thread verifies a batch of its own. With one thread
+// share of what is queued, ceil(queued / idle threads), itself included, but
+// at least min_share (coordinator::kVerifyMinShare) or all there is: an idle
+// farm verifies each proof as it comes (lowest latency), a short queue goes
+// to one thread as one batch (a proof costs three times more alone than in a
+// batch of 16), and a backlog is split evenly so every thread verifies a
+// batch of its own. With one thread
 // a wake takes the whole queue, as the coordinator's single verifier thread
 // did. Within what it took, a thread makes one PartitionVerifier::verify()
 // call per curve, and that call checks the proofs of each circuit as one
@@ -20,10 +23,14 @@
 // coordinator's on_done pushes into its event Mailbox). stop() (and the
 // destructor) wake and join every thread; requests still queued are dropped
 // (a stopping coordinator's running jobs resume on restart, and a dropped
-// result is proved again). A PartitionVerifier caches verifying keys, so each
+// result is proved again). The threads are named zkfarm-verify (top -H, and
+// bench/load_driver's CPU per thread). A PartitionVerifier caches verifying keys, so each
 // thread reads a circuit's vk.json once.
 #pragma once
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -39,6 +46,7 @@
 #include "cluster/artifacts.h"
 #include "cluster/groth16_glue.h"
 #include "cluster/log.h"
+#include "coordinator/constants.h"
 #include "formats/curve_id.h"
 
 namespace zkfarm {
@@ -54,12 +62,14 @@ class VerifierPool {
   // seconds it took (zkfarm_verify_duration_seconds{curve}).
   using OnBatch = std::function<void(CurveId curve, std::size_t proofs, double seconds)>;
 
-  // Throws std::invalid_argument for threads == 0. The threads start at
-  // start(), so a caller may queue work first.
-  VerifierPool(ArtifactStore store, unsigned threads, OnDone on_done, OnBatch on_batch = {})
-      : store_(std::move(store)), thread_count_(threads), on_done_(std::move(on_done)),
+  // Throws std::invalid_argument for threads == 0 or min_share == 0. The
+  // threads start at start(), so a caller may queue work first.
+  VerifierPool(ArtifactStore store, unsigned threads, OnDone on_done, OnBatch on_batch = {},
+               std::size_t min_share = coordinator::kVerifyMinShare)
+      : store_(std::move(store)), thread_count_(threads), min_share_(min_share), on_done_(std::move(on_done)),
         on_batch_(std::move(on_batch)) {
     if (threads == 0) throw std::invalid_argument("the verifier pool needs at least one thread");
+    if (min_share == 0) throw std::invalid_argument("the verifier pool's least share must be at least one proof");
     if (!on_done_) throw std::invalid_argument("the verifier pool needs an on_done callback");
   }
   ~VerifierPool() { stop(); }
@@ -104,7 +114,7 @@ class VerifierPool {
     const std::size_t idle = idle_--;  // this thread included
     std::vector<Request> share;
     if (stopping_) return share;
-    const std::size_t n = (queue_.size() + idle - 1) / idle;
+    const std::size_t n = std::min(queue_.size(), std::max((queue_.size() + idle - 1) / idle, min_share_));
     share.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       share.push_back(std::move(queue_.front()));
@@ -117,6 +127,8 @@ class VerifierPool {
   }
 
   void thread_main() {
+    // Named for top -H and /proc/<pid>/task/*/comm (at most 15 characters).
+    pthread_setname_np(pthread_self(), "zkfarm-verify");
     PartitionVerifier verifier(store_);
     for (;;) {
       std::vector<Request> batch = take();
@@ -151,6 +163,7 @@ class VerifierPool {
 
   const ArtifactStore store_;
   const unsigned thread_count_;
+  const std::size_t min_share_;
   const OnDone on_done_;
   const OnBatch on_batch_;
   std::mutex mutex_;

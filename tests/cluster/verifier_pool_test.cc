@@ -174,6 +174,14 @@ TEST_F(VerifierPoolTest, AnUnusableVerifyingKeyRejectsItsProofsWithTheReason) {
   }
 }
 
+TEST_F(VerifierPoolTest, AShortQueueGoesToOneThreadAsOneBatch) {
+  Seen seen;
+  run(4, 10, seen);  // under kVerifyMinShare: one thread takes it all
+  expect_outcomes(seen);
+  EXPECT_EQ(seen.batches, 2u) << "one verify() per curve";
+  EXPECT_EQ(seen.batched_proofs, 10u);
+}
+
 TEST(VerifierPool, RefusesZeroThreads) {
   EXPECT_THROW(VerifierPool<Request>(ArtifactStore("/nonexistent"), 0, [](Request&&, PartitionVerifier::Outcome&&) {}),
                std::invalid_argument);
