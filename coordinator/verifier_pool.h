@@ -3,12 +3,13 @@
 // proofs the scheduler thread accepted from workers.
 //
 // Work sharing: requests queue in one FIFO. A thread that wakes takes its
-// share of what is queued, ceil(queued / idle threads), itself included, but
-// at least min_share (coordinator::kVerifyMinShare) or all there is: an idle
-// farm verifies each proof as it comes (lowest latency), a short queue goes
-// to one thread as one batch (a proof costs three times more alone than in a
-// batch of 16), and a backlog is split evenly so every thread verifies a
-// batch of its own. With one thread
+// share of what is queued, ceil(queued / threads), but at least min_share
+// (coordinator::kVerifyMinShare) or all there is: an idle farm verifies each
+// proof as it comes (lowest latency), a short queue goes to one thread as one
+// batch (a proof costs three times more alone than in a batch of 16), and a
+// backlog is split so every thread verifies a batch of its own. (Dividing by
+// the threads, not by those idle at that moment: a thread that is free first
+// would otherwise take the whole backlog and leave the others none.) With one thread
 // a wake takes the whole queue, as the coordinator's single verifier thread
 // did. Within what it took, a thread makes one PartitionVerifier::verify()
 // call per curve, and that call checks the proofs of each circuit as one
@@ -109,12 +110,11 @@ class VerifierPool {
   // Waits for work; returns this thread's share (empty once stopping).
   std::vector<Request> take() {
     std::unique_lock<std::mutex> lock(mutex_);
-    ++idle_;
     ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    const std::size_t idle = idle_--;  // this thread included
     std::vector<Request> share;
     if (stopping_) return share;
-    const std::size_t n = std::min(queue_.size(), std::max((queue_.size() + idle - 1) / idle, min_share_));
+    const std::size_t n =
+        std::min(queue_.size(), std::max((queue_.size() + thread_count_ - 1) / thread_count_, min_share_));
     share.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       share.push_back(std::move(queue_.front()));
@@ -169,7 +169,6 @@ class VerifierPool {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Request> queue_;
-  std::size_t idle_ = 0;  // threads waiting in take()
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
+#include <thread>
 
 #include "base/digest.h"
 #include "formats/snarkjs_json.h"
@@ -97,6 +99,7 @@ class VerifierPoolTest : public ::testing::Test {
     std::vector<int> valid;  // -1 not yet, 0 rejected, 1 accepted
     std::vector<std::string> reasons;
     std::size_t done = 0, batches = 0, batched_proofs = 0, largest_batch = 0;
+    std::set<std::thread::id> verifying_threads;
   };
 
   // Runs n requests through a pool of `threads`, all queued before it starts
@@ -121,6 +124,7 @@ class VerifierPoolTest : public ::testing::Test {
           std::lock_guard<std::mutex> lock(seen.mutex);
           EXPECT_GE(seconds, 0);
           ++seen.batches;
+          seen.verifying_threads.insert(std::this_thread::get_id());
           seen.batched_proofs += proofs;
           seen.largest_batch = std::max(seen.largest_batch, proofs);
         });
@@ -159,6 +163,7 @@ TEST_F(VerifierPoolTest, SeveralThreadsShareABacklogAndStillRejectEveryBadProof)
   expect_outcomes(seen);
   EXPECT_EQ(seen.batched_proofs, 120u) << "every proof checked once";
   EXPECT_GT(seen.largest_batch, 1u) << "a backlog is verified in batches, not proof by proof";
+  EXPECT_GE(seen.verifying_threads.size(), 2u) << "a backlog is shared between the threads";
   EXPECT_GE(seen.batches, 2u);
 }
 
