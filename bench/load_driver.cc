@@ -24,7 +24,7 @@
 // subgroup, so only the pairing refuses it; the retry elsewhere is valid, so
 // the jobs still end done), and --silent-sessions sessions go silent (no
 // heartbeat, no answer) at their first task, to be declared dead. With
-// --status-poll-ms the status page (/api/status) of the first coordinator
+// --status-poll-ms the status page of the first coordinator (/api/v1/stats)
 // is read that often during the run.
 //
 // Once every session is welcomed it submits J jobs of P partitions (all at
@@ -52,6 +52,7 @@
 // accepted from an invalid answer, and every invalid answer was counted as a
 // fault (it prints why); otherwise it asserts nothing. Exit 2: bad flags or a
 // farm that did not start.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -239,6 +240,7 @@ struct Session {
 
 // What the sessions saw.
 struct Counts {
+  double driver_cpu_seconds = 0;  // the session thread's own CPU (is the driver the limit?)
   std::size_t tasks = 0, first_attempts = 0, results = 0, invalid_sent = 0, cancels = 0, rejects = 0, unknown = 0, silenced = 0;
   std::set<std::tuple<std::string, std::uint32_t, std::string>> invalid;  // (job, partition, worker)
   Stats dispatch;
@@ -279,6 +281,19 @@ void drive(const Options& o, std::vector<Session>& sessions, ProofCache& proofs,
   std::uniform_real_distribution<double> uniform(0, 1);
   const std::size_t total_partitions = o.jobs * o.partitions;
   const auto delay = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(o.delay_ms));
+  auto thread_cpu = [] {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  };
+  const double cpu_start = thread_cpu();
+  struct AddCpu {
+    Counts& counts;
+    double start;
+    decltype(thread_cpu)& now;
+    ~AddCpu() { counts.driver_cpu_seconds = now() - start; }
+  } add_cpu{counts, cpu_start, thread_cpu};
   std::vector<zmq::pollitem_t> items(sessions.size());
   for (std::size_t i = 0; i < sessions.size(); ++i) items[i] = {static_cast<void*>(*sessions[i].socket), 0, ZMQ_POLLIN, 0};
   while (!stop && Clock::now() < deadline) {
@@ -552,7 +567,7 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
     status_reader = std::thread([&] {
       while (!all_done) {
         const auto asked = Clock::now();
-        const HttpResult r = http_request(metrics_ports[0], "GET", "/api/status");
+        const HttpResult r = http_request(metrics_ports[0], "GET", "/api/v1/stats");
         if (r.status == 200) status_latency.add(std::chrono::duration<double>(Clock::now() - asked).count());
         std::this_thread::sleep_for(milliseconds(o.status_poll_ms));
       }
@@ -635,6 +650,7 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
                "Redis commands per partition by kind: %s",
                verify_threads, counts.tasks, counts.results, counts.invalid_sent, counts.cancels, counts.rejects,
                counts.unknown, counts.silenced, proofs.proved(), faults, top.c_str());
+  std::fprintf(stderr, "; driver session thread %.2f cores busy over the run", counts.driver_cpu_seconds / seconds);
   std::fprintf(stderr, "; coordinator CPU ms per partition by thread:");
   for (const auto& [role, after] : threads_after)
     std::fprintf(stderr, " %s %.2f", role.c_str(), (after - threads_before[role]) / partitions * 1e3);
