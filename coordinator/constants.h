@@ -150,7 +150,7 @@ inline constexpr unsigned kMaxVerifyThreads = 256;
 // on. Verification is the coordinator's one CPU-bound part (a BN254 proof
 // costs about a Miller loop and its subgroup checks, the scheduler thread a
 // few Redis round trips that mostly wait), a single thread was the queue at
-// 110-300 partitions/s on two cores (issue 28), and an idle verifier thread
+// 110-300 partitions/s on two cores (BENCHMARKS.md, "Cluster"), and an idle verifier thread
 // costs nothing. Operators sharing the host with Redis or workers set fewer
 // (BENCHMARKS.md, "Verifier pool").
 inline unsigned default_verify_threads() {
