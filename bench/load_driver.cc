@@ -22,8 +22,8 @@
 // --invalid-share answers that share of first attempts with a well-formed
 // proof that fails the pairing check (A and C swapped: points of the
 // subgroup, so only the pairing refuses it; the retry elsewhere is valid, so
-// the jobs still end done), and --silent-sessions sessions go silent (no
-// heartbeat, no answer) at their first task, to be declared dead. With
+// the jobs still end done), and the first --silent-sessions sessions to get
+// a task go silent with it (no heartbeat, no answer), to be declared dead. With
 // --status-poll-ms the status page of the first coordinator (/api/v1/stats)
 // is read that often during the run.
 //
@@ -230,7 +230,7 @@ struct Answer {
 struct Session {
   std::unique_ptr<zmq::socket_t> socket;
   std::string worker_id;
-  bool welcomed = false, silent = false, goes_silent = false;
+  bool welcomed = false, silent = false;
   milliseconds heartbeat{1000};
   Clock::time_point next_heartbeat{};
   std::uint64_t sequence = 0;
@@ -378,7 +378,9 @@ void drive(const Options& o, std::vector<Session>& sessions, ProofCache& proofs,
                 counts.dispatch.add(std::chrono::duration<double>(received - s.freed.front()).count());
               s.freed.erase(s.freed.begin());
             }
-            if (s.goes_silent) {
+            // The first S sessions to get a task go silent with it (a
+            // session named in advance might never get one).
+            if (counts.silenced < o.silent_sessions) {
               s.silent = true;
               ++counts.silenced;
               break;
@@ -516,7 +518,6 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
   for (std::size_t i = 0; i < o.sessions; ++i) {
     Session& s = sessions[i];
     s.worker_id = "load-" + std::to_string(i);
-    s.goes_silent = i < o.silent_sessions;
     s.socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
     s.socket->set(zmq::sockopt::linger, 0);
     s.socket->connect("tcp://127.0.0.1:" + std::to_string(ports[i % o.coordinators]));
