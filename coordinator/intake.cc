@@ -312,6 +312,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     fail(job.spec->id, ErrorCode::kInternal, std::string("cannot start reading the job's witnesses: ") + e.what());
     return true;
   }
+  if (job.reads->settled()) read_ended_->push(0);  // nothing to read (inputs only): no reader wakes us
   reading_.push_back(std::move(job));
   return false;
 }

@@ -7,8 +7,8 @@
 
 namespace zkfarm {
 
-WitnessReads::WitnessReads(std::shared_ptr<const JobSpec> spec, Options options, std::function<void()> on_read)
-    : spec_(std::move(spec)), options_(std::move(options)), on_read_(std::move(on_read)) {
+WitnessReads::WitnessReads(std::shared_ptr<const JobSpec> spec, Options options, std::function<void()> on_change)
+    : spec_(std::move(spec)), options_(std::move(options)), on_change_(std::move(on_change)) {
   results_.resize(spec_->partitions.size());
   for (std::size_t i = 0; i < spec_->partitions.size(); ++i)
     if (spec_->partitions[i].kind != WitnessRef::Kind::kInput) to_read_.push_back(i);
@@ -73,6 +73,7 @@ void WitnessReads::reader_main() {
     } catch (const RedisError& e) {
       redis_error = e.what();
     }
+    bool settled = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --in_flight_;
@@ -83,14 +84,16 @@ void WitnessReads::reader_main() {
         stopped_ = true;
         if (redis_error_.empty()) redis_error_ = redis_error;
       }
+      settled = in_flight_ == 0 && (stopped_ || next_ == to_read_.size());
     }
-    on_read_();
+    if (settled) on_change_();
   }
+  bool last = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    --running_;
+    last = --running_ == 0;
   }
-  on_read_();
+  if (last) on_change_();
 }
 
 WitnessRead WitnessReads::read_one(const WitnessRef& ref, std::unique_ptr<RedisClient>& redis) {

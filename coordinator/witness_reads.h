@@ -16,8 +16,9 @@
 //
 // Threads: the readers and the owner share the state below under one mutex;
 // each reader owns its Redis connection (made on its first redis://
-// witness). on_read is called on a reader thread after each read and when
-// the thread ends. The destructor stops and joins every reader (it waits
+// witness). on_change is called on a reader thread when the reads settle
+// (settled() turns true) and when the last reader returns (idle()), so the
+// owner wakes twice per job at most, not once per witness. The destructor stops and joins every reader (it waits
 // for the reads in flight).
 #pragma once
 
@@ -50,7 +51,7 @@ class WitnessReads {
 
   // Starts reading the summary of every partition of `spec` that names a
   // witness (not an input). Throws std::system_error if no thread can start.
-  WitnessReads(std::shared_ptr<const JobSpec> spec, Options options, std::function<void()> on_read);
+  WitnessReads(std::shared_ptr<const JobSpec> spec, Options options, std::function<void()> on_change);
   ~WitnessReads();
   WitnessReads(const WitnessReads&) = delete;
   WitnessReads& operator=(const WitnessReads&) = delete;
@@ -76,7 +77,7 @@ class WitnessReads {
 
   std::shared_ptr<const JobSpec> spec_;
   Options options_;
-  std::function<void()> on_read_;
+  std::function<void()> on_change_;
   std::vector<std::size_t> to_read_;  // indices of witness partitions, ascending
 
   mutable std::mutex mutex_;
