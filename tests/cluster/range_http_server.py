@@ -8,10 +8,12 @@ whole length, sends N bytes of the body and closes the connection (a broken
 transfer); later GETs of PATH are served in full. With --fill-after
 PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
 filesystem is full (another writer taking the disk mid-transfer), then sends
-the rest. With --stall PATH a GET of PATH without a Range header (a
-worker's whole fetch; intake's prefix read names a range) sends the headers
-and half the body, then holds the connection for an hour: a witness that
-never finishes arriving.
+the rest. With --trickle PATH:RATE every GET of PATH sends its headers at
+once and its body at RATE bytes a second (a witness server slow enough to
+stall a reader, yet above curl's 1 KiB/s stall limit). With --stall PATH a
+GET of PATH without a Range header (a worker's whole fetch; intake's prefix
+read names a range) sends the headers and half the body, then holds the
+connection for an hour: a witness that never finishes arriving.
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -51,6 +53,7 @@ def main():
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
     parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
+    parser.add_argument("--trickle", action="append", default=[], help="PATH:BYTES_PER_SECOND")
     parser.add_argument("--stall", action="append", default=[], help="PATH")
     args = parser.parse_args()
     root = os.path.realpath(args.directory)
@@ -62,6 +65,10 @@ def main():
     for spec in args.fill_after:
         path, count, filler = spec.split(":", 2)
         fills[path] = (int(count), filler)
+    trickles = {}
+    for spec in args.trickle:
+        path, _, rate = spec.rpartition(":")
+        trickles[path] = int(rate)
     lock = threading.Lock()
 
     def log(line):
@@ -141,6 +148,21 @@ def main():
                 fill_filesystem(filler)
                 log("filled %s after %d bytes of %s" % (filler, count, url_path))
                 start += count
+            rate = trickles.get(url_path) if self.command == "GET" else None
+            if rate is not None:
+                log("trickling %s at %d bytes/s" % (url_path, rate))
+                chunk = max(1, rate // 10)
+                try:
+                    while start <= end:
+                        self.wfile.write(data[start:min(start + chunk, end + 1)])
+                        self.wfile.flush()
+                        start += chunk
+                        time.sleep(0.1)
+                except (BrokenPipeError, ConnectionResetError):
+                    log("client left %s" % url_path)
+                    return
+                log("served %s status=%d trickled/%d" % (url_path, status, size))
+                return
             self.wfile.write(data[start:end + 1])
             log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
 
