@@ -1,5 +1,7 @@
 // artifact_integrity_test.cc -- what a worker runs and loads is what was
 // checked (issue 26 item 2), with a real coordinator and worker:
+//  * a circuit registered again without --witness-generator keeps its
+//    generator (and its registrant);
 //  * a circuit's witness generator replaced in the artifact store after a
 //    worker has run it once is refused at the next run (its sha256 is not
 //    the record's) and never executed;
@@ -62,6 +64,17 @@ class ArtifactIntegrityTest : public FarmTest {
 
 TEST_F(ArtifactIntegrityTest, AGeneratorReplacedInTheStoreAfterARunIsRefusedNotRun) {
   install_generator();
+  // Registered again without a generator: the recorded one stays, and so
+  // does its registrant.
+  farm::circuit_add(options_, runfile("formats/testdata/bn128_mul.zkey"));
+  {
+    RedisClient redis(options_.redis_url);
+    const std::optional<CircuitInfo> record = load_circuit_info(redis, KeyLayout(options_.prefix), circuit_.id);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->witgen_sha256, circuit_.witgen_sha256);
+    EXPECT_EQ(record->witgen_dat_sha256, circuit_.witgen_dat_sha256);
+    EXPECT_EQ(record->registered_by, "default");
+  }
   start_coordinator();
   start_worker("w1");
   farm::submit(options_, input_job("first"));
