@@ -2,7 +2,7 @@
 #include "base/sealed_copy.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <sys/mman.h>  // memfd_create
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "base/digest.h"
 
@@ -47,36 +48,33 @@ SealedCopy SealedCopy::of_file(const std::string& path) {
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   Descriptor copy{::memfd_create("zkfarm-sealed-copy", MFD_CLOEXEC | MFD_ALLOW_SEALING)};
   if (copy.fd < 0) fail(errno, "memfd_create for a copy of " + path);
-  if (::ftruncate(copy.fd, static_cast<off_t>(size)) != 0) fail(errno, "sizing the copy of " + path);
-  std::string digest;
-  if (size > 0) {
-    void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, copy.fd, 0);
-    if (mapped == MAP_FAILED) fail(errno, "mapping the copy of " + path);
-    struct Unmap {
-      void* at;
-      std::uint64_t size;
-      ~Unmap() { ::munmap(at, size); }
-    } unmap{mapped, size};
-    auto* bytes = static_cast<std::uint8_t*>(mapped);
-    std::uint64_t done = 0;
-    while (done < size) {
-      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, 1u << 30));
-      const ssize_t n = ::read(source.fd, bytes + done, want);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail(errno, "read " + path);
-      if (n == 0)
-        throw std::runtime_error(path + ": changed size while being read (" + std::to_string(size) + " bytes at first, " +
-                                 std::to_string(done) + " then)");
-      done += static_cast<std::uint64_t>(n);
-    }
-    char extra = 0;
-    if (::read(source.fd, &extra, 1) > 0)
+  // Through one buffer: each piece is hashed while it is in the CPU's cache
+  // and written to the copy; no mapping of the copy is ever writable.
+  constexpr std::size_t kPiece = 1u << 20;
+  std::vector<std::uint8_t> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(size, 1), kPiece)));
+  Sha256Stream hash;
+  std::uint64_t done = 0;
+  for (;;) {
+    const ssize_t n = ::read(source.fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(errno, "read " + path);
+    if (n == 0) break;
+    done += static_cast<std::uint64_t>(n);
+    if (done > size)
       throw std::runtime_error(path + ": changed size while being read (grew past " + std::to_string(size) + " bytes)");
-    digest = sha256_hex(std::span<const std::uint8_t>(bytes, size));
-  } else {
-    digest = sha256_hex({});
+    const std::span<const std::uint8_t> piece(buffer.data(), static_cast<std::size_t>(n));
+    hash.update(piece);
+    for (std::size_t written = 0; written < piece.size();) {
+      const ssize_t w = ::write(copy.fd, piece.data() + written, piece.size() - written);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(w < 0 ? errno : EIO, "writing the copy of " + path);
+      written += static_cast<std::size_t>(w);
+    }
   }
-  // No writable mapping is left (F_SEAL_WRITE needs that): seal it.
+  if (done != size)
+    throw std::runtime_error(path + ": changed size while being read (" + std::to_string(size) + " bytes at first, " +
+                             std::to_string(done) + " then)");
+  std::string digest = hash.finish_hex();
   if (::fcntl(copy.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     fail(errno, "sealing the copy of " + path);
   // A read-only descriptor of the same copy: a program is executed only
