@@ -25,6 +25,7 @@ Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::Coordin
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
       active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), stop_(std::move(stop)) {
   witness_policy_.http.ca_file = config.ca_file;
+  witness_policy_.http.urls = parse_url_policy(config.witness_url_allow);
   const std::string kAbort = "abort-in-intake=";
   if (config_.inject_fault.rfind(kAbort, 0) == 0) abort_job_ = config_.inject_fault.substr(kAbort.size());
 }
@@ -239,9 +240,15 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   }
   // Each witness is read only as far as its header and public inputs; the
   // worker that proves it checks its sha256 and size.
+  // Each read is capped at the circuit's witness size and counts against
+  // --memory-budget-mib while it lasts.
   const WitnessReader read_witness = [&](const WitnessRef& ref, std::uint32_t num_public) -> WitnessRead {
     try {
-      return read_witness_summary(ref, &redis, witness_policy_, num_public);
+      const std::uint64_t max_bytes = circuit ? witness_max_bytes(circuit->num_vars) : 0;
+      return read_witness_summary(ref, &redis, witness_policy_, num_public, max_bytes,
+                                  ReadBudget{&held_bytes_, config_.memory_budget_bytes});
+    } catch (const WitnessTooLarge& e) {
+      return JobCheckFailure{ErrorCode::kWitnessLength, e.what()};
     } catch (const WitnessUnavailable& e) {
       return JobCheckFailure{ErrorCode::kWitnessUnavailable, e.what()};
     } catch (const WitnessChecksum& e) {

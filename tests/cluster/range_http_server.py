@@ -10,9 +10,19 @@ PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
 filesystem is full (another writer taking the disk mid-transfer), then sends
 the rest.
 
+Hostile servers (a witness URL is the submitter's to choose): with
+--huge-length PATH every GET of PATH without a Range header announces a
+Content-Length of 60 GiB and sends the file, then holds the connection;
+with --endless PATH every GET of PATH without a Range header sends the file
+with no Content-Length, then zeros until the client goes away. Range
+requests of those paths are served as usual, so a reader of the prefix sees
+an honest witness. With --redirect PATH=URL a GET of PATH answers 302 to
+URL.
+
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
   served /path status=206 bytes=K-L/SIZE   or   cut /path after N bytes
+  hostile /path huge-length|endless   redirect /path -> URL
 
 Standard library only (Debian's python3).
 """
@@ -47,7 +57,11 @@ def main():
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
     parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
+    parser.add_argument("--huge-length", action="append", default=[], help="PATH")
+    parser.add_argument("--endless", action="append", default=[], help="PATH")
+    parser.add_argument("--redirect", action="append", default=[], help="PATH=URL")
     args = parser.parse_args()
+    redirects = dict(spec.split("=", 1) for spec in args.redirect)
     root = os.path.realpath(args.directory)
     cuts = {}
     for spec in args.cut:
@@ -80,6 +94,13 @@ def main():
             url_path = urllib.parse.urlsplit(self.path).path
             wanted = self.headers.get("Range")
             log("request %s %s range=%s" % (self.command, url_path, wanted or "none"))
+            if url_path in redirects:
+                self.send_response(302)
+                self.send_header("Location", redirects[url_path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                log("redirect %s -> %s" % (url_path, redirects[url_path]))
+                return
             local = os.path.realpath(os.path.join(root, urllib.parse.unquote(url_path).lstrip("/")))
             if not local.startswith(root + os.sep) or not os.path.isfile(local):
                 self.send_error(404)
@@ -87,6 +108,12 @@ def main():
             with open(local, "rb") as f:
                 data = f.read()
             size = len(data)
+            if not wanted and body and url_path in args.huge_length:
+                self.hostile_huge_length(url_path, data)
+                return
+            if not wanted and body and url_path in args.endless:
+                self.hostile_endless(url_path, data)
+                return
             start, end, status = 0, size - 1, 200
             if wanted:
                 match = re.fullmatch(r"bytes=(\d+)-(\d*)", wanted.strip())
@@ -132,6 +159,39 @@ def main():
                 start += count
             self.wfile.write(data[start:end + 1])
             log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
+
+        def hostile_huge_length(self, url_path, data):
+            log("hostile %s huge-length" % url_path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(60 << 30))
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+                # Hold the connection: the client must not wait for the rest.
+                self.rfile.read(1)
+            except OSError:
+                pass
+            self.close_connection = True
+
+        def hostile_endless(self, url_path, data):
+            log("hostile %s endless" % url_path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            sent = 0
+            try:
+                self.wfile.write(data)
+                chunk = b"\0" * 65536
+                while sent < (8 << 30):
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except OSError:
+                pass
+            log("hostile %s endless stopped after %d extra bytes" % (url_path, sent))
+            self.close_connection = True
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
