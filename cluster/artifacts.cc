@@ -279,6 +279,7 @@ HttpLimits witness_limits(const WitnessPolicy& policy, std::uint64_t max_bytes) 
 // HttpError as the witness errors: WitnessTooLarge for a body past the cap,
 // WitnessUnavailable otherwise.
 [[noreturn]] void throw_fetch_error(const HttpError& e, std::uint64_t max_bytes) {
+  if (e.cancelled()) throw WitnessCancelled(std::string("witness fetch cancelled: ") + e.what());
   if (e.too_large())
     throw WitnessTooLarge(std::string("cannot fetch witness: ") + e.what() + " (this circuit's witness is " +
                           std::to_string(max_bytes) + " bytes)");
@@ -328,7 +329,8 @@ WitnessPrefix read_redis_prefix(const WitnessRef& ref, RedisClient* redis, const
 }
 
 std::shared_ptr<const FileBytes> fetch_witness_unchecked(const WitnessRef& ref, RedisClient* redis,
-                                                         const WitnessPolicy& policy, std::uint64_t max_bytes) {
+                                                         const WitnessPolicy& policy, std::uint64_t max_bytes,
+                                                         const std::atomic<bool>* cancelled = nullptr) {
   switch (ref.kind) {
     case WitnessRef::Kind::kFile: {
       std::uint64_t size = 0;
@@ -354,7 +356,9 @@ std::shared_ptr<const FileBytes> fetch_witness_unchecked(const WitnessRef& ref, 
       throw WitnessUnavailable(ref.describe() + ": an input, not a witness (the worker computes its witness)");
     case WitnessRef::Kind::kHttp:
       try {
-        return FileBytes::adopt(http_get(ref.location, witness_limits(policy, max_bytes)), ref.describe());
+        HttpLimits limits = witness_limits(policy, max_bytes);
+        limits.cancelled = cancelled;
+        return FileBytes::adopt(http_get(ref.location, limits), ref.describe());
       } catch (const HttpError& e) {
         throw_fetch_error(e, max_bytes);
       }
@@ -382,8 +386,9 @@ void check_witness_claims(const WitnessRef& ref, std::span<const std::uint8_t> b
 }  // namespace
 
 std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
-                                               const WitnessPolicy& policy, std::uint64_t max_bytes) {
-  auto bytes = fetch_witness_unchecked(ref, redis, policy, max_bytes);
+                                               const WitnessPolicy& policy, std::uint64_t max_bytes,
+                                               const std::atomic<bool>* cancelled) {
+  auto bytes = fetch_witness_unchecked(ref, redis, policy, max_bytes, cancelled);
   check_witness_claims(ref, bytes->bytes());
   return bytes;
 }

@@ -63,6 +63,12 @@ class WitnessTooLarge : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A witness transfer stopped because its task was cancelled.
+class WitnessCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // One file of a circuit as recorded in Redis.
 struct ArtifactFile {
   std::string path;         // relative to the store root
@@ -168,8 +174,11 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
 // cannot be reached. Throws WitnessTooLarge for more than max_bytes (before
 // anything is allocated where the length is known first), WitnessChecksum
 // when the bytes differ from the reference's sha256 or size.
+// `cancelled`, when given, stops an HTTP transfer within about a second of
+// turning true (WitnessCancelled).
 std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
-                                               const WitnessPolicy& policy, std::uint64_t max_bytes);
+                                               const WitnessPolicy& policy, std::uint64_t max_bytes,
+                                               const std::atomic<bool>* cancelled = nullptr);
 
 // The size of a witness of a circuit of num_vars signals (its .wtns header
 // and values, 32 bytes each on every curve zkfarm proves): what

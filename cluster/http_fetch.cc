@@ -279,6 +279,11 @@ int before_request(void* user, char* primary_ip, char*, int, int) {
   return CURL_PREREQFUNC_ABORT;
 }
 
+// CURLOPT_XFERINFOFUNCTION of a cancellable transfer: non-zero stops it.
+int check_cancelled(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<Transfer*>(user)->limits->cancelled->load() ? 1 : 0;
+}
+
 // The HttpError of a URL that is refused or cannot be reached: one text.
 HttpError unreachable(const std::string& url) {
   return HttpError("GET " + redact_url(url) + ": " + std::string(kUnreachable), 0, true);
@@ -302,8 +307,15 @@ void perform(CurlHandle& h, const std::string& url, Transfer& t) {
     curl_easy_setopt(h.curl, CURLOPT_PREREQFUNCTION, before_request);
     curl_easy_setopt(h.curl, CURLOPT_PREREQDATA, &t);
   }
+  if (t.limits->cancelled) {
+    curl_easy_setopt(h.curl, CURLOPT_XFERINFOFUNCTION, check_cancelled);
+    curl_easy_setopt(h.curl, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(h.curl, CURLOPT_NOPROGRESS, 0L);
+  }
   const CURLcode rc = curl_easy_perform(h.curl);
   if (t.error) std::rethrow_exception(t.error);
+  if (t.limits->cancelled && t.limits->cancelled->load())
+    throw HttpError("GET " + redact_url(url) + ": cancelled", t.status, false, false, true);
   if (!t.started) curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &t.status);
   const std::string where = "GET " + redact_url(url) + ": ";
   if (t.unreachable) throw unreachable(url);

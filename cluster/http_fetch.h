@@ -35,6 +35,7 @@
 // Thread-safe: each call uses its own curl handle.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -94,6 +95,10 @@ struct HttpLimits {
   // Where the transfer may go; nullopt: anywhere (artifacts, from the
   // operator's own --artifacts URL).
   std::optional<UrlPolicy> urls;
+  // When set and true, the transfer stops within about a second (curl
+  // calls its progress function at least once a second, idle or not) and
+  // fails with HttpError::cancelled(): a task cancelled mid-download.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 // A failed transfer. The message names the redacted URL and the reason;
@@ -103,16 +108,19 @@ struct HttpLimits {
 // longer than the transfer's cap.
 class HttpError : public std::runtime_error {
  public:
-  HttpError(const std::string& message, long status, bool transient, bool too_large = false)
-      : std::runtime_error(message), status_(status), transient_(transient), too_large_(too_large) {}
+  HttpError(const std::string& message, long status, bool transient, bool too_large = false, bool cancelled = false)
+      : std::runtime_error(message), status_(status), transient_(transient), too_large_(too_large),
+        cancelled_(cancelled) {}
   long status() const { return status_; }
   bool transient() const { return transient_; }
   bool too_large() const { return too_large_; }
+  bool cancelled() const { return cancelled_; }  // HttpLimits::cancelled stopped it
 
  private:
   long status_;
   bool transient_;
   bool too_large_;
+  bool cancelled_;
 };
 
 // GETs `url` into memory. expected_size, when given, must equal the body's

@@ -82,7 +82,7 @@ TEST(Wtns, WrongPrimeNamesBoth) {
   EXPECT_NE(msg.find("unsupported prime: its 32 bytes are neither"), std::string::npos) << msg;
   // The file's own prime is not quoted: once the two known primes are taken
   // out, no long number is left.
-  for (const std::string known : {Bn254Fr::kModulus.to_decimal(), Bls12381Fr::kModulus.to_decimal()})
+  for (const std::string& known : {Bn254Fr::kModulus.to_decimal(), Bls12381Fr::kModulus.to_decimal()})
     for (std::size_t at = msg.find(known); at != std::string::npos; at = msg.find(known)) msg.erase(at, known.size());
   std::size_t run = 0, longest = 0;
   for (char c : msg) longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(c)) ? run + 1 : 0);

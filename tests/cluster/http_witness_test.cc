@@ -255,5 +255,30 @@ TEST_F(HttpWitnessTest, ADaemonRefusesAMalformedAllowList) {
   EXPECT_EQ(WEXITSTATUS(*worker_status), 2) << logs();
 }
 
+TEST_F(HttpWitnessTest, ACancelStopsTheWitnessTransfer) {
+  // The server sends 100 bytes of the witness, then nothing: curl's stall
+  // limit would end the transfer after 30 s. A cancel ends it at once.
+  std::filesystem::copy_file(dir_->file("www/bn128_mul.wtns"), dir_->file("www/stall.wtns"));
+  HttpServer stalling(dir_->file("www"), dir_->file("stall-server.txt"), runfile("tests/cluster/range_http_server.py"),
+                      {"--stall", "/stall.wtns"});
+  start_farm();
+  farm::submit(options_, job("stalled", bn254_.id, json::array({json{{"witness", stalling.url() + "stall.wtns"}}})));
+  ASSERT_TRUE(eventually([&] { return stalling.log().find("hostile /stall.wtns stall") != std::string::npos; }, 30s))
+      << stalling.log() << logs();
+  farm::cancel(options_, "stalled");
+  const farm::JobStatus s = wait_job("stalled", 30s);
+  EXPECT_EQ(s.state, "cancelled") << s.error;
+  ASSERT_TRUE(eventually([&] { return stalling.log().find("client left after") != std::string::npos; }, 20s))
+      << stalling.log() << logs();
+  const std::string log = stalling.log();
+  const double stayed = std::stod(log.substr(log.find("client left after ") + 18));
+  EXPECT_LT(stayed, 15.0) << "the worker kept the transfer open after the cancel:\n" << log;
+  EXPECT_TRUE(eventually([&] { return workers_[0]->log().find("witness fetch cancelled") != std::string::npos; }, 10s))
+      << logs();
+  // The worker goes on.
+  farm::submit(options_, job("after", bn254_.id, json::array({partition("bn128_mul.wtns")})));
+  ASSERT_EQ(wait_job("after", 60s).state, "done") << logs();
+}
+
 }  // namespace
 }  // namespace zkfarm::testing

@@ -16,8 +16,10 @@ Content-Length of 60 GiB and sends the file, then holds the connection;
 with --endless PATH every GET of PATH without a Range header sends the file
 with no Content-Length, then zeros until the client goes away. Range
 requests of those paths are served as usual, so a reader of the prefix sees
-an honest witness. With --redirect PATH=URL a GET of PATH answers 302 to
-URL.
+an honest witness. With --stall PATH a GET of PATH without a Range header
+announces the file's length, sends its first 100 bytes and then nothing
+until the client goes away (logged with how long it stayed). With
+--redirect PATH=URL a GET of PATH answers 302 to URL.
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -34,6 +36,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.parse
 
 
@@ -60,6 +63,7 @@ def main():
     parser.add_argument("--huge-length", action="append", default=[], help="PATH")
     parser.add_argument("--endless", action="append", default=[], help="PATH")
     parser.add_argument("--redirect", action="append", default=[], help="PATH=URL")
+    parser.add_argument("--stall", action="append", default=[], help="PATH")
     args = parser.parse_args()
     redirects = dict(spec.split("=", 1) for spec in args.redirect)
     root = os.path.realpath(args.directory)
@@ -110,6 +114,9 @@ def main():
             size = len(data)
             if not wanted and body and url_path in args.huge_length:
                 self.hostile_huge_length(url_path, data)
+                return
+            if not wanted and body and url_path in args.stall:
+                self.hostile_stall(url_path, data)
                 return
             if not wanted and body and url_path in args.endless:
                 self.hostile_endless(url_path, data)
@@ -173,6 +180,22 @@ def main():
                 self.rfile.read(1)
             except OSError:
                 pass
+            self.close_connection = True
+
+        def hostile_stall(self, url_path, data):
+            log("hostile %s stall" % url_path)
+            started = time.monotonic()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                self.wfile.write(data[:100])
+                self.wfile.flush()
+                self.rfile.read(1)  # returns when the client closes
+            except OSError:
+                pass
+            log("hostile %s client left after %.1f s" % (url_path, time.monotonic() - started))
             self.close_connection = True
 
         def hostile_endless(self, url_path, data):
