@@ -33,6 +33,9 @@ struct CoordinatorConfig {
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound
+  // --intake-deadline-ms: how long the intake reads one job's witnesses
+  // before the job fails witnessUnavailable.
+  std::chrono::milliseconds intake_deadline = coordinator::kDefaultIntakeDeadline;
   // nullopt (the default): derived from measured task times, at least
   // task_timeout_floor (scheduler.h); 0: none; else this fixed timeout.
   std::optional<std::chrono::milliseconds> task_timeout;
@@ -50,6 +53,9 @@ struct CoordinatorConfig {
   // takes over the processing list of any coordinator whose lease expired
   // (a coordinator that cannot renew its lease in time stops).
   std::chrono::milliseconds takeover_after{0};
+  // --verify-threads: threads verifying proofs (verifier_pool.h); the
+  // default and its reason: coordinator::default_verify_threads().
+  unsigned verify_threads = coordinator::default_verify_threads();
   long terminal_ttl_seconds = coordinator::kDefaultTerminalTtlSeconds;
   // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
   std::string curve_secret_key;          // Z85

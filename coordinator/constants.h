@@ -3,9 +3,13 @@
 // defaults; the rest are fixed.
 #pragma once
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace zkfarm::coordinator {
 
@@ -44,6 +48,17 @@ inline constexpr std::uint64_t kDefaultMemoryBudgetMib = 4096;
 // reference, scheduler state, pending-set node), for the estimate above;
 // measured with bench/coordinator_memory.sh (BENCHMARKS.md).
 inline constexpr std::uint64_t kHeldBytesPerPartition = 1024;
+// How long the intake may spend reading one job's witnesses (the first
+// bytes of each: header and public inputs) before the job fails
+// witnessUnavailable (--intake-deadline-ms). The reads run on the job's own
+// threads (kWitnessReadersPerJob), so this bounds what one slow witness
+// server costs: one intake slot for this long, never other jobs' intake. A
+// healthy object store or NFS server answers a 64 KiB read in well under a
+// second; 30 s leaves room for curl's 10 s connect timeout and a slow TLS
+// handshake, covers about 2,400 HTTP witnesses of 100 ms each (8 at a
+// time), and keeps a stop (which waits for reads in flight: curl's timeout
+// is the time left) under the 60 s stop timeouts of deploy/.
+inline constexpr milliseconds kDefaultIntakeDeadline{30000};
 // How long terminal jobs stay in Redis for `zkfarm status`/`result`: a week.
 inline constexpr long kDefaultTerminalTtlSeconds = 7L * 24 * 3600;
 
@@ -126,13 +141,52 @@ inline constexpr milliseconds kIntakeErrorPause{200};
 // restart. Two: one crash can be a coincidence (a kill, an OOM elsewhere),
 // two of the same entry are not.
 inline constexpr long kIntakeCrashLimit = 2;
-// With --takeover-after-ms the lease is renewed every third of its length:
-// two renewals can be lost (a slow Redis, a pause) before it expires.
+// Threads that read one job's witnesses at once (WitnessReads): enough to
+// take a job of thousands of HTTP witnesses in within the deadline (above),
+// few enough that every job reading at once costs at most
+// kJobsReadingAtOnce x 8 = 128 mostly idle threads and 8 MiB of prefixes.
+inline constexpr std::size_t kWitnessReadersPerJob = 8;
+// Jobs whose witnesses are read at once: beyond that the intake takes no
+// further job but critical ones (kCriticalJobsReadingBeyond more), so that
+// 16 slow witness servers delay the others' intake by at most the deadline
+// and a critical job is taken in at once even then.
+inline constexpr std::size_t kJobsReadingAtOnce = 16;
+inline constexpr std::size_t kCriticalJobsReadingBeyond = 4;
+// With --takeover-after-ms the lease is renewed every third of its length,
+// on a thread of its own (LeaseKeeper) that waits on nothing but Redis: two
+// renewals can be lost (a slow Redis, a pause) before it expires.
 inline constexpr int kLeaseRenewalsPerLease = 3;
+// The exit status of a coordinator that found its lease gone (another one
+// may own its jobs now): not 0, so that the shipped units restart it (and
+// the restarted one resumes whatever its processing list still holds), and
+// not 2, the configuration error that deploy/systemd does not restart.
+inline constexpr int kExitLeaseLost = 3;
 
 // --- Verifier ---
 
-// The verifier thread wakes at least this often to notice a stop.
-inline constexpr milliseconds kVerifierWake{500};
+// A verifier thread takes at least this many queued proofs (or all of them)
+// before leaving the rest to the other threads: a randomized batch of k
+// proofs of a circuit costs k + 3 Miller loops and one final exponentiation,
+// so a single proof costs about three times what it costs in a batch of 16,
+// and splitting a short queue between threads would spend more CPU than it
+// saves in latency (16 BN254 proofs verify in about 13 ms on one core).
+inline constexpr std::size_t kVerifyMinShare = 16;
+// The most --verify-threads accepts (a typo guard: far past any core count
+// a coordinator host has).
+inline constexpr unsigned kMaxVerifyThreads = 256;
+// --verify-threads auto: one verifier thread per core the process may run
+// on. Verification is the coordinator's one CPU-bound part (a BN254 proof
+// costs about a Miller loop and its subgroup checks, the scheduler thread a
+// few Redis round trips that mostly wait), a single thread was the queue at
+// 110-300 partitions/s on two cores (BENCHMARKS.md, "Cluster"), and an idle verifier thread
+// costs nothing. Operators sharing the host with Redis or workers set fewer
+// (BENCHMARKS.md, "Verifier pool").
+inline unsigned default_verify_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  const unsigned cores = usable > 0 ? static_cast<unsigned>(usable) : std::thread::hardware_concurrency();
+  return std::clamp(cores, 1u, kMaxVerifyThreads);
+}
 
 }  // namespace zkfarm::coordinator
