@@ -21,6 +21,7 @@
 // without reading the rest of a multi-GB witness.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,6 +50,21 @@ class WitnessUnavailable : public std::runtime_error {
 
 // A witness whose bytes differ from the sha256 or size its job gives.
 class WitnessChecksum : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A witness longer than its circuit's: more bytes than a .wtns of the
+// circuit's num_vars values (wtns_file_bytes), found before it is read (a
+// file's size, STRLEN, Content-Length) or as soon as a transfer passes it.
+// Bad input: the job's witness is not one of this circuit.
+class WitnessTooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A witness transfer stopped because its task was cancelled.
+class WitnessCancelled : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -135,7 +151,9 @@ struct WitnessPolicy {
   // redis:// witnesses must name a key that starts with this (the farm's
   // key prefix, e.g. "zkfarm:").
   std::string redis_key_prefix;
-  // http(s):// witnesses: timeouts, redirects, size cap, TLS (--ca-file).
+  // http(s):// witnesses: timeouts, redirects, size cap, TLS (--ca-file),
+  // and the URLs they may come from (--witness-url-allow; make_witness_policy
+  // sets kDefaultWitnessUrlAllow, cluster/defaults.h).
   HttpLimits http;
 };
 
@@ -148,16 +166,35 @@ struct WitnessPolicy {
 WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const std::string& artifacts,
                                   const std::string& redis_key_prefix);
 
-// The bytes of a witness. Files are mapped read-only; Redis keys are read
-// with GET (redis may be null when the reference is not redis://); URLs are
-// fetched into one buffer (http_get). A reference outside `policy` is
-// refused before anything is opened or read. Throws WitnessUnavailable
-// naming the reference and the reason; the reason never echoes the file's
-// bytes or a URL's query string, and a path outside the roots gets the same
-// answer whether or not it exists. Throws WitnessChecksum when the bytes
-// differ from the reference's sha256 or size.
+// The bytes of a witness of at most max_bytes (the circuit's exact witness
+// size, witness_max_bytes). Files are mapped read-only; Redis keys are read
+// with STRLEN, then GETRANGE of at most max_bytes (redis may be null when
+// the reference is not redis://); URLs are fetched into one buffer
+// (http_get, capped at max_bytes). A reference outside `policy` is refused
+// before anything is opened or read. Throws WitnessUnavailable naming the
+// reference and the reason; the reason never echoes the file's bytes or a
+// URL's query string, a path outside the roots gets the same answer whether
+// or not it exists, and a URL outside policy.http.urls the same as one that
+// cannot be reached. Throws WitnessTooLarge for more than max_bytes (before
+// anything is allocated where the length is known first), WitnessChecksum
+// when the bytes differ from the reference's sha256 or size.
+// `cancelled`, when given, stops an HTTP transfer within about a second of
+// turning true (WitnessCancelled).
 std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClient* redis,
-                                               const WitnessPolicy& policy);
+                                               const WitnessPolicy& policy, std::uint64_t max_bytes,
+                                               const std::atomic<bool>* cancelled = nullptr);
+
+// The size of a witness of a circuit of num_vars signals (its .wtns header
+// and values, 32 bytes each on every curve zkfarm proves): what
+// fetch_witness and read_witness_summary cap every read at.
+inline std::uint64_t witness_max_bytes(std::uint32_t num_vars) { return wtns_file_bytes(num_vars); }
+
+// Memory that reads hold, counted in a counter shared with other holders
+// against a limit (the coordinator's held jobs and --memory-budget-mib).
+struct ReadBudget {
+  std::atomic<std::uint64_t>* held = nullptr;  // null: reads are not counted
+  std::uint64_t limit = 0;
+};
 
 // What intake needs of a job's witness: its curve, length and public inputs,
 // from its first max(wtns_prefix_bytes(num_public), kWitnessPrefixMinBytes)
@@ -167,10 +204,15 @@ std::shared_ptr<const FileBytes> fetch_witness(const WitnessRef& ref, RedisClien
 // HTTP server's Content-Range), its sha256 never: the worker that proves it
 // reads it whole and checks both (fetch_witness). A witness whose header or
 // public inputs lie past that first read is read whole (without the checks).
-// Throws WitnessUnavailable as fetch_witness does, WitnessChecksum for a
-// length that differs from the job's, FormatError for a malformed witness.
+// Every read is at most max_bytes (the circuit's witness size), and counts
+// in `budget` while it lasts: the first read always (it is small), the
+// whole one only if it fits under the budget's limit now (else
+// WitnessUnavailable says so).
+// Throws WitnessUnavailable as fetch_witness does, WitnessTooLarge for a
+// known length above max_bytes, WitnessChecksum for a length that differs
+// from the job's, FormatError for a malformed witness.
 inline constexpr std::uint64_t kWitnessPrefixMinBytes = 64 << 10;
 WtnsSummary read_witness_summary(const WitnessRef& ref, RedisClient* redis, const WitnessPolicy& policy,
-                                 std::uint32_t num_public);
+                                 std::uint32_t num_public, std::uint64_t max_bytes, const ReadBudget& budget = {});
 
 }  // namespace zkfarm

@@ -17,5 +17,12 @@ inline constexpr char kDefaultRedisUrl[] = ZKFARM_DEFAULT_REDIS_URL;
 inline constexpr char kDefaultKeyPrefix[] = ZKFARM_DEFAULT_KEY_PREFIX;
 // The coordinator's ZeroMQ ROUTER endpoint, loopback only unless configured.
 inline constexpr char kDefaultCoordinatorEndpoint[] = ZKFARM_DEFAULT_COORDINATOR_ENDPOINT;
+// --witness-url-allow of a daemon started without it: any host whose
+// addresses are all public. A pre-signed object-store URL on the internet
+// works without configuration, while the farm's own network (loopback,
+// link-local, private addresses: Redis, metadata services, admin ports) is
+// reached only through an entry naming it. The shipped configs (deploy/)
+// say "none" instead: there an operator names the store witnesses come from.
+inline constexpr char kDefaultWitnessUrlAllow[] = "public";
 
 }  // namespace zkfarm

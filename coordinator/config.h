@@ -27,6 +27,10 @@ struct CoordinatorConfig {
   std::vector<std::string> witness_roots;
   // --ca-file: PEM CA bundle for https:// witnesses (empty: the system CAs).
   std::string ca_file;
+  // --witness-url-allow: where http(s):// witnesses may come from (hosts,
+  // URL prefixes, "public", "none": cluster/http_fetch.h, UrlPolicy); the
+  // default and its reason are in cluster/defaults.h.
+  std::vector<std::string> witness_url_allow{kDefaultWitnessUrlAllow};
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound

@@ -33,6 +33,7 @@ Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::Coordin
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
       active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), lease_(lease) {
   witness_policy_.http.ca_file = config.ca_file;
+  witness_policy_.http.urls = parse_url_policy(config.witness_url_allow);
   const std::string kAbort = "abort-in-intake=";
   if (config_.inject_fault.rfind(kAbort, 0) == 0) abort_job_ = config_.inject_fault.substr(kAbort.size());
 }
@@ -301,6 +302,10 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                                        std::size_t(job.circuit.num_public) * scalar_field_bytes(job.circuit.curve));
   WitnessReads::Options options;
   options.num_public = job.circuit.num_public;
+  // Each read is capped at the circuit's witness size and counts against
+  // --memory-budget-mib while it lasts.
+  options.max_bytes = witness_max_bytes(job.circuit.num_vars);
+  options.budget = ReadBudget{&held_bytes_, config_.memory_budget_bytes};
   options.policy = witness_policy_;
   options.redis_url = config_.redis_url;
   options.deadline = job.deadline;

@@ -77,15 +77,22 @@ std::variant<PreparedJob, JobCheckFailure> check_partitions(const JobSpec& spec,
       }
       continue;
     }
+    // No witness of this circuit is longer than this; nothing larger is read.
+    const std::uint64_t max_bytes = witness_max_bytes(circuit->num_vars);
+    if (ref.size > max_bytes)
+      return Failure{ErrorCode::kWitnessLength, where + ": the job says the witness has " + std::to_string(ref.size) +
+                                                    " bytes, more than the " + std::to_string(max_bytes) +
+                                                    " bytes of this circuit's witness (its .wtns header and " +
+                                                    std::to_string(circuit->num_vars) + " values)"};
     if (read_witness == nullptr) {
       job.public_inputs.resize(job.public_inputs.size() + job.public_bytes);
       continue;
     }
     WitnessRead read = (*read_witness)(i, ref, circuit->num_public);
     if (auto* failure = std::get_if<Failure>(&read)) {
-      // Unavailable or checksum reasons name the witness already.
+      // Unavailable, checksum and too-large reasons name the witness already.
       const bool named = failure->code == ErrorCode::kWitnessUnavailable ||
-                         failure->code == ErrorCode::kWitnessChecksum;
+                         failure->code == ErrorCode::kWitnessChecksum || failure->code == ErrorCode::kWitnessLength;
       return Failure{failure->code, (named ? partition : where) + ": " + failure->message};
     }
     const WtnsSummary& summary = std::get<WtnsSummary>(read);

@@ -37,6 +37,12 @@ int main(int argc, char** argv) {
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
             "--artifacts)")
       .value("ca-file", "", "PEM CA bundle for https:// witnesses (default: the system CAs)")
+      .list("witness-url-allow",
+            "where http(s):// witnesses may come from: hosts (any scheme and port), URL prefixes "
+             "(http://host:port/path/), \"public\" (any host whose addresses are all public) or \"none\"; "
+             "repeatable or a comma list. Loopback, link-local and private addresses only for a host or prefix "
+             "named here, on every connection and redirect (default: " + std::string(kDefaultWitnessUrlAllow) + ")",
+            ',')
       .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
       .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
       .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
@@ -88,6 +94,12 @@ int main(int argc, char** argv) {
     config.artifacts = flags.get("artifacts");
     config.witness_roots = flags.get_list("witness-root");
     config.ca_file = flags.get("ca-file");
+    if (!flags.get_list("witness-url-allow").empty()) config.witness_url_allow = flags.get_list("witness-url-allow");
+    try {
+      parse_url_policy(config.witness_url_allow);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
     if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
       throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
     if (!config.artifacts.empty()) {

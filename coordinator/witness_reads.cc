@@ -106,7 +106,9 @@ WitnessRead WitnessReads::read_one(const WitnessRef& ref, std::unique_ptr<RedisC
   policy.http.connect_timeout = std::min(policy.http.connect_timeout, policy.http.timeout);
   try {
     if (ref.kind == WitnessRef::Kind::kRedis && !redis) redis = std::make_unique<RedisClient>(options_.redis_url);
-    return read_witness_summary(ref, redis.get(), policy, options_.num_public);
+    return read_witness_summary(ref, redis.get(), policy, options_.num_public, options_.max_bytes, options_.budget);
+  } catch (const WitnessTooLarge& e) {
+    return JobCheckFailure{ErrorCode::kWitnessLength, e.what()};
   } catch (const WitnessUnavailable& e) {
     return JobCheckFailure{ErrorCode::kWitnessUnavailable, e.what()};
   } catch (const WitnessChecksum& e) {

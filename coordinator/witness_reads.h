@@ -43,6 +43,10 @@ class WitnessReads {
   using Clock = std::chrono::steady_clock;
   struct Options {
     std::uint32_t num_public = 0;  // the circuit's public signals
+    // No read takes more: the intake gives the circuit's witness size
+    // (witness_max_bytes); the default is any transfer's cap.
+    std::uint64_t max_bytes = HttpLimits{}.max_bytes;
+    ReadBudget budget;             // where reads count while they last (--memory-budget-mib)
     WitnessPolicy policy;          // which witnesses may be read; HTTP limits
     std::string redis_url;         // for redis:// witnesses
     Clock::time_point deadline;    // no HTTP read outlives it by more than a second

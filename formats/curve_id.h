@@ -70,18 +70,18 @@ inline std::optional<CurveId> curve_from_base_prime(std::span<const std::uint8_t
   return std::nullopt;
 }
 
-// "unsupported prime 123... (expected the scalar field of BN254 r = 2188... or
-// of BLS12-381 r = 5243...)".
+// "unsupported prime: its 32 bytes are neither the scalar field prime of
+// BN254 (2188...) nor that of BLS12-381 (5243...)". The file's own bytes are
+// never quoted: a daemon reports this to whoever named the file (a witness
+// is a client's), and a message is no channel for its contents.
 inline std::string unsupported_scalar_prime_message(std::span<const std::uint8_t> le) {
-  return "unsupported prime " + curve_id_detail::le_to_decimal(le) +
-         " (expected the scalar field prime of BN254, " + Bn254Fr::kModulus.to_decimal() +
-         ", or of BLS12-381, " + Bls12381Fr::kModulus.to_decimal() + ")";
+  return "unsupported prime: its " + std::to_string(le.size()) + " bytes are neither the scalar field prime of BN254 (" +
+         Bn254Fr::kModulus.to_decimal() + ") nor that of BLS12-381 (" + Bls12381Fr::kModulus.to_decimal() + ")";
 }
 
 inline std::string unsupported_base_prime_message(std::span<const std::uint8_t> le) {
-  return "unsupported prime q = " + curve_id_detail::le_to_decimal(le) +
-         " (expected the base field prime of BN254, " + Bn254Fq::kModulus.to_decimal() +
-         ", or of BLS12-381, " + Bls12381Fq::kModulus.to_decimal() + ")";
+  return "unsupported prime q: its " + std::to_string(le.size()) + " bytes are neither the base field prime of BN254 (" +
+         Bn254Fq::kModulus.to_decimal() + ") nor that of BLS12-381 (" + Bls12381Fq::kModulus.to_decimal() + ")";
 }
 
 // Reads the field header that opens circom's .r1cs and .wtns header

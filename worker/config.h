@@ -30,6 +30,10 @@ struct WorkerConfig {
   // directory holding the artifact store (make_witness_policy).
   std::vector<std::string> witness_roots;
   std::string ca_file;  // --ca-file: PEM CA bundle for https:// (empty: the system CAs)
+  // --witness-url-allow: where http(s):// witnesses may come from (hosts,
+  // URL prefixes, "public", "none": cluster/http_fetch.h, UrlPolicy); the
+  // default and its reason are in cluster/defaults.h.
+  std::vector<std::string> witness_url_allow{kDefaultWitnessUrlAllow};
   std::string artifacts;  // required: no store is a sensible guess
   std::string cache_dir;  // empty: use the store in place
   // Partitions proved at once. One: a device proves fastest one proof at a

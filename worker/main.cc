@@ -18,6 +18,7 @@
 #include "cluster/daemon.h"
 #include "cluster/defaults.h"
 #include "cluster/flags.h"
+#include "cluster/http_fetch.h"
 #include "cluster/log.h"
 #include "base/redact.h"
 #include "monitoring/metrics/metrics.h"
@@ -59,6 +60,12 @@ int main(int argc, char** argv) {
             "--artifacts)")
       .value("cache-dir", defaults.cache_dir, "local cache for artifacts (default: read the store in place)")
       .value("ca-file", defaults.ca_file, "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
+      .list("witness-url-allow",
+            "where http(s):// witnesses may come from: hosts (any scheme and port), URL prefixes "
+             "(http://host:port/path/), \"public\" (any host whose addresses are all public) or \"none\"; "
+             "repeatable or a comma list. Loopback, link-local and private addresses only for a host or prefix "
+             "named here, on every connection and redirect (default: " + std::string(kDefaultWitnessUrlAllow) + ")",
+            ',')
       .value("slots", count(defaults.slots), "partitions proved at once")
       .value("prefetch", count(defaults.prefetch),
              "witnesses fetched, parsed and checked ahead of the provers (on a GPU into page-locked memory), so "
@@ -156,6 +163,12 @@ int main(int argc, char** argv) {
     }
     config.cache_dir = flags.get("cache-dir");
     config.ca_file = flags.get("ca-file");
+    if (!flags.get_list("witness-url-allow").empty()) config.witness_url_allow = flags.get_list("witness-url-allow");
+    try {
+      parse_url_policy(config.witness_url_allow);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
     if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
       throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
     config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));

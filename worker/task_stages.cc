@@ -56,15 +56,21 @@ std::variant<Prepared, Finished> TaskStages::prepare(QueuedTask task, RedisClien
     std::shared_ptr<const FileBytes> witness = task.generated;
     try {
       if (!witness) {
+        // No transfer may bring more than a witness of this circuit.
+        const std::uint64_t max_bytes = witness_max_bytes(p.circuit->num_vars());
         try {
-          witness = fetch_witness(task.witness, redis, witness_policy_);
+          witness = fetch_witness(task.witness, redis, witness_policy_, max_bytes, task.cancelled.get());
         } catch (const WitnessChecksum& e) {
           if (task.witness.kind != WitnessRef::Kind::kHttp) throw;
           // A transfer may have been corrupted on the way: fetch it once more.
           ZKLOG(kWarning) << "task " << task.task_id << ": " << e.what() << "; fetching it again";
-          witness = fetch_witness(task.witness, redis, witness_policy_);
+          witness = fetch_witness(task.witness, redis, witness_policy_, max_bytes, task.cancelled.get());
         }
       }
+    } catch (const WitnessCancelled& e) {
+      throw prover::Error(ErrorCode::kCancelled, e.what());
+    } catch (const WitnessTooLarge& e) {
+      throw prover::Error(ErrorCode::kWitnessLength, e.what());
     } catch (const WitnessUnavailable& e) {
       throw prover::Error(ErrorCode::kWitnessUnavailable, e.what());
     } catch (const RedisError&) {

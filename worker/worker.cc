@@ -32,6 +32,7 @@ WitnessPolicy witness_policy(const WorkerConfig& config) {
   WitnessPolicy policy = make_witness_policy(config.witness_roots, is_http_url(config.artifacts) ? "" : config.artifacts,
                                              config.key_prefix);
   policy.http.ca_file = config.ca_file;
+  policy.http.urls = parse_url_policy(config.witness_url_allow);
   return policy;
 }
 

@@ -1,7 +1,10 @@
 // bad_input_test.cc -- bad jobs fail with a clear error and the farm keeps
 // serving: malformed JSON, unknown circuit, wrong witness length, wrong
 // curve, missing witness file, garbage without an id; witness checksums,
-// checked by the workers.
+// checked by the workers; witnesses larger than their circuit's, refused by
+// intake and by the workers before they are read.
+#include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "base/digest.h"
@@ -110,7 +113,9 @@ TEST_F(FarmTest, WitnessChecksumsAreCheckedByTheWorkersAsBadInput) {
   };
   farm::submit(options_, job_with("file-digest", "file://" + path, wrong, bytes.size()));
   farm::submit(options_, job_with("redis-digest", "redis://zkfarm:w:bad-digest", wrong, bytes.size()));
-  farm::submit(options_, job_with("file-size", "file://" + path, digest, bytes.size() + 1));
+  // One byte short (a size above the circuit's witness is refused before
+  // any read: WitnessesLargerThanTheCircuits... below).
+  farm::submit(options_, job_with("file-size", "file://" + path, digest, bytes.size() - 1));
   for (const char* id : {"file-digest", "redis-digest"}) {
     const farm::JobStatus s = wait_job(id);
     EXPECT_EQ(s.state, "failed") << id;
@@ -125,7 +130,7 @@ TEST_F(FarmTest, WitnessChecksumsAreCheckedByTheWorkersAsBadInput) {
   const farm::JobStatus s = wait_job("file-size");
   EXPECT_EQ(s.state, "failed");
   EXPECT_EQ(s.error_code, "witnessChecksum") << s.error;
-  EXPECT_NE(s.error.find(std::to_string(bytes.size()) + " bytes, the job says " + std::to_string(bytes.size() + 1)),
+  EXPECT_NE(s.error.find(std::to_string(bytes.size()) + " bytes, the job says " + std::to_string(bytes.size() - 1)),
             std::string::npos)
       << s.error;
   EXPECT_NE(coordinator_->log().find("job file-size failed at intake"), std::string::npos) << logs();
@@ -134,6 +139,63 @@ TEST_F(FarmTest, WitnessChecksumsAreCheckedByTheWorkersAsBadInput) {
   farm::submit(options_, job_json("still-fine", bn254_.id, {"file://" + path}));
   EXPECT_EQ(wait_job("still-fine").state, "done");
   expect_result_verifies("still-fine", 1);
+}
+
+TEST_F(FarmTest, WitnessesLargerThanTheCircuitsAreRefusedBeforeTheyAreRead) {
+  // A witness is at most a .wtns of the circuit's values: a file or a Redis
+  // value longer than that fails witnessLength, at intake (stat, STRLEN),
+  // or on the worker when it grew after intake; nothing of it is read.
+  start_coordinator();
+  RedisClient redis(options_.redis_url);
+  const std::string path = witness_file("bn128_mul.wtns");
+  const std::string bytes = read_file(path);
+  const std::uint64_t max_bytes = witness_max_bytes(bn254_.num_vars);
+  ASSERT_EQ(bytes.size(), max_bytes);
+  const std::string padded = bytes + std::string(128u << 20, '\0');
+  const std::string big_path = dir_->file("big.wtns");
+  write_file(big_path, padded);
+  redis.command({"SET", "zkfarm:w:big", padded});
+  const std::string too_large =
+      std::to_string(padded.size()) + " bytes, more than the " + std::to_string(max_bytes) + " bytes of this circuit's witness";
+  farm::submit(options_, job_json("big-file", bn254_.id, {"file://" + big_path}));
+  farm::submit(options_, job_json("big-redis", bn254_.id, {"redis://zkfarm:w:big"}));
+  for (const char* id : {"big-file", "big-redis"}) {
+    const farm::JobStatus s = wait_job(id);
+    EXPECT_EQ(s.state, "failed") << id;
+    EXPECT_EQ(s.error_code, "witnessLength") << id << ": " << s.error;
+    EXPECT_NE(s.error.find(too_large), std::string::npos) << id << ": " << s.error;
+    EXPECT_NE(coordinator_->log().find(std::string("job ") + id + " failed at intake"), std::string::npos) << logs();
+  }
+  // Honest at intake, grown before the worker reads them.
+  const std::string grows_path = dir_->file("grows.wtns");
+  write_file(grows_path, bytes);
+  redis.command({"SET", "zkfarm:w:grows", bytes});
+  farm::submit(options_, job_json("grows-file", bn254_.id, {"file://" + grows_path}));
+  farm::submit(options_, job_json("grows-redis", bn254_.id, {"redis://zkfarm:w:grows"}));
+  for (const char* id : {"grows-file", "grows-redis"})
+    ASSERT_TRUE(eventually([&] { return coordinator_->log().find(std::string("job ") + id + " started") != std::string::npos; },
+                           std::chrono::seconds(30)))
+        << logs();
+  write_file(grows_path, padded);
+  redis.command({"SET", "zkfarm:w:grows", padded});
+  start_worker("w1");
+  ASSERT_TRUE(eventually([&] { return workers_[0]->running() && workers_[0]->pid() > 0; }, std::chrono::seconds(5)));
+  for (const char* id : {"grows-file", "grows-redis"}) {
+    const farm::JobStatus s = wait_job(id);
+    EXPECT_EQ(s.state, "failed") << id;
+    EXPECT_EQ(s.error_code, "witnessLength") << id << ": " << s.error;
+    EXPECT_NE(s.error.find(too_large), std::string::npos) << id << ": " << s.error;
+  }
+  // The worker never held the 128 MiB (a GET of them held several copies).
+  std::ifstream status("/proc/" + std::to_string(workers_[0]->pid()) + "/status");
+  std::uint64_t peak = 0;
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) peak = std::stoull(line.substr(6)) << 10;
+  std::cerr << "worker peak RSS after refusing 128 MiB witnesses: " << (peak >> 20) << " MiB\n";
+  EXPECT_GT(peak, 0u);
+  EXPECT_LT(peak, 320ull << 20) << "peak RSS " << (peak >> 20) << " MiB";
+  farm::submit(options_, job_json("still-fine", bn254_.id, {"file://" + path}));
+  EXPECT_EQ(wait_job("still-fine").state, "done");
 }
 
 }  // namespace

@@ -30,15 +30,17 @@ class HttpArtifactsTest : public FarmTest {
     http_.reset();
     FarmTest::TearDown();
   }
+  // Witnesses come from the same loopback server, which
+  // --witness-url-allow must name (artifacts are not confined).
   std::size_t start_http_worker(const std::string& id) {
-    return start_worker(id, {"--artifacts", http_->url() + "artifacts/"});
+    return start_worker(id, {"--artifacts", http_->url() + "artifacts/", "--witness-url-allow", "127.0.0.1"});
   }
   std::string witness_url(const std::string& name) { return http_->url() + name; }
   std::unique_ptr<HttpServer> http_;
 };
 
 TEST_F(HttpArtifactsTest, WorkersDownloadCircuitsIntoTheirCacheAndCheckThem) {
-  start_coordinator();
+  start_coordinator({"--witness-url-allow", "127.0.0.1"});
   // A transfer broken earlier left bytes that are not the zkey's.
   const std::string cache = dir_->file("cache-w1");
   fs::create_directories(cache + "/" + bn254_.id);
@@ -71,7 +73,7 @@ TEST_F(HttpArtifactsTest, AFileThatDoesNotMatchItsRecordIsDownloadedAgainThenRef
   std::string bytes = read_file(pce);
   bytes[bytes.size() / 2] ^= 0x55;
   write_file(pce, bytes);
-  start_coordinator({"--max-attempts", "2"});
+  start_coordinator({"--max-attempts", "2", "--witness-url-allow", "127.0.0.1"});
   start_http_worker("w1");
   farm::submit(options_, job_json("bad-pce", bls12381_.id, {witness_url("bls12381_mul.wtns")}));
   farm::JobStatus s = wait_job("bad-pce", 60s);

@@ -81,8 +81,8 @@ TEST_F(HttpCacheTest, ABrokenDownloadIsResumedWithARangeRequest) {
   const std::uint64_t cut = size / 2;
   http_ = range_server(dir_->path(), dir_->file("http-server.txt"),
                                             std::vector<std::string>{zkey + ":" + std::to_string(cut)});
-  start_coordinator();
-  start_worker("w1", {"--artifacts", http_->url() + "artifacts/"});
+  start_coordinator({"--witness-url-allow", "127.0.0.1"});
+  start_worker("w1", {"--witness-url-allow", "127.0.0.1", "--artifacts", http_->url() + "artifacts/"});
   farm::submit(options_, job_json("bn", bn254_.id, {witness_url()}));
   farm::JobStatus s = wait_job("bn", 60s);
   ASSERT_EQ(s.state, "done") << s.error << logs() << http_->log();
@@ -117,8 +117,8 @@ TEST_F(HttpCacheTest, ACacheDirWithoutRoomFailsTheTaskAndTheWorkerGoesOn) {
   const std::string filler = cache + "/filler";
 
   http_ = range_server(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
-  start_coordinator({"--max-attempts", "1"});
-  start_worker("w1", {"--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
+  start_coordinator({"--max-attempts", "1", "--witness-url-allow", "127.0.0.1"});
+  start_worker("w1", {"--witness-url-allow", "127.0.0.1", "--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
   farm::submit(options_, job_json("full", bn254_.id, {witness_url()}));
   farm::JobStatus s = wait_job("full", 60s);
   ASSERT_EQ(s.state, "failed") << logs();
@@ -149,8 +149,8 @@ TEST_F(HttpCacheTest, AWriteThatRunsOutOfRoomLeavesNoPartialFile) {
   http_ = range_server(dir_->path(), dir_->file("http-server.txt"),
                                             std::vector<std::string>{},
                                             std::vector<std::string>{zkey + ":100:" + cache + "/other-writer"});
-  start_coordinator({"--max-attempts", "1"});
-  start_worker("w1", {"--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
+  start_coordinator({"--max-attempts", "1", "--witness-url-allow", "127.0.0.1"});
+  start_worker("w1", {"--witness-url-allow", "127.0.0.1", "--artifacts", http_->url() + "artifacts/", "--cache-dir", cache});
   farm::submit(options_, job_json("enospc", bn254_.id, {witness_url()}));
   farm::JobStatus s = wait_job("enospc", 60s);
   ASSERT_EQ(s.state, "failed") << logs();

@@ -274,9 +274,11 @@ TEST_F(JobIntakeTest, AdmissionStopsAtTheMemoryBudget) {
 }
 
 // A witness server (range_http_server.py --trickle) that sends a witness at
-// 2 KiB/s: above curl's stall limit (1 KiB/s), so nothing but a deadline
-// ends the read; intake's first 64 KiB take 32 s. The probe's critical job
-// waited ~80 s behind such a witness, read one by one in the intake loop.
+// 20 bytes/s: intake's first read (capped at the circuit's 300-byte
+// witness) takes 15 s, and curl's stall limit (below 1 KiB/s for 30 s)
+// comes later still, so nothing but the deadline ends the read. The probe's
+// critical job waited ~80 s behind such a witness, read one by one in the
+// intake loop.
 class SlowWitnessTest : public JobIntakeTest {
  protected:
   void SetUp() override {
@@ -285,7 +287,7 @@ class SlowWitnessTest : public JobIntakeTest {
     write_file(dir_->file("www/slow.wtns"), std::string(1 << 20, '\0'));
     http_ = std::make_unique<HttpServer>(dir_->file("www"), dir_->file("http-server.txt"),
                                          runfile("tests/cluster/range_http_server.py"),
-                                         std::vector<std::string>{"--trickle", "/slow.wtns:2048"});
+                                         std::vector<std::string>{"--trickle", "/slow.wtns:20"});
   }
   void TearDown() override {
     http_.reset();
@@ -298,7 +300,7 @@ class SlowWitnessTest : public JobIntakeTest {
 };
 
 TEST_F(SlowWitnessTest, ACriticalJobIsTakenInWhileASlowWitnessIsRead) {
-  start_coordinator({"--intake-deadline-ms", "10000"});
+  start_coordinator({"--intake-deadline-ms", "10000", "--witness-url-allow", "127.0.0.1"});
   start_worker("w1");
   const std::string good = "file://" + witness_file("bn128_mul.wtns");
   farm::submit(options_, job_json("slow", bn254_.id, {good, slow_url(), good}));
@@ -330,9 +332,9 @@ TEST_F(SlowWitnessTest, ACriticalJobIsTakenInWhileASlowWitnessIsRead) {
 }
 
 TEST_F(SlowWitnessTest, TheLeaseIsRenewedWhileIntakeReadsASlowWitness) {
-  // A 3 s lease renewed every second: the slow read (32 s, cut at the 8 s
+  // A 3 s lease renewed every second: the slow read (15 s, cut at the 8 s
   // deadline) made the intake loop, which renewed it, miss it many times.
-  start_coordinator({"--takeover-after-ms", "3000", "--intake-deadline-ms", "8000"});
+  start_coordinator({"--takeover-after-ms", "3000", "--intake-deadline-ms", "8000", "--witness-url-allow", "127.0.0.1"});
   RedisClient redis(options_.redis_url);
   const std::string lease = KeyLayout().coordinator_lease("c1");
   ASSERT_TRUE(eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 1; }, 20s)) << logs();

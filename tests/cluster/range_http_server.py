@@ -15,9 +15,21 @@ GET of PATH without a Range header (a worker's whole fetch; intake's prefix
 read names a range) sends the headers and half the body, then holds the
 connection for an hour: a witness that never finishes arriving.
 
+Hostile servers (a witness URL is the submitter's to choose): with
+--huge-length PATH every GET of PATH without a Range header announces a
+Content-Length of 60 GiB and sends the file, then holds the connection;
+with --endless PATH every GET of PATH without a Range header sends the file
+with no Content-Length, then zeros until the client goes away. Range
+requests of those paths are served as usual, so a reader of the prefix sees
+an honest witness. With --stall PATH a GET of PATH without a Range header
+announces the file's length, sends its first 100 bytes and then nothing
+until the client goes away (logged with how long it stayed). With
+--redirect PATH=URL a GET of PATH answers 302 to URL.
+
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
   served /path status=206 bytes=K-L/SIZE   or   cut /path after N bytes
+  hostile /path huge-length|endless   redirect /path -> URL
 
 Standard library only (Debian's python3).
 """
@@ -53,9 +65,14 @@ def main():
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
     parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
+    parser.add_argument("--huge-length", action="append", default=[], help="PATH")
+    parser.add_argument("--endless", action="append", default=[], help="PATH")
+    parser.add_argument("--redirect", action="append", default=[], help="PATH=URL")
+    parser.add_argument("--stall", action="append", default=[], help="PATH")
     parser.add_argument("--trickle", action="append", default=[], help="PATH:BYTES_PER_SECOND")
     parser.add_argument("--stall", action="append", default=[], help="PATH")
     args = parser.parse_args()
+    redirects = dict(spec.split("=", 1) for spec in args.redirect)
     root = os.path.realpath(args.directory)
     cuts = {}
     for spec in args.cut:
@@ -92,6 +109,13 @@ def main():
             url_path = urllib.parse.urlsplit(self.path).path
             wanted = self.headers.get("Range")
             log("request %s %s range=%s" % (self.command, url_path, wanted or "none"))
+            if url_path in redirects:
+                self.send_response(302)
+                self.send_header("Location", redirects[url_path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                log("redirect %s -> %s" % (url_path, redirects[url_path]))
+                return
             local = os.path.realpath(os.path.join(root, urllib.parse.unquote(url_path).lstrip("/")))
             if not local.startswith(root + os.sep) or not os.path.isfile(local):
                 self.send_error(404)
@@ -99,6 +123,15 @@ def main():
             with open(local, "rb") as f:
                 data = f.read()
             size = len(data)
+            if not wanted and body and url_path in args.huge_length:
+                self.hostile_huge_length(url_path, data)
+                return
+            if not wanted and body and url_path in args.stall:
+                self.hostile_stall(url_path, data)
+                return
+            if not wanted and body and url_path in args.endless:
+                self.hostile_endless(url_path, data)
+                return
             start, end, status = 0, size - 1, 200
             if wanted:
                 match = re.fullmatch(r"bytes=(\d+)-(\d*)", wanted.strip())
@@ -165,6 +198,55 @@ def main():
                 return
             self.wfile.write(data[start:end + 1])
             log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
+
+        def hostile_huge_length(self, url_path, data):
+            log("hostile %s huge-length" % url_path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(60 << 30))
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+                # Hold the connection: the client must not wait for the rest.
+                self.rfile.read(1)
+            except OSError:
+                pass
+            self.close_connection = True
+
+        def hostile_stall(self, url_path, data):
+            log("hostile %s stall" % url_path)
+            started = time.monotonic()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                self.wfile.write(data[:100])
+                self.wfile.flush()
+                self.rfile.read(1)  # returns when the client closes
+            except OSError:
+                pass
+            log("hostile %s client left after %.1f s" % (url_path, time.monotonic() - started))
+            self.close_connection = True
+
+        def hostile_endless(self, url_path, data):
+            log("hostile %s endless" % url_path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            sent = 0
+            try:
+                self.wfile.write(data)
+                chunk = b"\0" * 65536
+                while sent < (8 << 30):
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except OSError:
+                pass
+            log("hostile %s endless stopped after %d extra bytes" % (url_path, sent))
+            self.close_connection = True
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

@@ -358,12 +358,19 @@ def loopback(endpoint):
     return re.match(r"^tcp://(127\.0\.0\.1|localhost|\[::1\]):", endpoint) is not None
 
 problems = []
+def witness_urls(name, env):
+    # Deny by default: an operator names the store witnesses come from.
+    if env.get("ZKFARM_WITNESS_URL_ALLOW") != "none":
+        problems.append(f"{name}: ZKFARM_WITNESS_URL_ALLOW is not \"none\" (shipped configs allow no witness URL)")
+
 def coordinator(name, env):
+    witness_urls(name, env)
     listen = env.get("ZKFARM_LISTEN", "tcp://127.0.0.1:5555")
     if not loopback(listen) and not (env.get("ZKFARM_CURVE_SECRET_KEY_FILE") and env.get("ZKFARM_CURVE_ALLOWLIST")):
         problems.append(f"{name}: listens on {listen} without CURVE (ZKFARM_CURVE_SECRET_KEY_FILE, ZKFARM_CURVE_ALLOWLIST)")
 
 def worker(name, env):
+    witness_urls(name, env)
     if not (env.get("ZKFARM_CURVE_SERVER_KEY_FILE") or env.get("ZKFARM_CURVE_SERVER_KEY")) \
             or not env.get("ZKFARM_CURVE_SECRET_KEY_FILE"):
         problems.append(f"{name}: no CURVE keys (the coordinator requires them)")
@@ -385,7 +392,8 @@ def k8s_env(path, container):
 
 coordinator("k8s 30-coordinator.yaml", k8s_env("deploy/k8s/30-coordinator.yaml", "coordinator"))
 worker("k8s 40-workers.yaml", k8s_env("deploy/k8s/40-workers.yaml", "worker"))
-print("\n".join(problems) or "every coordinator is on loopback or has CURVE on; every worker has keys")
+print("\n".join(problems) or "every coordinator is on loopback or has CURVE on; every worker has keys; "
+      "no daemon fetches a witness URL it is not told to")
 sys.exit(1 if problems else 0)
 EOF
 }

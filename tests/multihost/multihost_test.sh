@@ -122,7 +122,7 @@ for curve in bn128 bls12381; do
 done
 COORD_FLAGS=(--redis "$REDIS" --artifacts "$WORK/a/www/artifacts" --witness-root "$WORK/a/www/witnesses"
   --takeover-after-ms 3000 --heartbeat-ms 500 --dead-after-ms 2000 --intake-poll-ms 50 --max-active-jobs 4
-  --metrics-listen 127.0.0.1:0)
+  --metrics-listen 127.0.0.1:0 --witness-url-allow "http://$A_B:8080/witnesses/")
 start c1 a "$NS_A" "$WORK/bin/zkfarm-coordinator" --id c1 --listen tcp://0.0.0.0:5555 "${COORD_FLAGS[@]}"
 start c2 a "$NS_A" "$WORK/bin/zkfarm-coordinator" --id c2 --listen tcp://0.0.0.0:5556 "${COORD_FLAGS[@]}"
 
@@ -133,7 +133,8 @@ for host in b c; do
   start "worker-$host" "$host" "$ns" unshare --mount --propagation private sh -c \
     "mount -t tmpfs none '$WORK/a' && exec \"\$@\"" worker "$WORK/bin/zkfarm-worker" --cpu --id "host-$host/cpu" \
     --coordinator "tcp://$addr:5555" --coordinator "tcp://$addr:5556" --artifacts "http://$addr:8080/artifacts/" \
-    --cache-dir "$WORK/$host/cache" --redis "redis://$addr:6379" --prove-delay-ms 300 --metrics-listen 127.0.0.1:0
+    --cache-dir "$WORK/$host/cache" --redis "redis://$addr:6379" --prove-delay-ms 300 --metrics-listen 127.0.0.1:0 \
+    --witness-url-allow "http://$A_B:8080/witnesses/"
 done
 
 echo "==== a stream of jobs"
