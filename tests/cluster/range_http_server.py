@@ -10,10 +10,7 @@ PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
 filesystem is full (another writer taking the disk mid-transfer), then sends
 the rest. With --trickle PATH:RATE every GET of PATH sends its headers at
 once and its body at RATE bytes a second (a witness server slow enough to
-stall a reader, yet above curl's 1 KiB/s stall limit). With --stall PATH a
-GET of PATH without a Range header (a worker's whole fetch; intake's prefix
-read names a range) sends the headers and half the body, then holds the
-connection for an hour: a witness that never finishes arriving.
+stall a reader, yet above curl's 1 KiB/s stall limit).
 
 Hostile servers (a witness URL is the submitter's to choose): with
 --huge-length PATH every GET of PATH without a Range header announces a
@@ -22,9 +19,10 @@ with --endless PATH every GET of PATH without a Range header sends the file
 with no Content-Length, then zeros until the client goes away. Range
 requests of those paths are served as usual, so a reader of the prefix sees
 an honest witness. With --stall PATH a GET of PATH without a Range header
-announces the file's length, sends its first 100 bytes and then nothing
-until the client goes away (logged with how long it stayed). With
---redirect PATH=URL a GET of PATH answers 302 to URL.
+(a worker's whole fetch; intake's prefix read names a range) announces the
+file's length, sends its first 100 bytes and then nothing until the client
+goes away (logged with how long it stayed): a witness that never finishes
+arriving. With --redirect PATH=URL a GET of PATH answers 302 to URL.
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -70,7 +68,6 @@ def main():
     parser.add_argument("--redirect", action="append", default=[], help="PATH=URL")
     parser.add_argument("--stall", action="append", default=[], help="PATH")
     parser.add_argument("--trickle", action="append", default=[], help="PATH:BYTES_PER_SECOND")
-    parser.add_argument("--stall", action="append", default=[], help="PATH")
     args = parser.parse_args()
     redirects = dict(spec.split("=", 1) for spec in args.redirect)
     root = os.path.realpath(args.directory)
@@ -166,12 +163,6 @@ def main():
                 self.close_connection = True
                 log("cut %s after %d bytes" % (url_path, cut))
                 return
-            if url_path in args.stall and self.command == "GET" and not wanted:
-                self.wfile.write(data[start:start + size // 2])
-                self.wfile.flush()
-                log("stalled %s after %d bytes" % (url_path, size // 2))
-                time.sleep(3600)
-                return
             with lock:
                 fill = fills.pop(url_path, None) if self.command == "GET" else None
             if fill is not None:
@@ -224,6 +215,7 @@ def main():
             try:
                 self.wfile.write(data[:100])
                 self.wfile.flush()
+                log("stalled %s after %d bytes" % (url_path, min(100, len(data))))
                 self.rfile.read(1)  # returns when the client closes
             except OSError:
                 pass
