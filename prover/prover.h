@@ -1,5 +1,5 @@
 // prover.h -- the prover service: the one Groth16 prove pipeline, used by
-// `zkfarm prove` (cli/local_commands.cc) and by the worker (worker/worker.cc),
+// `zkfarm prove` (cli/local_commands.cc) and by the worker (worker/task_stages.cc),
 // on the CPU or on one CUDA device.
 //
 //   auto prover = Prover::cpu();                         // or Prover::cuda(ordinal)
