@@ -29,6 +29,9 @@ struct CoordinatorConfig {
   std::chrono::milliseconds heartbeat_interval = coordinator::kDefaultHeartbeatInterval;
   std::chrono::milliseconds dead_after = coordinator::kDefaultDeadAfter;
   std::chrono::milliseconds intake_poll = coordinator::kDefaultIntakePoll;  // non-critical queue latency bound
+  // --intake-deadline-ms: how long the intake reads one job's witnesses
+  // before the job fails witnessUnavailable.
+  std::chrono::milliseconds intake_deadline = coordinator::kDefaultIntakeDeadline;
   // nullopt (the default): derived from measured task times, at least
   // task_timeout_floor (scheduler.h); 0: none; else this fixed timeout.
   std::optional<std::chrono::milliseconds> task_timeout;

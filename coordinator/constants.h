@@ -44,6 +44,17 @@ inline constexpr std::uint64_t kDefaultMemoryBudgetMib = 4096;
 // reference, scheduler state, pending-set node), for the estimate above;
 // measured with bench/coordinator_memory.sh (BENCHMARKS.md).
 inline constexpr std::uint64_t kHeldBytesPerPartition = 1024;
+// How long the intake may spend reading one job's witnesses (the first
+// bytes of each: header and public inputs) before the job fails
+// witnessUnavailable (--intake-deadline-ms). The reads run on the job's own
+// threads (kWitnessReadersPerJob), so this bounds what one slow witness
+// server costs: one intake slot for this long, never other jobs' intake. A
+// healthy object store or NFS server answers a 64 KiB read in well under a
+// second; 30 s leaves room for curl's 10 s connect timeout and a slow TLS
+// handshake, covers about 2,400 HTTP witnesses of 100 ms each (8 at a
+// time), and keeps a stop (which waits for reads in flight: curl's timeout
+// is the time left) under the 60 s stop timeouts of deploy/.
+inline constexpr milliseconds kDefaultIntakeDeadline{30000};
 // How long terminal jobs stay in Redis for `zkfarm status`/`result`: a week.
 inline constexpr long kDefaultTerminalTtlSeconds = 7L * 24 * 3600;
 
@@ -126,9 +137,26 @@ inline constexpr milliseconds kIntakeErrorPause{200};
 // restart. Two: one crash can be a coincidence (a kill, an OOM elsewhere),
 // two of the same entry are not.
 inline constexpr long kIntakeCrashLimit = 2;
-// With --takeover-after-ms the lease is renewed every third of its length:
-// two renewals can be lost (a slow Redis, a pause) before it expires.
+// Threads that read one job's witnesses at once (WitnessReads): enough to
+// take a job of thousands of HTTP witnesses in within the deadline (above),
+// few enough that every job reading at once costs at most
+// kJobsReadingAtOnce x 8 = 128 mostly idle threads and 8 MiB of prefixes.
+inline constexpr std::size_t kWitnessReadersPerJob = 8;
+// Jobs whose witnesses are read at once: beyond that the intake takes no
+// further job but critical ones (kCriticalJobsReadingBeyond more), so that
+// 16 slow witness servers delay the others' intake by at most the deadline
+// and a critical job is taken in at once even then.
+inline constexpr std::size_t kJobsReadingAtOnce = 16;
+inline constexpr std::size_t kCriticalJobsReadingBeyond = 4;
+// With --takeover-after-ms the lease is renewed every third of its length,
+// on a thread of its own (LeaseKeeper) that waits on nothing but Redis: two
+// renewals can be lost (a slow Redis, a pause) before it expires.
 inline constexpr int kLeaseRenewalsPerLease = 3;
+// The exit status of a coordinator that found its lease gone (another one
+// may own its jobs now): not 0, so that the shipped units restart it (and
+// the restarted one resumes whatever its processing list still holds), and
+// not 2, the configuration error that deploy/systemd does not restart.
+inline constexpr int kExitLeaseLost = 3;
 
 // --- Verifier ---
 

@@ -37,10 +37,13 @@ Coordinator::Coordinator(CoordinatorConfig config)
                  *this, *metrics_) {
   if (config_.coordinator_id.empty()) throw std::invalid_argument("coordinator id must not be empty");
   if (config_.artifacts.empty()) throw std::invalid_argument("--artifacts (the artifact store root) is required");
+  if (config_.takeover_after.count() > 0)
+    lease_ = std::make_unique<LeaseKeeper>(config_, metrics_, [this] { stop(); });
 }
 
 Coordinator::~Coordinator() {
   stop();
+  if (lease_thread_.joinable()) lease_thread_.join();
   if (intake_thread_.joinable()) intake_thread_.join();
   if (verifier_thread_.joinable()) {
     verify_queue_.push(VerifyRequest{});  // wake it
@@ -51,6 +54,7 @@ Coordinator::~Coordinator() {
 
 void Coordinator::stop() {
   stopping_ = true;
+  if (lease_) lease_->wake();
   events_.push(LinkEvent{LinkEvent::Kind::kDead, "", ""});  // wake run()
 }
 
@@ -73,10 +77,11 @@ void Coordinator::run() {
                << (config_.curve_secret_key.empty()
                        ? ", no CURVE (plaintext)"
                        : ", CURVE with " + std::to_string(config_.curve_allowlist.size()) + " allowed worker keys");
+  if (lease_) lease_thread_ = std::thread([this] { lease_->run(stopping_); });
   intake_thread_ = std::thread([this] {
     Intake intake(
         config_, metrics_, active_jobs_, held_bytes_, [this](PreparedJob job) { events_.push(std::move(job)); },
-        [this] { stop(); });
+        lease_.get());
     intake.run(stopping_);
   });
   verifier_thread_ = std::thread([this] { verifier_main(); });

@@ -2,7 +2,9 @@
 // Redis, hands their partitions to workers over ZeroMQ, verifies every proof
 // and assembles the results. This class wires its parts together:
 //
-//   * intake.h: Redis queues -> prepared jobs (recovery, leases, checks);
+//   * intake.h: Redis queues -> prepared jobs (recovery, checks; each job's
+//     witnesses read on threads of its own: witness_reads.h);
+//   * lease_keeper.h: the lease and takeovers (--takeover-after-ms);
 //   * scheduler.h: which partition goes where, and what a failure means
 //     (no Redis, no ZeroMQ: unit-tested directly);
 //   * worker_sessions.h: Hello, heartbeats, credits, dead workers, every
@@ -13,7 +15,10 @@
 //
 // Threads (each owns its resources; they talk only through Mailboxes):
 //   * network (RouterLink): the ROUTER socket, heartbeats, dead-peer detection;
-//   * intake (Intake::run): its own Redis connection;
+//   * intake (Intake::run): its own Redis connection, and each job's witness
+//     readers (WitnessReads) while the job is checked;
+//   * lease (LeaseKeeper::run, with --takeover-after-ms): its own Redis
+//     connection, nothing else;
 //   * verifier: batch-verifies partition proofs (PartitionVerifier);
 //   * scheduler (the thread calling run()): the Scheduler, the sessions, and
 //     one Redis connection for state transitions (JobStore scripts, retried
@@ -35,6 +40,7 @@
 #include "cluster/mailbox.h"
 #include "cluster/redis_client.h"
 #include "coordinator/config.h"
+#include "coordinator/lease_keeper.h"
 #include "coordinator/prepared_job.h"
 #include "coordinator/router_link.h"
 #include "coordinator/scheduler.h"
@@ -51,6 +57,9 @@ class Coordinator : private SchedulerEffects {
   // thread). Throws on startup failures (bind).
   void run();
   void stop();
+  // Whether run() ended because this coordinator's lease was found gone
+  // (another coordinator may own its jobs): main() exits kExitLeaseLost.
+  bool lease_lost() const { return lease_ && lease_->lost(); }
   // The Prometheus metrics this coordinator updates (serve them with a
   // metrics::MetricsEndpoint). Never null.
   std::shared_ptr<metrics::CoordinatorMetrics> metrics() const { return metrics_; }
@@ -101,7 +110,8 @@ class Coordinator : private SchedulerEffects {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> active_jobs_{0};
   std::atomic<std::uint64_t> held_bytes_{0};  // PreparedJob::held_bytes of the active jobs
-  std::thread intake_thread_, verifier_thread_;
+  std::unique_ptr<LeaseKeeper> lease_;  // with --takeover-after-ms
+  std::thread intake_thread_, verifier_thread_, lease_thread_;
   Scheduler scheduler_;
   std::unique_ptr<WorkerSessions> sessions_;  // made in run(), with the link
 };

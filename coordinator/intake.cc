@@ -1,17 +1,25 @@
 // intake.cc -- see intake.h.
 #include "coordinator/intake.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <set>
+#include <system_error>
 #include <thread>
 
 #include "cluster/artifacts.h"
 #include "cluster/log.h"
 #include "coordinator/job_check.h"
+#include "kernels/curves.h"
 
 namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
+
+std::uint64_t estimate_held_bytes(std::size_t entry_bytes, std::size_t partitions, std::size_t public_bytes) {
+  return 2 * std::uint64_t(entry_bytes) + std::uint64_t(partitions) * (public_bytes + coordinator::kHeldBytesPerPartition);
+}
 
 std::uint64_t estimate_held_bytes(const PreparedJob& job) {
   return 2 * std::uint64_t(job.raw.size()) + job.public_inputs.size() +
@@ -20,39 +28,53 @@ std::uint64_t estimate_held_bytes(const PreparedJob& job) {
 
 Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
                std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes,
-               std::function<void(PreparedJob)> deliver, std::function<void()> stop)
+               std::function<void(PreparedJob)> deliver, LeaseKeeper* lease)
     : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix),
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
-      active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), stop_(std::move(stop)) {
+      active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), lease_(lease) {
   witness_policy_.http.ca_file = config.ca_file;
   const std::string kAbort = "abort-in-intake=";
   if (config_.inject_fault.rfind(kAbort, 0) == 0) abort_job_ = config_.inject_fault.substr(kAbort.size());
 }
 
+Intake::~Intake() {
+  // Every read stops at once; the joins then wait for the reads in flight.
+  for (auto& job : reading_) job.reads->stop();
+  for (auto& reads : expired_reads_) reads->stop();
+  reading_.clear();
+  expired_reads_.clear();
+}
+
 bool Intake::room_for_a_job() {
-  if (active_jobs_.load() >= config_.max_active_jobs) return false;
-  const std::uint64_t held = held_bytes_.load();
+  if (active_jobs_.load() + reading_.size() >= config_.max_active_jobs) return false;
+  std::uint64_t held = held_bytes_.load();
+  for (const auto& job : reading_) held += job.held_bytes;
   const bool full = held >= config_.memory_budget_bytes;
   if (full != budget_full_) {
     budget_full_ = full;
-    ZKLOG(kInfo) << "memory budget " << (full ? "reached" : "has room again") << ": " << active_jobs_.load()
-                 << " jobs hold an estimated " << (held >> 20) << " MiB of " << (config_.memory_budget_bytes >> 20)
-                 << " MiB" << (full ? "; further jobs wait in Redis" : "");
+    ZKLOG(kInfo) << "memory budget " << (full ? "reached" : "has room again") << ": "
+                 << active_jobs_.load() + reading_.size() << " jobs hold an estimated " << (held >> 20) << " MiB of "
+                 << (config_.memory_budget_bytes >> 20) << " MiB" << (full ? "; further jobs wait in Redis" : "");
   }
   return !full;
+}
+
+void Intake::wait_for_reads(std::chrono::milliseconds timeout) {
+  // Never past the next deadline, which collect_reads must see in time.
+  const auto now = Clock::now();
+  for (const auto& job : reading_)
+    timeout = std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(job.deadline - now));
+  if (read_ended_->wait(std::max(timeout, std::chrono::milliseconds(1)))) read_ended_->drain();
 }
 
 void Intake::run(const std::atomic<bool>& stopping) {
   RedisClient redis(config_.redis_url);
   JobStore store(redis, keys_);
+  // With leases, no job is taken before this coordinator holds its lease
+  // (another one could take it over meanwhile).
+  if (lease_ && !lease_->wait_first_lease(stopping)) return;
   bool recovered = false;
   std::chrono::milliseconds backoff = coordinator::kRedisRetryFirst;
-  // Leases (--takeover-after-ms): renewed every third of their length; a
-  // renewal that finds the lease gone means we were silent long enough for
-  // another coordinator to take our jobs, so we stop rather than run them
-  // twice.
-  bool first_lease = true;
-  auto next_lease = Clock::now();
   auto next_depth_sample = Clock::now();
   while (!stopping) {
     try {
@@ -60,38 +82,56 @@ void Intake::run(const std::atomic<bool>& stopping) {
         sample_queue_depth(redis);
         next_depth_sample = Clock::now() + config_.intake_poll;
       }
-      if (config_.takeover_after.count() > 0 && Clock::now() >= next_lease) {
-        if (!store.renew_lease(config_.coordinator_id, config_.takeover_after, first_lease)) {
-          ZKLOG(kError) << "lease lost (silent for more than " << config_.takeover_after.count()
-                        << " ms): another coordinator may own our jobs now; stopping";
-          stop_();
-          break;
-        }
-        first_lease = false;
-        next_lease = Clock::now() + config_.takeover_after / coordinator::kLeaseRenewalsPerLease;
-        for (const auto& dead : store.expired_coordinators(config_.coordinator_id)) {
-          const std::size_t moved = store.take_over(dead, config_.coordinator_id);
-          if (moved == 0) continue;
-          ZKLOG(kWarning) << "took over " << moved << " jobs of coordinator " << dead << " (lease expired)";
-          recovered = false;  // resume them below, keeping proved partitions
-        }
-      }
+      if (lease_ && lease_->take_recovery_request()) recovered = false;  // resume them, keeping proved partitions
       if (!recovered) {
         // Everything in our processing list is ours: jobs taken before a
-        // crash (or before a lost reply). Already-running ones are deduped
-        // by the scheduler.
+        // crash (or before a lost reply), or taken over. Already-running
+        // ones are deduped by the scheduler; those being read are skipped.
         redis.command({"SADD", keys_.coordinators_seen(), config_.coordinator_id});  // status page
         auto items = store.processing(config_.coordinator_id);
-        if (!items.empty()) ZKLOG(kInfo) << "recovering " << items.size() << " jobs from the processing list";
-        for (const auto& raw : items) handle_raw(redis, store, raw);
+        std::multiset<std::string> being_read;
+        for (const auto& job : reading_) being_read.insert(job.digest);
+        recovering_.clear();
+        for (auto& raw : items) {
+          auto it = being_read.find(entry_digest(raw));
+          if (it != being_read.end()) {
+            being_read.erase(it);
+            continue;
+          }
+          recovering_.push_back(std::move(raw));
+        }
+        if (!recovering_.empty()) ZKLOG(kInfo) << "recovering " << recovering_.size() << " jobs from the processing list";
         recovered = true;
       }
-      if (!room_for_a_job()) {
-        std::this_thread::sleep_for(coordinator::kIntakeFullRecheck);
+      collect_reads(store);
+      // The processing list first (its jobs are ours already), as many
+      // being read at once as new ones.
+      while (!recovering_.empty() && reading_slots() < coordinator::kJobsReadingAtOnce && !stopping) {
+        const std::string raw = std::move(recovering_.front());
+        recovering_.pop_front();
+        handle_raw(redis, store, raw);
+      }
+      if (!recovering_.empty()) {
+        wait_for_reads(coordinator::kIntakeFullRecheck);
         continue;
       }
-      auto raw = store.take_next(config_.coordinator_id);
-      if (!raw) raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);
+      if (!room_for_a_job() ||
+          reading_slots() >= coordinator::kJobsReadingAtOnce + coordinator::kCriticalJobsReadingBeyond) {
+        wait_for_reads(coordinator::kIntakeFullRecheck);
+        continue;
+      }
+      std::optional<std::string> raw;
+      if (reading_slots() >= coordinator::kJobsReadingAtOnce) {
+        raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);  // critical jobs only
+      } else {
+        raw = store.take_next(config_.coordinator_id);
+        // Nothing queued: wait for a critical job, or, while jobs are being
+        // read, for a read to end (the queues are polled again meanwhile).
+        if (!raw && reading_.empty())
+          raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);
+        else if (!raw)
+          wait_for_reads(config_.intake_poll);
+      }
       if (raw) {
         handle_raw(redis, store, *raw);
         next_depth_sample = Clock::now();  // the queue just changed
@@ -130,26 +170,31 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
       return;
     }
   }
-  check_raw(redis, store, raw, digest);
+  if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
   store.end_intake(me, digest);
   counted_.erase(digest);
 }
 
-void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest) {
+void Intake::fail_job(JobStore& store, const std::string& raw, const std::string& id, const std::string& circuit,
+                      const std::string& priority, ErrorCode code, const std::string& message) {
+  ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
+  JobStore::Finish f;
+  f.state = kStateFailed;
+  f.error_code = error_name(code);
+  f.error = message;
+  f.raw = raw;
+  f.owner = config_.coordinator_id;
+  f.ttl_seconds = config_.terminal_ttl_seconds;
+  store.finish(id, f);
+  metrics_->jobs_failed(circuit, priority, error_name(code)).Increment();
+}
+
+bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest) {
   const std::string& me = config_.coordinator_id;
   // Labels for the job counters; stay "none"/"unknown" until the job parses.
   std::string spec_circuit, spec_priority = "unknown";
   auto fail = [&](const std::string& id, ErrorCode code, const std::string& message) {
-    ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
-    JobStore::Finish f;
-    f.state = kStateFailed;
-    f.error_code = error_name(code);
-    f.error = message;
-    f.raw = raw;
-    f.owner = me;
-    f.ttl_seconds = config_.terminal_ttl_seconds;
-    store.finish(id, f);
-    metrics_->jobs_failed(spec_circuit, spec_priority, error_name(code)).Increment();
+    fail_job(store, raw, id, spec_circuit, spec_priority, code, message);
   };
   JobSpec spec;
   try {
@@ -160,7 +205,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     if (!id) {
       ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
       store.reject_unattributable(me, raw, std::string("invalid job: ") + e.what());
-      return;
+      return true;
     }
     // The entry did not parse, but it names an id: claim() needs only that,
     // so the failure is recorded on that job (or refused as a duplicate).
@@ -177,7 +222,7 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                                   "invalid job with the job id " + *id + ", which belongs to another submission (" +
                                       detail + "); that job was not touched: " + e.what(),
                                   "duplicateId");
-    return;
+    return true;
   }
   if (!abort_job_.empty() && spec.id == abort_job_) {
     ZKLOG(kError) << "--inject-fault: aborting while taking in job " << spec.id;
@@ -206,12 +251,12 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   if (claim == JobStore::Claim::kTerminal) {
     ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
     store.drop_processing(me, raw);
-    return;
+    return true;
   }
   if (claim == JobStore::Claim::kOwnedElsewhere) {
     store.reject_unattributable(me, raw, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")",
                                 "duplicateId");
-    return;
+    return true;
   }
   if (claim == JobStore::Claim::kDuplicate) {
     ZKLOG(kWarning) << "rejected a second submission of job id " << spec.id << " (the job is " << detail << ")";
@@ -219,14 +264,14 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
                                 "job id " + spec.id + ", which belongs to another submission (" +
                                     detail + "): this duplicate was not run and that job was not touched",
                                 "duplicateId");
-    return;
+    return true;
   }
   if (redis.command({"HGET", keys_.job(spec.id), JobStore::kCancelRequested}).str == "1") {
     const std::string cancelled(error_name(ErrorCode::kCancelled));
     JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", raw, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
-    return;
+    return true;
   }
   std::optional<CircuitInfo> circuit;
   try {
@@ -235,36 +280,94 @@ void Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     throw;
   } catch (const std::exception& e) {
     fail(spec.id, ErrorCode::kUnknownCircuit, e.what());
-    return;
+    return true;
   }
-  // Each witness is read only as far as its header and public inputs; the
-  // worker that proves it checks its sha256 and size.
-  const WitnessReader read_witness = [&](const WitnessRef& ref, std::uint32_t num_public) -> WitnessRead {
-    try {
-      return read_witness_summary(ref, &redis, witness_policy_, num_public);
-    } catch (const WitnessUnavailable& e) {
-      return JobCheckFailure{ErrorCode::kWitnessUnavailable, e.what()};
-    } catch (const WitnessChecksum& e) {
-      return JobCheckFailure{ErrorCode::kWitnessChecksum, e.what()};
-    } catch (const RedisError&) {
-      throw;
-    } catch (const std::exception& e) {
-      return JobCheckFailure{ErrorCode::kBadWitness, e.what()};
-    }
-  };
-  auto checked = check_job(spec, circuit, unix_now(), read_witness);
-  if (auto* failure = std::get_if<JobCheckFailure>(&checked)) {
+  if (auto failure = check_job_before_reads(spec, circuit, unix_now())) {
     fail(spec.id, failure->code, failure->message);
-    return;
+    return true;
   }
-  PreparedJob job = std::move(std::get<PreparedJob>(checked));
+  // Each witness is read only as far as its header and public inputs (the
+  // worker that proves it checks its sha256 and size), on the job's own
+  // threads: collect_reads() finishes the job.
+  Reading job;
   job.raw = raw;
+  job.digest = digest;
+  job.spec = std::make_shared<const JobSpec>(std::move(spec));
+  job.circuit = std::move(*circuit);
+  job.resume = claim == JobStore::Claim::kResume;
   job.submitted_at = std::min(submitted_at, intake_time);
-  if (claim == JobStore::Claim::kResume) job.stored_proofs = store.proofs(spec.id);
-  job.held_bytes = estimate_held_bytes(job);
-  ++active_jobs_;
-  held_bytes_ += job.held_bytes;
-  deliver_(std::move(job));
+  job.deadline = Clock::now() + config_.intake_deadline;
+  job.held_bytes = estimate_held_bytes(raw.size(), job.spec->partitions.size(),
+                                       std::size_t(job.circuit.num_public) * scalar_field_bytes(job.circuit.curve));
+  WitnessReads::Options options;
+  options.num_public = job.circuit.num_public;
+  options.policy = witness_policy_;
+  options.redis_url = config_.redis_url;
+  options.deadline = job.deadline;
+  options.readers = coordinator::kWitnessReadersPerJob;
+  try {
+    job.reads = std::make_unique<WitnessReads>(job.spec, std::move(options),
+                                               [mailbox = read_ended_] { mailbox->push(0); });
+  } catch (const std::system_error& e) {
+    fail(job.spec->id, ErrorCode::kInternal, std::string("cannot start reading the job's witnesses: ") + e.what());
+    return true;
+  }
+  if (job.reads->settled()) read_ended_->push(0);  // nothing to read (inputs only): no reader wakes us
+  reading_.push_back(std::move(job));
+  return false;
+}
+
+void Intake::collect_reads(JobStore& store) {
+  // Deadline-failed jobs whose last reads ended: their threads join at once.
+  std::erase_if(expired_reads_, [](const std::unique_ptr<WitnessReads>& reads) { return reads->idle(); });
+  const auto now = Clock::now();
+  for (std::size_t i = 0; i < reading_.size();) {
+    if (!reading_[i].reads->settled() && now < reading_[i].deadline) {
+      ++i;
+      continue;
+    }
+    // Out of the list before anything can throw: a Redis error below leaves
+    // the entry in the processing list for the next recovery pass.
+    Reading job = std::move(reading_[i]);
+    reading_.erase(reading_.begin() + static_cast<std::ptrdiff_t>(i));
+    job.reads->stop();
+    // Reads still in flight (a missed deadline) end by themselves; until then
+    // they hold a slot (reading_slots) and their threads are joined later.
+    const WitnessReads* reads = job.reads.get();
+    if (!reads->idle()) expired_reads_.push_back(std::move(job.reads));
+    finish_reading(store, job, *reads);
+  }
+}
+
+void Intake::finish_reading(JobStore& store, const Reading& job, const WitnessReads& reads) {
+  const JobSpec& spec = *job.spec;
+  if (const std::string error = reads.redis_error(); !error.empty())
+    throw RedisError(RedisError::Kind::kConnection, "reading a witness of job " + spec.id + ": " + error);
+  const std::string deadline_ms = std::to_string(config_.intake_deadline.count());
+  // Every witness not read by now missed the deadline (check_job reports
+  // the first failing partition).
+  const WitnessReader read = [&](std::size_t partition, const WitnessRef& ref, std::uint32_t) -> WitnessRead {
+    if (auto result = reads.result(partition)) return std::move(*result);
+    return JobCheckFailure{ErrorCode::kWitnessUnavailable,
+                           "witness " + ref.describe() + " not read within the intake deadline of " + deadline_ms +
+                               " ms (--intake-deadline-ms): intake reads each witness's first bytes and gave up"};
+  };
+  auto checked = check_job(spec, job.circuit, unix_now(), read);
+  const std::string me = config_.coordinator_id;
+  if (auto* failure = std::get_if<JobCheckFailure>(&checked)) {
+    fail_job(store, job.raw, spec.id, spec.circuit, priority_name(spec.priority), failure->code, failure->message);
+  } else {
+    PreparedJob prepared = std::move(std::get<PreparedJob>(checked));
+    prepared.raw = job.raw;
+    prepared.submitted_at = job.submitted_at;
+    if (job.resume) prepared.stored_proofs = store.proofs(spec.id);
+    prepared.held_bytes = estimate_held_bytes(prepared);
+    ++active_jobs_;
+    held_bytes_ += prepared.held_bytes;
+    deliver_(std::move(prepared));
+  }
+  store.end_intake(me, job.digest);
+  counted_.erase(job.digest);
 }
 
 void Intake::sample_queue_depth(RedisClient& redis) {

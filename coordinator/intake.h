@@ -9,13 +9,23 @@
 // bytes only (read_witness_summary; the worker checks sha256 and size on
 // the whole witness). Good jobs go to `deliver` as a
 // PreparedJob; bad ones it fails itself with a typed error and a message
-// naming the partition and the problem. It also samples the queue depths and,
-// with --takeover-after-ms, keeps this coordinator's lease and takes over
-// the jobs of coordinators whose lease expired.
+// naming the partition and the problem. It also samples the queue depths.
+// With --takeover-after-ms it takes no job before the LeaseKeeper (its own
+// thread: lease_keeper.h) holds this coordinator's lease, and runs a
+// recovery pass after each takeover.
+//
+// Never waiting on a client: each job's witnesses are read on threads of
+// its own (WitnessReads, witness_reads.h) while this thread goes on taking
+// and finishing other jobs; a job whose witnesses are not all read within
+// --intake-deadline-ms fails witnessUnavailable, naming the first partition
+// not read. At most kJobsReadingAtOnce jobs are read at once (and
+// kCriticalJobsReadingBeyond critical ones beyond them), counting those
+// that failed their deadline until their reads in flight end.
 //
 // Admission: a job is taken from the queues only while fewer than
-// max_active_jobs are held and their estimated bytes (estimate_held_bytes)
-// are below memory_budget_bytes.
+// max_active_jobs are held or being read and their estimated bytes
+// (estimate_held_bytes, the same for a job being read) are below
+// memory_budget_bytes.
 //
 // Hostile entries: each entry's intake is counted in <p>intake:<id> before
 // it starts (once per process) and forgotten when it ends, so an entry that
@@ -27,17 +37,23 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cluster/artifacts.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
+#include "cluster/mailbox.h"
 #include "coordinator/config.h"
+#include "coordinator/lease_keeper.h"
 #include "coordinator/prepared_job.h"
+#include "coordinator/witness_reads.h"
 #include "monitoring/metrics/metrics.h"
 #include "schema/error_code.h"
 
@@ -49,21 +65,53 @@ class Intake {
   // PreparedJob::held_bytes (added here for each delivered job; the
   // scheduler's side takes them off); intake pauses at
   // config.max_active_jobs or config.memory_budget_bytes. deliver: called on
-  // the intake thread, must only enqueue. stop: called when the lease is
-  // lost (the coordinator must stop).
+  // the intake thread, must only enqueue. lease: the lease thread's keeper
+  // with --takeover-after-ms, else null.
   Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
          std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes,
-         std::function<void(PreparedJob)> deliver, std::function<void()> stop);
+         std::function<void(PreparedJob)> deliver, LeaseKeeper* lease);
+  // Stops the reads in flight and waits for them (each ends by the
+  // deadline of its job).
+  ~Intake();
 
-  // The thread body: runs until `stopping` (or a lost lease).
+  // The thread body: runs until `stopping`.
   void run(const std::atomic<bool>& stopping);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // A claimed job whose witnesses are being read.
+  struct Reading {
+    std::string raw, digest;
+    std::shared_ptr<const JobSpec> spec;
+    CircuitInfo circuit;
+    bool resume = false;  // claimed as kResume: its proved partitions are kept
+    double submitted_at = 0;
+    Clock::time_point deadline;
+    std::uint64_t held_bytes = 0;  // counted against the budget while it is read
+    std::unique_ptr<WitnessReads> reads;
+  };
+
   // Counts the entry's intake attempt (set aside past the limit), then
-  // check_raw(); forgets the count when it returns.
+  // check_raw(); forgets the count when the job is delivered or failed.
   void handle_raw(RedisClient& redis, JobStore& store, const std::string& raw);
-  // Takes one raw queue entry through claim and checks; delivers or fails it.
-  void check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest);
+  // Takes one raw queue entry through claim and the checks that read no
+  // witness; fails it, or starts reading its witnesses (reading_). Returns
+  // true when the entry's intake ended here (end_intake is due).
+  bool check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest);
+  // Finishes every job whose reads settled or whose deadline passed
+  // (delivers or fails it); drops the reads of failed deadlines that ended.
+  void collect_reads(JobStore& store);
+  // check_job over a settled (or expired) job's reads: delivers or fails
+  // it. Throws RedisError (also for one a read met): the entry stays in the
+  // processing list for the next recovery pass.
+  void finish_reading(JobStore& store, const Reading& job, const WitnessReads& reads);
+  // Records a job's failure at intake (state, error, metrics).
+  void fail_job(JobStore& store, const std::string& raw, const std::string& id, const std::string& circuit,
+                const std::string& priority, ErrorCode code, const std::string& message);
+  // Jobs being read, and deadline-failed ones whose reads still run.
+  std::size_t reading_slots() const { return reading_.size() + expired_reads_.size(); }
+  // Waits until a read ends or `timeout` passes.
+  void wait_for_reads(std::chrono::milliseconds timeout);
   // Whether the held jobs leave room for another (logs when that changes).
   bool room_for_a_job();
   // The Redis queue lengths (zkfarm_queue_depth).
@@ -76,10 +124,15 @@ class Intake {
   std::atomic<std::uint32_t>& active_jobs_;
   std::atomic<std::uint64_t>& held_bytes_;
   std::function<void(PreparedJob)> deliver_;
-  std::function<void()> stop_;
+  LeaseKeeper* lease_;
   std::set<std::string> counted_;  // entry digests whose attempt this process counted
   bool budget_full_ = false;       // for the log line when the budget fills and frees
   std::string abort_job_;          // --inject-fault abort-in-intake=<id> (tests)
+  std::deque<std::string> recovering_;  // processing-list entries still to take in
+  // Wakes the intake thread when a read ends (readers push, run() drains).
+  std::shared_ptr<Mailbox<char>> read_ended_ = std::make_shared<Mailbox<char>>();
+  std::vector<Reading> reading_;
+  std::vector<std::unique_ptr<WitnessReads>> expired_reads_;
 };
 
 // What holding a prepared job costs the coordinator, estimated from its
@@ -87,5 +140,7 @@ class Intake {
 // size: inline witnesses decode to 3/4 of their base64), the public inputs,
 // and kHeldBytesPerPartition of bookkeeping per partition.
 std::uint64_t estimate_held_bytes(const PreparedJob& job);
+// The same from the sizes alone (a job still being read is counted so).
+std::uint64_t estimate_held_bytes(std::size_t entry_bytes, std::size_t partitions, std::size_t public_bytes);
 
 }  // namespace zkfarm

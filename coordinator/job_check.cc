@@ -22,10 +22,11 @@ void input_public_inputs(const std::string& input_json, const std::vector<std::o
   }
 }
 
-}  // namespace
-
-std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const std::optional<CircuitInfo>& circuit,
-                                                      double now_unix, const WitnessReader& read_witness) {
+// check_job(), or with read_witness null the same checks with every witness
+// partition skipped (its public inputs left as zeros).
+std::variant<PreparedJob, JobCheckFailure> check_partitions(const JobSpec& spec,
+                                                             const std::optional<CircuitInfo>& circuit,
+                                                             double now_unix, const WitnessReader* read_witness) {
   using Failure = JobCheckFailure;
   if (!circuit)
     return Failure{ErrorCode::kUnknownCircuit,
@@ -76,7 +77,11 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
       }
       continue;
     }
-    WitnessRead read = read_witness(ref, circuit->num_public);
+    if (read_witness == nullptr) {
+      job.public_inputs.resize(job.public_inputs.size() + job.public_bytes);
+      continue;
+    }
+    WitnessRead read = (*read_witness)(i, ref, circuit->num_public);
     if (auto* failure = std::get_if<Failure>(&read)) {
       // Unavailable or checksum reasons name the witness already.
       const bool named = failure->code == ErrorCode::kWitnessUnavailable ||
@@ -99,6 +104,20 @@ std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const 
     job.public_inputs.insert(job.public_inputs.end(), summary.public_inputs.begin(), summary.public_inputs.end());
   }
   return job;
+}
+
+}  // namespace
+
+std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const std::optional<CircuitInfo>& circuit,
+                                                      double now_unix, const WitnessReader& read_witness) {
+  return check_partitions(spec, circuit, now_unix, &read_witness);
+}
+
+std::optional<JobCheckFailure> check_job_before_reads(const JobSpec& spec, const std::optional<CircuitInfo>& circuit,
+                                                      double now_unix) {
+  auto checked = check_partitions(spec, circuit, now_unix, nullptr);
+  if (auto* failure = std::get_if<JobCheckFailure>(&checked)) return std::move(*failure);
+  return std::nullopt;
 }
 
 }  // namespace zkfarm

@@ -37,9 +37,11 @@ struct JobCheckFailure {
 // kWitnessChecksum or kBadWitness with the reason (check_job adds the
 // partition).
 using WitnessRead = std::variant<WtnsSummary, JobCheckFailure>;
-// Reads the summary of one partition's witness for a circuit of num_public
-// public signals. May throw (a lost Redis connection): check_job lets it pass.
-using WitnessReader = std::function<WitnessRead(const WitnessRef& witness, std::uint32_t num_public)>;
+// Reads the summary of the witness of partition `partition` (spec.partitions
+// [partition] is `witness`) for a circuit of num_public public signals. May
+// throw (a lost Redis connection): check_job lets it pass.
+using WitnessReader =
+    std::function<WitnessRead(std::size_t partition, const WitnessRef& witness, std::uint32_t num_public)>;
 
 // Returns the job with spec, circuit, public_inputs, public_bytes and
 // public_from_input set (the caller adds raw, submitted_at, stored_proofs and
@@ -51,5 +53,11 @@ using WitnessReader = std::function<WitnessRead(const WitnessRef& witness, std::
 // Witnesses after the first failing partition are not read.
 std::variant<PreparedJob, JobCheckFailure> check_job(const JobSpec& spec, const std::optional<CircuitInfo>& circuit,
                                                       double now_unix, const WitnessReader& read_witness);
+
+// The checks of check_job() that read no witness (the circuit and its
+// record, the deadline, every input partition), in the same order. Returns
+// the first failure, or nullopt when only the witnesses remain to be checked.
+std::optional<JobCheckFailure> check_job_before_reads(const JobSpec& spec, const std::optional<CircuitInfo>& circuit,
+                                                      double now_unix);
 
 }  // namespace zkfarm

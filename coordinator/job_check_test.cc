@@ -54,7 +54,7 @@ struct Witnesses {
   std::map<std::string, WitnessRead> by_path;
   std::vector<std::string> reads;
   WitnessReader reader() {
-    return [this](const WitnessRef& ref, std::uint32_t num_public) -> WitnessRead {
+    return [this](std::size_t, const WitnessRef& ref, std::uint32_t num_public) -> WitnessRead {
       EXPECT_EQ(num_public, kNumPublic);
       reads.push_back(ref.location);
       return by_path.at(ref.location);
@@ -101,6 +101,39 @@ TEST(CheckJob, UnknownCircuitAndPassedDeadlineReadNoWitness) {
   spec.deadline_unix = 1000.5;
   w.by_path["/w/0.wtns"] = summary_of(kNumVars, 1);
   EXPECT_TRUE(std::holds_alternative<PreparedJob>(check_job(spec, bn254_circuit(), 1000, w.reader())));
+}
+
+WitnessRef input_ref(const std::string& json);
+
+TEST(CheckJob, ReaderIsGivenEachWitnessPartitionsIndex) {
+  std::vector<std::size_t> asked;
+  Witnesses w;
+  w.by_path["/w/0.wtns"] = summary_of(kNumVars, 1);
+  const WitnessReader reader = [&](std::size_t partition, const WitnessRef& ref, std::uint32_t n) {
+    asked.push_back(partition);
+    return w.reader()(partition, ref, n);
+  };
+  EXPECT_TRUE(std::holds_alternative<PreparedJob>(
+      check_job(job_of({file_ref("/w/0.wtns"), file_ref("/w/0.wtns")}), bn254_circuit(), 0, reader)));
+  EXPECT_EQ(asked, (std::vector<std::size_t>{0, 1}));
+}
+
+TEST(CheckJob, BeforeReadsChecksAllButTheWitnesses) {
+  JobSpec spec = job_of({file_ref("/w/unread.wtns")});
+  EXPECT_EQ(check_job_before_reads(spec, bn254_circuit(), 1000), std::nullopt);
+  auto f = check_job_before_reads(spec, std::nullopt, 1000);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->code, ErrorCode::kUnknownCircuit);
+  spec.deadline_unix = 999.5;
+  f = check_job_before_reads(spec, bn254_circuit(), 1000);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->code, ErrorCode::kDeadlineExceeded);
+  // An input partition after a witness is checked without reading the witness.
+  JobSpec mixed = job_of({file_ref("/w/unread.wtns"), input_ref(R"({"a":"3"})")});
+  f = check_job_before_reads(mixed, bn254_circuit(), 0);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->code, ErrorCode::kInvalidJob);
+  EXPECT_NE(f->message.find("partition 1 carries an input"), std::string::npos) << f->message;
 }
 
 TEST(CheckJob, WitnessMismatchesAreTypedAndNamePartitionAndWitness) {

@@ -2,7 +2,9 @@
 //
 // SIGTERM/SIGINT stop it cleanly: running jobs stay in its processing list
 // and resume (keeping verified partitions) when a coordinator with the same
-// --id starts again.
+// --id starts again. Exit status: 0 after such a stop, 2 for bad flags or
+// configuration, kExitLeaseLost (3) when its lease was found gone, 1 for any
+// other failure.
 #include <unistd.h>
 
 #include <signal.h>
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
       .value("heartbeat-ms", std::to_string(coordinator::kDefaultHeartbeatInterval.count()), "heartbeat interval")
       .value("dead-after-ms", std::to_string(coordinator::kDefaultDeadAfter.count()), "silence after which a worker is dead")
       .value("intake-poll-ms", std::to_string(coordinator::kDefaultIntakePoll.count()), "poll interval of the non-critical queues")
+      .value("intake-deadline-ms", std::to_string(coordinator::kDefaultIntakeDeadline.count()),
+             "how long intake reads one job's witnesses (their first bytes) before the job fails witnessUnavailable")
       .value("task-timeout-s", "auto",
              "a task held longer is a fault and is retried elsewhere: auto (derived from the circuit's measured "
              "task times: 4x the slowest, at least --task-timeout-floor-s; 30 min before the first), 0 (no limit) "
@@ -94,6 +98,7 @@ int main(int argc, char** argv) {
     config.heartbeat_interval = std::chrono::milliseconds(flags.get_int("heartbeat-ms", 10, 60000));
     config.dead_after = std::chrono::milliseconds(flags.get_int("dead-after-ms", 50, 600000));
     config.intake_poll = std::chrono::milliseconds(flags.get_int("intake-poll-ms", 10, 10000));
+    config.intake_deadline = std::chrono::milliseconds(flags.get_int("intake-deadline-ms", 100, 3600000));
     if (flags.get("task-timeout-s") != "auto")
       config.task_timeout = std::chrono::seconds(flags.get_int("task-timeout-s", 0, 7 * 86400));
     config.task_timeout_floor = std::chrono::seconds(flags.get_int("task-timeout-floor-s", 1, 86400));
@@ -175,6 +180,8 @@ int main(int argc, char** argv) {
     }
     pthread_kill(signal_thread.native_handle(), SIGTERM);
     signal_thread.join();
+    // Not 0: the shipped units restart it (deploy/systemd: Restart=on-failure).
+    if (coordinator.lease_lost()) return coordinator::kExitLeaseLost;
   } catch (const std::exception& e) {
     ZKLOG(kError) << e.what();
     return 1;

@@ -3,8 +3,11 @@
 // proved twice, and a coordinator killed mid-run recovers its processing
 // list when it restarts under the same --id. Workers given several
 // --coordinator endpoints serve all of them and, when one dies and another
-// takes its jobs over, go on proving for the survivor without a restart.
+// takes its jobs over, go on proving for the survivor without a restart. A
+// coordinator that finds its lease gone exits with status 3, which the
+// shipped units restart.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -238,6 +241,31 @@ TEST_F(FarmTest, ACoordinatorThatLostItsLeaseStops) {
   auto status = coordinator_->wait_for(20s);
   ASSERT_TRUE(status) << logs();
   EXPECT_NE(coordinator_->log().find("lease lost"), std::string::npos) << logs();
+  // Not 0: deploy/systemd's Restart=on-failure restarts it.
+  EXPECT_TRUE(WIFEXITED(*status)) << *status;
+  EXPECT_EQ(WEXITSTATUS(*status), 3) << logs();
+}
+
+TEST_F(FarmTest, ACoordinatorWhoseLeaseWasTakenExitsNonZero) {
+  // The lease key gone under a running coordinator (taken over, or deleted
+  // by hand): it stops at its next renewal with status 3, its jobs left in
+  // its processing list for whoever resumes them.
+  start_coordinator({"--takeover-after-ms", "1500"});
+  RedisClient redis(options_.redis_url);
+  const std::string lease = KeyLayout().coordinator_lease("c1");
+  ASSERT_TRUE(eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 1; }, 20s)) << logs();
+  redis.command({"DEL", lease});
+  auto status = coordinator_->wait_for(20s);
+  ASSERT_TRUE(status) << logs();
+  EXPECT_TRUE(WIFEXITED(*status)) << *status;
+  EXPECT_EQ(WEXITSTATUS(*status), 3) << logs();
+  EXPECT_NE(coordinator_->log().find("lease lost"), std::string::npos) << logs();
+  // Restarted (as the units do), it holds its lease again and proves.
+  start_coordinator();
+  start_worker("w1");
+  farm::submit(options_, job_json("after", bn254_.id, {"file://" + witness_file("bn128_mul.wtns")}));
+  EXPECT_EQ(wait_job("after", 60s).state, "done") << logs();
+  EXPECT_TRUE(eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 1; }, 20s)) << logs();
 }
 
 }  // namespace

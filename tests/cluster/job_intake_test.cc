@@ -273,5 +273,89 @@ TEST_F(JobIntakeTest, AdmissionStopsAtTheMemoryBudget) {
   expect_result_verifies("small", 1);
 }
 
+// A witness server (range_http_server.py --trickle) that sends a witness at
+// 2 KiB/s: above curl's stall limit (1 KiB/s), so nothing but a deadline
+// ends the read; intake's first 64 KiB take 32 s. The probe's critical job
+// waited ~80 s behind such a witness, read one by one in the intake loop.
+class SlowWitnessTest : public JobIntakeTest {
+ protected:
+  void SetUp() override {
+    JobIntakeTest::SetUp();
+    std::filesystem::create_directories(dir_->file("www"));
+    write_file(dir_->file("www/slow.wtns"), std::string(1 << 20, '\0'));
+    http_ = std::make_unique<HttpServer>(dir_->file("www"), dir_->file("http-server.txt"),
+                                         runfile("tests/cluster/range_http_server.py"),
+                                         std::vector<std::string>{"--trickle", "/slow.wtns:2048"});
+  }
+  void TearDown() override {
+    http_.reset();
+    JobIntakeTest::TearDown();
+  }
+  // The slow witness by a signed URL (its query string must never show).
+  std::string slow_url() const { return http_->url() + "slow.wtns?X-Amz-Signature=topsecret0123"; }
+  bool slow_read_started() const { return http_->log().find("trickling /slow.wtns") != std::string::npos; }
+  std::unique_ptr<HttpServer> http_;
+};
+
+TEST_F(SlowWitnessTest, ACriticalJobIsTakenInWhileASlowWitnessIsRead) {
+  start_coordinator({"--intake-deadline-ms", "10000"});
+  start_worker("w1");
+  const std::string good = "file://" + witness_file("bn128_mul.wtns");
+  farm::submit(options_, job_json("slow", bn254_.id, {good, slow_url(), good}));
+  ASSERT_TRUE(eventually([&] { return slow_read_started(); }, 30s)) << http_->log() << logs();
+  farm::submit(options_, job_json("urgent", bn254_.id, {good}, "critical"));
+  const farm::JobStatus urgent = wait_job("urgent", 60s);
+  ASSERT_EQ(urgent.state, "done") << urgent.error << logs();
+  expect_result_verifies("urgent", 1);
+  const farm::JobStatus slow = wait_job("slow", 60s);
+  EXPECT_EQ(slow.state, "failed");
+  EXPECT_EQ(slow.error_code, "witnessUnavailable") << slow.error;
+  EXPECT_NE(slow.error.find("partition 1: witness " + http_->url() +
+                            "slow.wtns?<redacted> not read within the intake deadline of 10000 ms"),
+            std::string::npos)
+      << slow.error;
+  EXPECT_EQ(logs().find("topsecret"), std::string::npos) << "a URL's query string reached a log:\n" << logs();
+  // Taken in (claimed: started_at) while the slow job was still being read,
+  // which ended at the deadline, not before.
+  EXPECT_LT(urgent.started_at, slow.finished_at);
+  EXPECT_GE(slow.finished_at - slow.started_at, 9.9);
+  const double taken_in = urgent.started_at - urgent.submitted_at;
+  std::cout << "critical job taken in " << taken_in << " s after its submission, behind a witness read of "
+            << slow.finished_at - slow.started_at << " s\n";
+  EXPECT_LT(taken_in, 5.0) << "within a second on an idle machine; 5 s on a loaded one";
+  // Intake goes on.
+  farm::submit(options_, job_json("after", bn254_.id, {good}));
+  EXPECT_EQ(wait_job("after", 30s).state, "done");
+  EXPECT_TRUE(coordinator_->running());
+}
+
+TEST_F(SlowWitnessTest, TheLeaseIsRenewedWhileIntakeReadsASlowWitness) {
+  // A 3 s lease renewed every second: the slow read (32 s, cut at the 8 s
+  // deadline) made the intake loop, which renewed it, miss it many times.
+  start_coordinator({"--takeover-after-ms", "3000", "--intake-deadline-ms", "8000"});
+  RedisClient redis(options_.redis_url);
+  const std::string lease = KeyLayout().coordinator_lease("c1");
+  ASSERT_TRUE(eventually([&] { return redis.command({"EXISTS", lease}).as_integer() == 1; }, 20s)) << logs();
+  farm::submit(options_, job_json("slow", bn254_.id, {slow_url()}));
+  ASSERT_TRUE(eventually([&] { return slow_read_started(); }, 30s)) << http_->log() << logs();
+  // Sampled every 20 ms until the slow job ends: the lease never lapses.
+  bool lapsed = false;
+  ASSERT_TRUE(eventually(
+      [&] {
+        lapsed |= redis.command({"EXISTS", lease}).as_integer() == 0;
+        auto s = farm::status(options_, "slow");
+        return s && s->terminal();
+      },
+      60s))
+      << logs();
+  EXPECT_FALSE(lapsed) << logs();
+  EXPECT_EQ(farm::status(options_, "slow")->error_code, "witnessUnavailable");
+  EXPECT_EQ(coordinator_->log().find("lease lost"), std::string::npos) << logs();
+  EXPECT_TRUE(coordinator_->running());
+  start_worker("w1");
+  farm::submit(options_, job_json("after", bn254_.id, {"file://" + witness_file("bn128_mul.wtns")}));
+  EXPECT_EQ(wait_job("after", 30s).state, "done");
+}
+
 }  // namespace
 }  // namespace zkfarm::testing

@@ -8,7 +8,9 @@ whole length, sends N bytes of the body and closes the connection (a broken
 transfer); later GETs of PATH are served in full. With --fill-after
 PATH:N:FILE the first GET of PATH sends N bytes, then writes FILE until its
 filesystem is full (another writer taking the disk mid-transfer), then sends
-the rest.
+the rest. With --trickle PATH:RATE every GET of PATH sends its headers at
+once and its body at RATE bytes a second (a witness server slow enough to
+stall a reader, yet above curl's 1 KiB/s stall limit).
 
 Every request is logged to stderr as one line:
   request GET /path range=bytes=K- (or range=none)
@@ -24,6 +26,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.parse
 
 
@@ -47,6 +50,7 @@ def main():
     parser.add_argument("--directory", required=True)
     parser.add_argument("--cut", action="append", default=[], help="PATH:N")
     parser.add_argument("--fill-after", action="append", default=[], help="PATH:N:FILE")
+    parser.add_argument("--trickle", action="append", default=[], help="PATH:BYTES_PER_SECOND")
     args = parser.parse_args()
     root = os.path.realpath(args.directory)
     cuts = {}
@@ -57,6 +61,10 @@ def main():
     for spec in args.fill_after:
         path, count, filler = spec.split(":", 2)
         fills[path] = (int(count), filler)
+    trickles = {}
+    for spec in args.trickle:
+        path, _, rate = spec.rpartition(":")
+        trickles[path] = int(rate)
     lock = threading.Lock()
 
     def log(line):
@@ -130,6 +138,21 @@ def main():
                 fill_filesystem(filler)
                 log("filled %s after %d bytes of %s" % (filler, count, url_path))
                 start += count
+            rate = trickles.get(url_path) if self.command == "GET" else None
+            if rate is not None:
+                log("trickling %s at %d bytes/s" % (url_path, rate))
+                chunk = max(1, rate // 10)
+                try:
+                    while start <= end:
+                        self.wfile.write(data[start:min(start + chunk, end + 1)])
+                        self.wfile.flush()
+                        start += chunk
+                        time.sleep(0.1)
+                except (BrokenPipeError, ConnectionResetError):
+                    log("client left %s" % url_path)
+                    return
+                log("served %s status=%d trickled/%d" % (url_path, status, size))
+                return
             self.wfile.write(data[start:end + 1])
             log("served %s status=%d bytes=%d-%d/%d" % (url_path, status, start, end, size))
 

@@ -189,6 +189,12 @@ systemd_verify() {
       grep -q "$line" "$unit" || { echo "$unit: no line matching $line"; return 1; }
     done
   done
+  # A coordinator that lost its lease exits 3 (coordinator/constants.h,
+  # kExitLeaseLost): the unit must restart it.
+  if grep '^RestartPreventExitStatus=' "$coordinator" | grep -qw 3; then
+    echo "$coordinator: RestartPreventExitStatus must not hold 3 (lease lost: restart)"
+    return 1
+  fi
 }
 
 k8s_generated() {
