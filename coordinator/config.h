@@ -49,6 +49,9 @@ struct CoordinatorConfig {
   // takes over the processing list of any coordinator whose lease expired
   // (a coordinator that cannot renew its lease in time stops).
   std::chrono::milliseconds takeover_after{0};
+  // --verify-threads: threads verifying proofs (verifier_pool.h); the
+  // default and its reason: coordinator::default_verify_threads().
+  unsigned verify_threads = coordinator::default_verify_threads();
   long terminal_ttl_seconds = coordinator::kDefaultTerminalTtlSeconds;
   // ZeroMQ CURVE (both empty: plaintext, for a trusted network only).
   std::string curve_secret_key;          // Z85

@@ -3,9 +3,13 @@
 // defaults; the rest are fixed.
 #pragma once
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace zkfarm::coordinator {
 
@@ -160,7 +164,29 @@ inline constexpr int kExitLeaseLost = 3;
 
 // --- Verifier ---
 
-// The verifier thread wakes at least this often to notice a stop.
-inline constexpr milliseconds kVerifierWake{500};
+// A verifier thread takes at least this many queued proofs (or all of them)
+// before leaving the rest to the other threads: a randomized batch of k
+// proofs of a circuit costs k + 3 Miller loops and one final exponentiation,
+// so a single proof costs about three times what it costs in a batch of 16,
+// and splitting a short queue between threads would spend more CPU than it
+// saves in latency (16 BN254 proofs verify in about 13 ms on one core).
+inline constexpr std::size_t kVerifyMinShare = 16;
+// The most --verify-threads accepts (a typo guard: far past any core count
+// a coordinator host has).
+inline constexpr unsigned kMaxVerifyThreads = 256;
+// --verify-threads auto: one verifier thread per core the process may run
+// on. Verification is the coordinator's one CPU-bound part (a BN254 proof
+// costs about a Miller loop and its subgroup checks, the scheduler thread a
+// few Redis round trips that mostly wait), a single thread was the queue at
+// 110-300 partitions/s on two cores (BENCHMARKS.md, "Cluster"), and an idle verifier thread
+// costs nothing. Operators sharing the host with Redis or workers set fewer
+// (BENCHMARKS.md, "Verifier pool").
+inline unsigned default_verify_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  const unsigned cores = usable > 0 ? static_cast<unsigned>(usable) : std::thread::hardware_concurrency();
+  return std::clamp(cores, 1u, kMaxVerifyThreads);
+}
 
 }  // namespace zkfarm::coordinator

@@ -45,10 +45,7 @@ Coordinator::~Coordinator() {
   stop();
   if (lease_thread_.joinable()) lease_thread_.join();
   if (intake_thread_.joinable()) intake_thread_.join();
-  if (verifier_thread_.joinable()) {
-    verify_queue_.push(VerifyRequest{});  // wake it
-    verifier_thread_.join();
-  }
+  if (verifiers_) verifiers_->stop();
   if (link_) link_->stop();
 }
 
@@ -84,7 +81,7 @@ void Coordinator::run() {
         lease_.get());
     intake.run(stopping_);
   });
-  verifier_thread_ = std::thread([this] { verifier_main(); });
+  start_verifiers();
   auto next_tick = Clock::now();
   while (!stopping_) {
     events_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()));
@@ -123,41 +120,18 @@ void Coordinator::run() {
 }
 
 // ---------------------------------------------------------------------------
-// Verifier thread
+// Verifier threads
 
-void Coordinator::verifier_main() {
-  PartitionVerifier verifier(store_);
-  while (!stopping_) {
-    if (!verify_queue_.wait(coordinator::kVerifierWake)) continue;
-    std::vector<VerifyRequest> batch;
-    for (auto& r : verify_queue_.drain())
-      if (!r.accepted.job_id.empty()) batch.push_back(std::move(r));
-    if (batch.empty()) continue;
-    // One verify() call per curve, so zkfarm_verify_duration_seconds{curve}
-    // times one curve's work (the verifier batches per circuit anyway).
-    std::map<CurveId, std::vector<std::size_t>> by_curve;
-    for (std::size_t i = 0; i < batch.size(); ++i) by_curve[batch[i].item.circuit.curve].push_back(i);
-    std::vector<PartitionVerifier::Outcome> outcomes(batch.size());
-    for (const auto& [curve, indices] : by_curve) {
-      std::vector<PartitionVerifier::Item> items;
-      for (std::size_t i : indices) items.push_back(batch[i].item);
-      std::vector<PartitionVerifier::Outcome> curve_outcomes;
-      const auto started = Clock::now();
-      try {
-        curve_outcomes = verifier.verify(items);
-      } catch (const std::exception& e) {
-        // The verifying key itself is unusable: nothing can be accepted.
-        ZKLOG(kError) << "verification impossible: " << e.what();
-        curve_outcomes.assign(items.size(), PartitionVerifier::Outcome{});
-        for (auto& o : curve_outcomes) o.reason = std::string("verifier: ") + e.what();
-      }
-      metrics_->verify_duration(curve_name(curve))
-          .Observe(std::chrono::duration<double>(Clock::now() - started).count());
-      for (std::size_t k = 0; k < indices.size(); ++k) outcomes[indices[k]] = std::move(curve_outcomes[k]);
-    }
-    for (std::size_t i = 0; i < batch.size(); ++i)
-      events_.push(VerifyDone{std::move(batch[i]), std::move(outcomes[i])});
-  }
+void Coordinator::start_verifiers() {
+  verifiers_ = std::make_unique<VerifierPool<VerifyRequest>>(
+      store_, config_.verify_threads,
+      [this](VerifyRequest&& request, PartitionVerifier::Outcome&& outcome) {
+        events_.push(VerifyDone{std::move(request), std::move(outcome)});
+      },
+      [this](CurveId curve, std::size_t, double seconds) {
+        metrics_->verify_duration(curve_name(curve)).Observe(seconds);
+      });
+  verifiers_->start();
 }
 
 // ---------------------------------------------------------------------------
@@ -250,7 +224,7 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
     request.item.public_inputs = accepted->prepared->partition_public_inputs(accepted->partition);
   }
   request.accepted = std::move(*accepted);
-  verify_queue_.push(std::move(request));
+  verifiers_->push(std::move(request));
 }
 
 void Coordinator::on_verified(const VerifyDone& done) {

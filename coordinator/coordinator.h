@@ -19,7 +19,8 @@
 //     readers (WitnessReads) while the job is checked;
 //   * lease (LeaseKeeper::run, with --takeover-after-ms): its own Redis
 //     connection, nothing else;
-//   * verifier: batch-verifies partition proofs (PartitionVerifier);
+//   * verifiers (VerifierPool, --verify-threads of them): batch-verify
+//     partition proofs (PartitionVerifier), results back through events_;
 //   * scheduler (the thread calling run()): the Scheduler, the sessions, and
 //     one Redis connection for state transitions (JobStore scripts, retried
 //     while Redis is down: they are idempotent). It implements the
@@ -44,6 +45,7 @@
 #include "coordinator/prepared_job.h"
 #include "coordinator/router_link.h"
 #include "coordinator/scheduler.h"
+#include "coordinator/verifier_pool.h"
 #include "coordinator/worker_sessions.h"
 #include "monitoring/metrics/metrics.h"
 
@@ -77,7 +79,8 @@ class Coordinator : private SchedulerEffects {
   };
   using Event = std::variant<LinkEvent, PreparedJob, VerifyDone>;
 
-  void verifier_main();
+  // Makes and starts the verifier pool (run()).
+  void start_verifiers();
   void on_prepared(PreparedJob job);
   void on_result(const WorkerSessions::Session& session, wire::Result::Reader result);
   void on_verified(const VerifyDone& done);
@@ -103,7 +106,6 @@ class Coordinator : private SchedulerEffects {
   ArtifactStore store_;
   zmq::context_t context_;
   Mailbox<Event> events_;
-  Mailbox<VerifyRequest> verify_queue_;
   std::unique_ptr<RouterLink> link_;
   RedisClient redis_;
   JobStore jobs_store_;
@@ -111,7 +113,8 @@ class Coordinator : private SchedulerEffects {
   std::atomic<std::uint32_t> active_jobs_{0};
   std::atomic<std::uint64_t> held_bytes_{0};  // PreparedJob::held_bytes of the active jobs
   std::unique_ptr<LeaseKeeper> lease_;  // with --takeover-after-ms
-  std::thread intake_thread_, verifier_thread_, lease_thread_;
+  std::thread intake_thread_, lease_thread_;
+  std::unique_ptr<VerifierPool<VerifyRequest>> verifiers_;  // made in run()
   Scheduler scheduler_;
   std::unique_ptr<WorkerSessions> sessions_;  // made in run(), with the link
 };

@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
              "estimated MiB of held jobs at which intake pauses (at most one job more is held)")
       .value("takeover-after-ms", "0",
              "lease length: take over the jobs of a coordinator silent this long (0: off; same on every coordinator)")
+      .value("verify-threads", "auto",
+             "threads verifying proofs: auto (one per usable core) or a count (1.." +
+                 std::to_string(coordinator::kMaxVerifyThreads) + ")")
       .value("ttl-s", std::to_string(coordinator::kDefaultTerminalTtlSeconds), "seconds terminal jobs stay in Redis")
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
@@ -112,6 +115,9 @@ int main(int argc, char** argv) {
     config.takeover_after = std::chrono::milliseconds(flags.get_int("takeover-after-ms", 0, 3600000));
     if (config.takeover_after.count() > 0 && config.takeover_after < std::chrono::milliseconds(300))
       throw FlagError("--takeover-after-ms must be 0 (off) or at least 300");
+    if (flags.get("verify-threads") != "auto")
+      config.verify_threads =
+          static_cast<unsigned>(flags.get_int("verify-threads", 1, coordinator::kMaxVerifyThreads));
     config.terminal_ttl_seconds = flags.get_int("ttl-s", 0, 365L * 86400);
     if (!flags.get("curve-secret-key-file").empty()) {
       config.curve_secret_key = read_curve_key_file(flags.get("curve-secret-key-file"));
