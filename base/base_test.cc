@@ -1,6 +1,8 @@
-// base_test.cc -- hex, digests, file helpers and the command-line parser.
+// base_test.cc -- hex, digests, file helpers, sealed copies and the command-line parser.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "base/digest.h"
 #include "base/files.h"
 #include "base/hex.h"
+#include "base/sealed_copy.h"
 
 namespace zkfarm {
 namespace {
@@ -89,6 +92,46 @@ TEST(FilesTest, AtomicWritesCopiesAndReads) {
   EXPECT_THROW(copy_file_atomically(dir + "/missing", dir + "/to"), std::system_error);
   EXPECT_FALSE(fs::exists(dir + "/to"));
   fs::remove_all(dir);
+}
+
+// The copy holds the bytes as they were when it was made and hashed: a
+// file rewritten in place or replaced afterwards changes nothing in it, and
+// nobody can write to it.
+TEST(SealedCopyTest, HoldsTheHashedBytesWhateverHappensToTheFile) {
+  const std::string path = temp_dir() + "/program";
+  write_file_atomically(path, "original bytes");
+  SealedCopy copy = SealedCopy::of_file(path);
+  EXPECT_EQ(copy.size(), 14u);
+  EXPECT_EQ(copy.sha256(), sha256_file_hex(path));
+  {
+    // In place (same inode), then replaced by another file.
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "REPLACED", 8, 0), 8);
+    ::close(fd);
+  }
+  write_file_atomically(path, "another file entirely");
+  char bytes[32] = {};
+  ASSERT_EQ(::pread(copy.fd(), bytes, sizeof bytes, 0), 14);
+  EXPECT_EQ(std::string(bytes, 14), "original bytes");
+  EXPECT_EQ(::pwrite(copy.fd(), "x", 1, 0), -1);
+  const std::string self = "/proc/self/fd/" + std::to_string(copy.fd());
+  // Reopened for writing through /proc, the seal still refuses every write.
+  const int writer = ::open(self.c_str(), O_WRONLY);
+  ASSERT_GE(writer, 0);
+  EXPECT_EQ(::pwrite(writer, "x", 1, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+  ::close(writer);
+  EXPECT_EQ(SealedCopy::of_file(path).sha256(), sha256_file_hex(path));
+}
+
+TEST(SealedCopyTest, RefusesWhatIsNotARegularFile) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  EXPECT_THROW(SealedCopy::of_file(dir + "/fifo"), std::runtime_error);
+  EXPECT_THROW(SealedCopy::of_file(dir + "/missing"), std::system_error);
+  write_file_atomically(dir + "/empty", "");
+  EXPECT_EQ(SealedCopy::of_file(dir + "/empty").sha256(), sha256_hex({}));
 }
 
 TEST(CommandLineTest, OptionsFlagsAndPositionals) {

@@ -88,6 +88,28 @@ std::string sha256_file_hex(const std::string& path) {
   return to_hex(std::span<const std::uint8_t>(digest, length));
 }
 
+Sha256Stream::Sha256Stream() : context_(EVP_MD_CTX_new()) {
+  if (!context_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
+    throw std::runtime_error("SHA-256 failed (OpenSSL)");
+  }
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
+
+void Sha256Stream::update(std::span<const std::uint8_t> bytes) {
+  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), bytes.data(), bytes.size()) != 1)
+    throw std::runtime_error("SHA-256 failed (OpenSSL)");
+}
+
+std::string Sha256Stream::finish_hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), digest, &length) != 1)
+    throw std::runtime_error("SHA-256 failed (OpenSSL)");
+  return to_hex(std::span<const std::uint8_t>(digest, length));
+}
+
 std::string sha1_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   const unsigned int length = digest_into(EVP_sha1(), bytes.data(), bytes.size(), digest);

@@ -24,6 +24,21 @@ std::string sha256_hex(std::span<const std::uint8_t> bytes);
 // std::runtime_error for something that is not a regular file (a FIFO is
 // refused at once, never waited on).
 std::string sha256_file_hex(const std::string& path);
+// SHA-256 of bytes given piece by piece (a file streamed through a
+// buffer). Throws std::runtime_error if OpenSSL fails.
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  Sha256Stream(const Sha256Stream&) = delete;
+  Sha256Stream& operator=(const Sha256Stream&) = delete;
+  void update(std::span<const std::uint8_t> bytes);
+  // The digest of everything given, as hex; the stream is spent after it.
+  std::string finish_hex();
+
+ private:
+  void* context_;  // EVP_MD_CTX
+};
 // SHA-1 as 40 hex digits (Redis names scripts by it; not for security).
 std::string sha1_hex(std::string_view bytes);
 

@@ -132,10 +132,11 @@ std::string not_found(const std::string& id) {
 // circuit add
 
 const char kCircuitUsage[] =
-    "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR] [--json]";
+    "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR "
+    "[--replace-witness-generator]] [--json]";
 const char kCircuitHelp[] =
-    "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR] [--json]\n"
-    "                          [farm options]\n\n"
+    "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR\n"
+    "                          [--replace-witness-generator]] [--json] [farm options]\n\n"
     "Registers a circuit with the farm: its id is the sha256 of the zkey; the\n"
     "zkey is copied into the artifact store, the PCE (the prover's constraint\n"
     "matrices) and the verifying key are built beside it, and Redis records\n"
@@ -150,13 +151,20 @@ const char kCircuitHelp[] =
     "                    artifact store and checked against the zkey (prime, signals,\n"
     "                    public inputs; with --r1cs, exactly: its outputs and\n"
     "                    input signals must be the .r1cs's); jobs may then carry\n"
-    "                    inputs instead of witnesses (zkfarm submit --input)\n"
+    "                    inputs instead of witnesses (zkfarm submit --input).\n"
+    "                    A circuit's generator is never replaced silently: one that\n"
+    "                    differs from the recorded generator is refused, and so is\n"
+    "                    adding one to a circuit another Redis user registered\n"
+    "  --replace-witness-generator\n"
+    "                    replace the recorded generator by this different one; only\n"
+    "                    the Redis user who registered the circuit may (jobs already\n"
+    "                    taken in keep the old one's hashes and fail artifactChecksum)\n"
     "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
     "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
 
 int run_circuit(const std::vector<std::string>& argv) {
   return run_farm_guarded("circuit", kCircuitUsage, [&] {
-    Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json"});
+    Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json", "replace-witness-generator"});
     const auto& pos = args.positional();
     if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
     if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (the only one is 'add')");
@@ -169,7 +177,12 @@ int run_circuit(const std::vector<std::string>& argv) {
       throw InputError(*r1cs + ": no such r1cs file");
     if (auto dir = args.option("witness-generator"); dir && !fs::is_directory(*dir, ec))
       throw InputError(*dir + ": no such directory (give the <name>_cpp directory that `circom --c` writes)");
-    CircuitInfo info = farm::circuit_add(options, pos[1], args.option("r1cs"), args.option("witness-generator"));
+    farm::GeneratorPolicy policy;
+    policy.replace = args.flag("replace-witness-generator");
+    if (policy.replace && !args.option("witness-generator"))
+      throw UsageError("--replace-witness-generator needs --witness-generator DIR");
+    CircuitInfo info =
+        farm::circuit_add(options, pos[1], args.option("r1cs"), args.option("witness-generator"), policy);
     if (args.flag("json")) {
       json j = {{"id", info.id}, {"curve", curve_name(info.curve)}, {"num_vars", info.num_vars},
                 {"num_public", info.num_public}, {"domain_size", info.domain_size},
@@ -179,6 +192,7 @@ int run_circuit(const std::vector<std::string>& argv) {
         j["witness_generator"] = info.witgen_path;
         j["witness_generator_sha256"] = info.witgen_sha256;
       }
+      if (!info.registered_by.empty()) j["registered_by"] = info.registered_by;
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s\n", info.id.c_str());

@@ -70,6 +70,8 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       info.witgen_dat_sha256 = value;
     } else if (field == "witgen_public_map") {
       info.witgen_public_map = value;
+    } else if (field == "registered_by") {
+      info.registered_by = value;
     } else if (field == "files") {
       const auto bad = [&](const std::string& why) {
         return std::runtime_error("circuit record " + keys.circuit(id) + ": bad files list: " + why);
@@ -136,6 +138,10 @@ void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const Circuit
        info.vk_sha256, "files", files_json(info)},
       {"SADD", keys.circuits(), info.id},
   };
+  // Who registered it first stays (farm_api.h: only they may change its
+  // witness generator).
+  if (!info.registered_by.empty())
+    commands.push_back({"HSETNX", keys.circuit(info.id), "registered_by", info.registered_by});
   if (info.has_witness_generator())
     commands.push_back({"HSET", keys.circuit(info.id), "witgen", info.witgen_path, "witgen_sha256",
                         info.witgen_sha256, "witgen_dat_sha256", info.witgen_dat_sha256});

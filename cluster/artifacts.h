@@ -82,6 +82,10 @@ struct CircuitInfo : Groth16KeySizes {
   // public_input_map_json): the coordinator takes input partitions' public
   // inputs from it, not from the worker. "" for circuits registered without.
   std::string witgen_public_map = "";
+  // The Redis user who first registered the circuit (`zkfarm circuit
+  // add`): the one who may change its witness generator. "" for records
+  // written before it was kept.
+  std::string registered_by = "";
   bool has_witness_generator() const { return !witgen_path.empty(); }
   // Every file a worker needs, with its digest ("files" in the record; empty
   // for records written before it: see circuit_files()).

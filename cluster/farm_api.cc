@@ -43,17 +43,70 @@ double to_double(const std::string& s) {
 
 std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(to_double(s)); }
 
+// The sha256 of a file, or "" when it cannot be read.
+std::string sha256_or_empty(const std::string& path) {
+  try {
+    return sha256_file_hex(path);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// The Redis user of this connection (ACL WHOAMI); "default" for a server
+// without ACLs (before Redis 6) or one that refuses the question.
+std::string redis_user(RedisClient& redis) {
+  try {
+    RedisReply reply = redis.command({"ACL", "WHOAMI"});
+    if (!reply.as_string().empty()) return reply.as_string();
+  } catch (const RedisError&) {
+  }
+  return "default";
+}
+
 }  // namespace
+
+std::string generator_change_refusal(const std::optional<CircuitInfo>& existing, const std::string& sha256,
+                                     const std::string& dat_sha256, const std::string& user,
+                                     const GeneratorPolicy& policy) {
+  if (!existing) return "";
+  const bool same = existing->has_witness_generator() && existing->witgen_sha256 == sha256 &&
+                    existing->witgen_dat_sha256 == dat_sha256;
+  if (same) return "";
+  const std::string& owner = existing->registered_by;
+  const bool is_owner = owner.empty() || owner == user;
+  const std::string circuit = "circuit " + existing->id;
+  if (!existing->has_witness_generator()) {
+    if (is_owner) return "";
+    return circuit + " was registered by Redis user '" + owner + "'; only that user may give it a witness generator "
+           "(you are '" + user + "')";
+  }
+  const std::string what = circuit + " already has a witness generator (sha256 " + existing->witgen_sha256 +
+                           ") and this one differs (sha256 " + sha256 + ")";
+  if (!is_owner)
+    return what + "; only its registrant, Redis user '" + owner + "', may replace it (you are '" + user + "')";
+  if (!policy.replace)
+    return what + "; nothing was changed: give --replace-witness-generator to replace it (jobs already taken in "
+                  "keep the old generator's hashes and fail artifactChecksum)";
+  return "";
+}
 
 CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
                         const std::optional<std::string>& r1cs_path,
-                        const std::optional<std::string>& witness_generator_dir) {
+                        const std::optional<std::string>& witness_generator_dir, const GeneratorPolicy& policy) {
   if (options.artifacts.empty()) throw FarmError("no artifact store given (--artifacts or ZKFARM_ARTIFACTS)");
   // A file that is not a Groth16 zkey fails here, naming it, before
   // anything is copied into the store.
   (void)zkey_curve(FileBytes::map(zkey_path));
   CircuitInfo info;
   info.id = sha256_file_hex(zkey_path);
+  // The record as it is now, watched: a record changed by another
+  // registration before ours is written aborts ours (EXEC fails).
+  RedisClient redis(options.redis_url);
+  const KeyLayout keys(options.prefix);
+  redis.command({"WATCH", keys.circuit(info.id)});
+  const std::optional<CircuitInfo> existing = load_circuit_info(redis, keys, info.id);
+  const std::string user = redis_user(redis);
+  info.registered_by = existing && !existing->registered_by.empty() ? existing->registered_by : user;
   ArtifactStore store(options.artifacts);
   fs::create_directories(store.absolute(info.id));
   info.zkey_path = ArtifactStore::zkey_relative(info.id);
@@ -92,24 +145,44 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
       std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(vk_text.data()), vk_text.size()));
   if (witness_generator_dir) {
     // Built next to the final place, checked, then renamed into it: a
-    // generator that fails its check never replaces a good one.
+    // generator that fails its check, or may not replace the recorded one,
+    // never touches the store.
     const std::string final_dir = store.absolute(ArtifactStore::witgen_dir_relative(info.id));
     const std::string staging = final_dir + ".new." + std::to_string(::getpid());
+    const std::string staged = staging + "/" + witgen::kBinaryName;
     fs::remove_all(staging);
+    std::string refusal;
     try {
       const witgen::GeneratorInfo generator = witgen::build_generator(*witness_generator_dir, staging);
       witgen::check_generator(generator, info.curve, info.num_vars, info.num_public,
                               r1cs_counts ? &*r1cs_counts : nullptr);
       info.witgen_public_map = witgen::public_input_map_json(witgen::public_input_map(generator, info.num_public));
+      info.witgen_sha256 = sha256_file_hex(staged);
+      info.witgen_dat_sha256 = sha256_file_hex(staged + ".dat");
+      refusal = generator_change_refusal(existing, info.witgen_sha256, info.witgen_dat_sha256, user, policy);
     } catch (...) {
       fs::remove_all(staging);
       throw;
     }
-    fs::remove_all(final_dir);
-    fs::rename(staging, final_dir);
+    const bool unchanged = existing && existing->has_witness_generator() &&
+                           existing->witgen_sha256 == info.witgen_sha256 &&
+                           existing->witgen_dat_sha256 == info.witgen_dat_sha256 &&
+                           sha256_or_empty(store.absolute(existing->witgen_path)) == info.witgen_sha256 &&
+                           sha256_or_empty(store.absolute(existing->witgen_path) + ".dat") == info.witgen_dat_sha256;
+    if (!refusal.empty() || unchanged) {
+      fs::remove_all(staging);
+      if (!refusal.empty()) throw FarmError(refusal);
+    } else {
+      fs::remove_all(final_dir);
+      fs::rename(staging, final_dir);
+    }
     info.witgen_path = ArtifactStore::witgen_relative(info.id);
-    info.witgen_sha256 = sha256_file_hex(store.absolute(info.witgen_path));
-    info.witgen_dat_sha256 = sha256_file_hex(store.absolute(info.witgen_path) + ".dat");
+  } else if (existing && existing->has_witness_generator()) {
+    // Added again without one: the recorded generator stays.
+    info.witgen_path = existing->witgen_path;
+    info.witgen_sha256 = existing->witgen_sha256;
+    info.witgen_dat_sha256 = existing->witgen_dat_sha256;
+    info.witgen_public_map = existing->witgen_public_map;
   }
   // What a worker fetches (over HTTP when it has no store of its own).
   info.files = {{info.zkey_path, info.id, info.zkey_bytes},
@@ -122,8 +195,13 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
     info.files.push_back({info.witgen_path + ".dat", info.witgen_dat_sha256,
                           static_cast<std::uint64_t>(fs::file_size(store.absolute(info.witgen_path) + ".dat"))});
   }
-  RedisClient redis(options.redis_url);
-  store_circuit_info(redis, KeyLayout(options.prefix), info);
+  try {
+    store_circuit_info(redis, keys, info);
+  } catch (const RedisError& e) {
+    if (std::string(e.what()).find("transaction aborted") == std::string::npos) throw;
+    throw FarmError("circuit " + info.id + ": its record changed while this registration ran (another `zkfarm "
+                    "circuit add`?); nothing was recorded: run it again");
+  }
   return info;
 }
 

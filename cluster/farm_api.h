@@ -41,19 +41,48 @@ struct FarmOptions {
   long ttl_seconds = 7 * 24 * 3600;                   // for cancel of queued jobs
 };
 
+// How circuit_add treats a circuit's existing witness generator.
+struct GeneratorPolicy {
+  // Replace a recorded generator by one whose bytes differ (`zkfarm circuit
+  // add --replace-witness-generator`). Only the circuit's registrant may.
+  bool replace = false;
+};
+
 // Registers a circuit: id = sha256(zkey); copies the zkey into
 // <artifacts>/<id>/circuit.zkey, builds the PCE (from r1cs_path when given:
 // then workers check every constraint and name the failing one; else from
-// the zkey's coefficients), writes vk.json, records <p>circuit:<id>.
-// Idempotent: an existing circuit is re-recorded, artifacts kept.
+// the zkey's coefficients), writes vk.json, records <p>circuit:<id> and,
+// the first time, who registered it ("registered_by": the Redis user of
+// the connection, ACL WHOAMI). Idempotent: an existing circuit is
+// re-recorded, artifacts kept, its witness generator kept when none is
+// given.
 // With witness_generator_dir (circom's `--c` output), also builds the
-// circuit's witness generator into <artifacts>/<id>/witgen/ and checks it
-// against the zkey (witgen/witness_generator.h) before anything is recorded:
-// a bad directory, a compiler failure or a mismatch throws
+// circuit's witness generator and checks it against the zkey
+// (witgen/witness_generator.h) before anything is recorded: a bad
+// directory, a compiler failure or a mismatch throws
 // witgen::GeneratorError naming it, and the record is left as it was.
+// A circuit's generator is never replaced silently: a build whose bytes
+// differ from the recorded generator's is refused (FarmError, store and
+// record untouched) unless policy.replace is set and the caller is the
+// circuit's registrant (generator_change_refusal); so is adding one to a
+// circuit another user registered. Input jobs already taken in keep the
+// hashes of the generator they were taken in with: after a replacement
+// their remaining partitions fail artifactChecksum rather than run other
+// code.
 CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path,
                         const std::optional<std::string>& r1cs_path = std::nullopt,
-                        const std::optional<std::string>& witness_generator_dir = std::nullopt);
+                        const std::optional<std::string>& witness_generator_dir = std::nullopt,
+                        const GeneratorPolicy& policy = {});
+
+// Why `user` may not record a generator of these sha256s for the circuit
+// `existing` (nullopt: not registered yet), or "" when it may: the same
+// generator again, a first generator by the circuit's registrant (or for
+// a record that names none), a different one only with policy.replace and
+// by the registrant. The text names the circuit, the registrant and the
+// flag.
+std::string generator_change_refusal(const std::optional<CircuitInfo>& existing, const std::string& sha256,
+                                     const std::string& dat_sha256, const std::string& user,
+                                     const GeneratorPolicy& policy);
 
 // Validates job_json (job.h), assigns an id when it has none, checks that
 // the circuit is registered, and queues it. Returns the job id. Throws

@@ -91,10 +91,12 @@ template <class Curve>
 std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zkey_file, const CircuitSource& source) {
   using Fr = typename Curve::Fr;
   ZkeyReadOptions options;
-  options.validate_coefficients = source.pce_path.empty() && source.r1cs_path.empty();
+  options.validate_coefficients = !source.pce_file && source.pce_path.empty() && source.r1cs_path.empty();
   Zkey<Curve> zkey = parse_zkey<Curve>(zkey_file, options);
   Pce<Fr> pce;
-  if (!source.pce_path.empty()) {
+  if (source.pce_file) {
+    pce = parse_pce<Fr>(source.pce_file->bytes(), source.pce_path.empty() ? source.pce_file->name() : source.pce_path);
+  } else if (!source.pce_path.empty()) {
     pce = load_pce<Fr>(source.pce_path);
   } else if (!source.r1cs_path.empty()) {
     const R1cs<Fr> r1cs = read_r1cs<Fr>(source.r1cs_path);
@@ -107,7 +109,7 @@ std::shared_ptr<Circuit> load_circuit(const std::shared_ptr<const FileBytes>& zk
     pce = pce_from_zkey(zkey.coefficients, zkey.num_public);
   }
   if (pce.num_cols() != zkey.num_vars)
-    throw Error(ErrorCode::kBadCircuit, (source.pce_path.empty() ? source.zkey_path : source.pce_path) +
+    throw Error(ErrorCode::kBadCircuit, (source.pce_path.empty() && !source.pce_file ? source.zkey_path : source.pce_path) +
                                             ": PCE has " + std::to_string(pce.num_cols()) +
                                             " columns but the key has " + std::to_string(zkey.num_vars) +
                                             " signals");
@@ -194,7 +196,7 @@ std::uint64_t Prover::memory_used_bytes() const { return engine_->memory_used_by
 std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
   std::shared_ptr<Circuit> circuit;
   try {
-    auto zkey_file = FileBytes::map(source.zkey_path);
+    auto zkey_file = source.zkey_file ? source.zkey_file : FileBytes::map(source.zkey_path);
     circuit = dispatch_curve(zkey_curve(zkey_file),
                              [&](auto curve) { return load_circuit<decltype(curve)>(zkey_file, source); });
   } catch (const Error&) {

@@ -65,10 +65,16 @@ struct Device {
 // `zkfarm pce`, its checksum verified), else from r1cs_path (built here, with
 // the C matrix, so every constraint is checked and the first failing one
 // named), else from the zkey's coefficient section (validated).
+//
+// zkey_file / pce_file, when set, are the bytes to load (a caller that
+// hashed them first: worker/circuit_cache.h); the paths then only name
+// them in messages, and nothing is read from the paths.
 struct CircuitSource {
   std::string zkey_path;
   std::string pce_path;
   std::string r1cs_path;
+  std::shared_ptr<const FileBytes> zkey_file = nullptr;
+  std::shared_ptr<const FileBytes> pce_file = nullptr;
 };
 
 // A loaded circuit; the curve-typed contents are private to the service.

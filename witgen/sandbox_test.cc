@@ -87,7 +87,7 @@ class Sandbox : public ::testing::Test {
     limits.sandbox = sandbox;
     Outcome outcome;
     try {
-      outcome.witness = run_generator(*binary_, R"({"mode": ")" + mode + R"(", "arg": ")" + arg + R"("})",
+      outcome.witness = run_generator({*binary_}, R"({"mode": ")" + mode + R"(", "arg": ")" + arg + R"("})",
                                       (*root_ / "runs").string(), limits, kWitnessBytes);
     } catch (const BadInput& e) {
       outcome.refused = true;

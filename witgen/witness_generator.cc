@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -28,8 +29,11 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include "base/sealed_copy.h"
 
 namespace zkfarm::witgen {
 namespace fs = std::filesystem;
@@ -136,6 +140,9 @@ struct SandboxPlan {
 
 struct ChildSetup {
   std::string directory;  // chdir here ("" = stay; with a sandbox: ignored)
+  // Executed with execveat(exec_fd, "", AT_EMPTY_PATH) instead of opening
+  // argv[0] (-1: execve(argv[0])): a generator runs from its sealed copy.
+  int exec_fd = -1;
   const RunLimits* limits = nullptr;
   const SandboxPlan* sandbox = nullptr;  // namespaces, seccomp, empty environment
   bool empty_environment = false;
@@ -214,7 +221,16 @@ void reset_signals() {
 // namespace, nothing else in it yet): maps its user, builds the new root,
 // forks the generator and reports its wait status on status_fd. When init
 // exits, the kernel kills everything left in the namespace.
-[[noreturn]] void sandbox_init(const SandboxPlan& plan, int status_fd, char* const* argv,
+// Executes argv from exec_fd (AT_EMPTY_PATH) when it is >= 0, else argv[0].
+// Returns only on failure.
+void exec_program(int exec_fd, char* const* argv, char* const* envp) {
+  if (exec_fd >= 0)
+    ::syscall(SYS_execveat, exec_fd, "", argv, envp, AT_EMPTY_PATH);
+  else
+    ::execve(argv[0], argv, envp);
+}
+
+[[noreturn]] void sandbox_init(const SandboxPlan& plan, int status_fd, int exec_fd, char* const* argv,
                                char* const* envp, const struct rlimit* limits) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   write_proc_file("/proc/self/setgroups", "deny");
@@ -262,7 +278,7 @@ void reset_signals() {
     ::setrlimit(RLIMIT_FSIZE, &limits[3]);
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) sandbox_fail("no_new_privs");
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, plan.filter) != 0) sandbox_fail("loading the seccomp filter");
-    ::execve(argv[0], argv, envp);
+    exec_program(exec_fd, argv, envp);
     static const char kMessage[] = "exec failed\n";
     (void)!::write(2, kMessage, sizeof kMessage - 1);
     ::_exit(127);
@@ -309,6 +325,14 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
     limits[3] = {static_cast<rlim_t>(setup.limits->output_bytes), static_cast<rlim_t>(setup.limits->output_bytes)};
   }
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Above the descriptors the child sets up (0-4), so no dup2 clobbers it.
+  const int exec_fd = setup.exec_fd >= 0 ? ::fcntl(setup.exec_fd, F_DUPFD_CLOEXEC, 10) : -1;
+  if (setup.exec_fd >= 0 && exec_fd < 0) {
+    const int err = errno;
+    for (int fd : {pipe_fds[0], pipe_fds[1], status_fds[0], status_fds[1], null_fd})
+      if (fd >= 0) ::close(fd);
+    throw RunFailure(std::string("cannot duplicate the generator's descriptor: ") + std::strerror(err));
+  }
   std::unique_lock<std::mutex> registry(g_children_mutex);
   const long spawned =
       setup.sandbox ? ::syscall(SYS_clone, kSandboxNamespaces | SIGCHLD, nullptr, nullptr, nullptr, nullptr)
@@ -316,7 +340,7 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
   if (spawned < 0) {
     const int err = errno;
     registry.unlock();
-    for (int fd : {pipe_fds[0], pipe_fds[1], status_fds[0], status_fds[1], null_fd})
+    for (int fd : {pipe_fds[0], pipe_fds[1], status_fds[0], status_fds[1], null_fd, exec_fd})
       if (fd >= 0) ::close(fd);
     if (setup.sandbox)
       throw RunFailure(std::string("cannot create the witness generator sandbox (user, mount, PID, IPC and network "
@@ -331,12 +355,21 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(pipe_fds[1], 1);
     ::dup2(pipe_fds[1], 2);
+    // The program's sealed copy at the next descriptor, closed by its exec.
+    const auto keep_exec_fd = [exec_fd](int at) {
+      if (exec_fd < 0) return -1;
+      ::dup2(exec_fd, at);
+      ::fcntl(at, F_SETFD, FD_CLOEXEC);
+      return at;
+    };
     if (setup.sandbox) {
       ::dup2(status_fds[1], 3);
-      ::close_range(4, ~0u, 0);
-      sandbox_init(*setup.sandbox, 3, argv.data(), envp, limits);
+      const int program = keep_exec_fd(4);
+      ::close_range(program < 0 ? 4 : 5, ~0u, 0);
+      sandbox_init(*setup.sandbox, 3, program, argv.data(), envp, limits);
     }
-    ::close_range(3, ~0u, 0);
+    const int program = keep_exec_fd(3);
+    ::close_range(program < 0 ? 3 : 4, ~0u, 0);
     ::setpgid(0, 0);
     if (!setup.directory.empty() && ::chdir(setup.directory.c_str()) != 0) ::_exit(126);
     reset_signals();
@@ -346,10 +379,10 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
       ::setrlimit(RLIMIT_AS, &limits[2]);
       ::setrlimit(RLIMIT_FSIZE, &limits[3]);
     }
-    if (search_path)
+    if (search_path && program < 0)
       ::execvpe(argv[0], argv.data(), envp);
     else
-      ::execve(argv[0], argv.data(), envp);
+      exec_program(program, argv.data(), envp);
     static const char kMessage[] = "exec failed\n";
     (void)!::write(2, kMessage, sizeof kMessage - 1);
     ::_exit(127);
@@ -357,6 +390,7 @@ ChildResult run_child(const std::vector<std::string>& args, const ChildSetup& se
   g_children.insert(pid);
   registry.unlock();
   if (null_fd >= 0) ::close(null_fd);
+  if (exec_fd >= 0) ::close(exec_fd);
   ::close(pipe_fds[1]);
   if (setup.sandbox) ::close(status_fds[1]);
   else ::setpgid(pid, pid);  // also from here: no race with the child's own call
@@ -828,6 +862,24 @@ void throw_if_sandbox_failed(const ChildResult& r) {
     throw RunFailure("cannot set up the witness generator sandbox: " + quote(r.output, 512) + kSandboxHint);
 }
 
+// Writes the bytes of copy to path (0400; the directory is the run's own).
+// Throws RunFailure naming path.
+void write_copy(const SealedCopy& copy, const fs::path& path) {
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+  if (out < 0) throw RunFailure("cannot create " + path.string() + ": " + std::strerror(errno));
+  off_t offset = 0;
+  while (static_cast<std::uint64_t>(offset) < copy.size()) {
+    const ssize_t n = ::sendfile(out, copy.fd(), &offset, copy.size() - static_cast<std::uint64_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(out);
+      throw RunFailure("cannot write " + path.string() + ": " + std::strerror(err));
+    }
+  }
+  ::close(out);
+}
+
 }  // namespace
 
 void check_sandbox(const std::string& temp_parent) {
@@ -854,16 +906,40 @@ void become_subreaper() {
   g_subreaper.store(true);
 }
 
-std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
+std::vector<std::uint8_t> run_generator(const GeneratorFiles& generator, std::string_view input_json,
                                         const std::string& temp_parent, const RunLimits& limits,
                                         std::uint64_t witness_bytes) {
+  const std::string& binary = generator.binary;
   if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
   const SeccompFilter* filter = limits.sandbox ? &checked_seccomp_filter() : nullptr;
+  // Read once, hashed, sealed: the program executed and the constants it
+  // reads are these bytes, whatever happens to the files from here on.
+  const std::string dat_path = binary + ".dat";
+  std::optional<SealedCopy> program, dat;
+  try {
+    program.emplace(SealedCopy::of_file(binary));
+    std::error_code ec;
+    if (!generator.dat_sha256.empty() || fs::exists(dat_path, ec)) dat.emplace(SealedCopy::of_file(dat_path));
+  } catch (const std::exception& e) {
+    throw RunFailure(std::string("cannot read the witness generator: ") + e.what());
+  }
+  const auto check = [](const SealedCopy& copy, const std::string& expected) {
+    if (!expected.empty() && copy.sha256() != expected)
+      throw GeneratorMismatch("witness generator file " + copy.source() + " has sha256 " + copy.sha256() +
+                              ", the circuit record says " + expected + "; it was not run");
+  };
+  check(*program, generator.sha256);
+  if (dat) check(*dat, generator.dat_sha256);
   RunDirectory work(temp_parent);
-  // Sandboxed: <work>/root is the new root's mount point and <work>/run its
-  // /run; without: the generator runs in <work>/run.
+  // Sandboxed: <work>/root is the new root's mount point, <work>/run its
+  // /run and <work>/gen (the .dat's copy) its /gen; without: the generator
+  // runs in <work>/run and reads <work>/gen/<name>.dat.
   const fs::path run_dir = work.path / "run";
+  const fs::path gen_dir = work.path / "gen";
   fs::create_directories(run_dir);
+  fs::create_directories(gen_dir);
+  const std::string name = fs::path(binary).filename().string();
+  if (dat) write_copy(*dat, gen_dir / (name + ".dat"));
   {
     std::ofstream input(run_dir / "input.json", std::ios::binary);
     input.write(input_json.data(), static_cast<std::streamsize>(input_json.size()));
@@ -875,19 +951,17 @@ std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_v
   ChildSetup setup;
   setup.limits = &run_limits;
   setup.empty_environment = true;
+  setup.exec_fd = program->fd();
   std::optional<SandboxPlan> plan;
   std::vector<std::string> args;
   if (filter) {
-    std::error_code ec;
-    const fs::path real = fs::canonical(binary, ec);
-    if (ec) throw RunFailure("witness generator " + binary + ": " + ec.message());
     fs::create_directories(work.path / "root");
-    plan = sandbox_plan(work.path / "root", run_dir, real.parent_path().string(), *filter);
+    plan = sandbox_plan(work.path / "root", run_dir, gen_dir.string(), *filter);
     setup.sandbox = &*plan;
-    args = {"/gen/" + real.filename().string(), "input.json", "witness.wtns"};
+    args = {"/gen/" + name, "input.json", "witness.wtns"};
   } else {
     setup.directory = run_dir.string();
-    args = {binary, "input.json", "witness.wtns"};
+    args = {(gen_dir / name).string(), "input.json", "witness.wtns"};
   }
   const ChildResult r = run_child(args, setup, limits.timeout);
   throw_if_sandbox_failed(r);

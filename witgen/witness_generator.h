@@ -23,7 +23,8 @@
 //     inside, so the generator holds no capabilities), the network is an
 //     unconfigured loopback, and the file system is a read-only tmpfs root
 //     holding /usr, the loader's /lib links and ld.so.cache (read-only),
-//     the generator's own directory at /gen (read-only) and the run's
+//     a private copy of the generator's .dat at /gen (read-only; the
+//     program itself runs from a sealed memory copy) and the run's
 //     directory at /run (read-write, no exec) -- no /proc, /dev, /etc,
 //     witness roots, artifact store or keys;
 //   - an empty environment, every signal unblocked and at its default;
@@ -92,6 +93,13 @@ class BadInput : public std::runtime_error {
 // The run could not be attempted for a reason that is not the input's
 // fault (no temporary directory, fork failed, binary missing).
 class RunFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The generator's files are not the ones its circuit records (a sha256
+// differs): nothing was run. what() names the file and both digests.
+class GeneratorMismatch : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -193,14 +201,29 @@ struct RunLimits {
   bool sandbox = true;
 };
 
-// Runs `binary` (its .dat beside it) on `input_json` in a new directory
-// under `temp_parent`, sandboxed unless limits.sandbox is false, returns
-// the .wtns bytes and removes the directory. `witness_bytes`: the size of
+// A generator to run: its program and the sha256s its circuit records for
+// the program and for <binary>.dat. An empty digest is not compared (a
+// generator the caller built itself); an empty dat_sha256 with no .dat
+// file runs the program without one.
+struct GeneratorFiles {
+  std::string binary;
+  std::string sha256 = "";
+  std::string dat_sha256 = "";
+};
+
+// Runs the generator (its .dat beside it) on `input_json` in a new
+// directory under `temp_parent`, sandboxed unless limits.sandbox is false,
+// returns the .wtns bytes and removes the directory. Every run reads the
+// program and its .dat once into sealed memory copies (base/sealed_copy.h),
+// hashes them, and executes that very copy of the program (execveat) with
+// a private copy of the .dat at /gen: a file replaced or rewritten in the
+// store after the check is never what runs. `witness_bytes`: the size of
 // the circuit's witness (wtns_file_bytes(num_vars)); a witness of another
-// size is refused before it is read. Throws BadInput (the input's fault,
-// or a generator that misbehaved: message quoting the generator) or
-// RunFailure (ours: no directory, no namespaces, binary missing).
-std::vector<std::uint8_t> run_generator(const std::string& binary, std::string_view input_json,
+// size is refused before it is read. Throws GeneratorMismatch (a digest
+// differs: not run), BadInput (the input's fault, or a generator that
+// misbehaved: message quoting the generator) or RunFailure (ours: no
+// directory, no namespaces, binary missing or unreadable).
+std::vector<std::uint8_t> run_generator(const GeneratorFiles& generator, std::string_view input_json,
                                         const std::string& temp_parent, const RunLimits& limits,
                                         std::uint64_t witness_bytes);
 

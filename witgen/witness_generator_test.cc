@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/digest.h"
+#include "base/files.h"
+
 namespace zkfarm::witgen {
 namespace {
 
@@ -39,7 +42,7 @@ RunLimits quick_limits() {
 
 std::string run_expecting_bad_input(const std::string& mode, const RunLimits& limits) {
   try {
-    run_generator(generator(), R"({"mode": ")" + mode + R"("})", temp_parent(), limits, kWitnessBytes);
+    run_generator({generator()}, R"({"mode": ")" + mode + R"("})", temp_parent(), limits, kWitnessBytes);
   } catch (const BadInput& e) {
     return e.what();
   }
@@ -48,7 +51,7 @@ std::string run_expecting_bad_input(const std::string& mode, const RunLimits& li
 }
 
 TEST(RunGenerator, ReturnsTheWitnessAndLeavesNothingBehind) {
-  auto bytes = run_generator(generator(), R"({"mode": "ok"})", temp_parent(), quick_limits(), kWitnessBytes);
+  auto bytes = run_generator({generator()}, R"({"mode": "ok"})", temp_parent(), quick_limits(), kWitnessBytes);
   EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "witness bytes");
   EXPECT_TRUE(fs::is_empty(temp_parent()));
 }
@@ -92,8 +95,59 @@ TEST(RunGenerator, ExitWithoutWitness) {
 }
 
 TEST(RunGenerator, MissingBinaryIsNotTheInputsFault) {
-  EXPECT_THROW(run_generator("/nonexistent/witness-generator", "{}", temp_parent(), quick_limits(), kWitnessBytes),
+  EXPECT_THROW(run_generator({"/nonexistent/witness-generator"}, "{}", temp_parent(), quick_limits(), kWitnessBytes),
                RunFailure);
+}
+
+// testdata/dat_generator installed as the store holds a generator:
+// <dir>/witness-generator and its .dat, with the sha256s a circuit records.
+GeneratorFiles install_dat_generator(const std::string& dat) {
+  std::string pattern = temp_parent() + "-store.XXXXXX";
+  const std::string dir = ::mkdtemp(pattern.data());
+  const std::string binary = dir + "/witness-generator";
+  fs::copy_file(fs::absolute("witgen/dat_generator"), binary);
+  fs::permissions(binary, fs::perms(0755));
+  write_file_atomically(binary + ".dat", dat);
+  return {binary, sha256_file_hex(binary), sha256_file_hex(binary + ".dat")};
+}
+
+// Issue 26 item 2: a generator replaced in the store after it ran (or its
+// .dat rewritten in place) is refused at the next run and never executed;
+// every run checks the bytes it executes, with or without the sandbox.
+TEST(RunGenerator, EveryRunChecksTheBytesItExecutes) {
+  for (const bool sandbox : {true, false}) {
+    SCOPED_TRACE(sandbox ? "sandboxed" : "without the sandbox");
+    RunLimits limits = quick_limits();
+    limits.sandbox = sandbox;
+    const GeneratorFiles generator = install_dat_generator("witness bytes");
+    const auto run = [&] {
+      const auto bytes = run_generator(generator, "{}", temp_parent(), limits, kWitnessBytes);
+      return std::string(bytes.begin(), bytes.end());
+    };
+    EXPECT_EQ(run(), "witness bytes");
+    const std::string original = read_file(generator.binary);
+    const std::string marker = temp_parent() + "-ran";
+    write_file_atomically(generator.binary, "#!/bin/sh\ntouch " + marker + "\necho -n 'witness bytes' > $2\n", 0755);
+    try {
+      run();
+      ADD_FAILURE() << "a replaced generator ran";
+    } catch (const GeneratorMismatch& e) {
+      EXPECT_NE(std::string(e.what()).find(generator.binary + " has sha256 " + sha256_file_hex(generator.binary) +
+                                           ", the circuit record says " + generator.sha256 + "; it was not run"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(marker)) << "the replaced generator was executed";
+    write_file_atomically(generator.binary, original, 0755);
+    EXPECT_EQ(run(), "witness bytes");
+    {
+      // Rewritten in place, same size: the inode a check-once path would trust.
+      std::fstream dat(generator.binary + ".dat", std::ios::in | std::ios::out | std::ios::binary);
+      dat.write("WITNESS", 7);
+    }
+    EXPECT_THROW(run(), GeneratorMismatch);
+    EXPECT_TRUE(fs::is_empty(temp_parent()));
+  }
 }
 
 std::string input_error(const std::string& json, CurveId curve = CurveId::kBn254) {

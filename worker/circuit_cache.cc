@@ -2,8 +2,11 @@
 #include "worker/circuit_cache.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -11,6 +14,7 @@
 
 #include "base/digest.h"
 #include "base/files.h"
+#include "base/sealed_copy.h"
 #include "schema/job.h"
 #include "cluster/log.h"
 
@@ -55,6 +59,31 @@ std::string digest_of(const std::string& path) {
   }
 }
 
+// The file at path read once into a sealed copy and hashed, as
+// prover::Error(kInternal) on a read error.
+SealedCopy sealed_copy(const std::string& path) {
+  try {
+    return SealedCopy::of_file(path);
+  } catch (const std::exception& e) {
+    throw prover::Error(ErrorCode::kInternal, e.what());
+  }
+}
+
+// The bytes of a sealed copy, mapped (the mapping keeps the copy alive).
+std::shared_ptr<const FileBytes> mapped(const SealedCopy& copy, const std::string& name) {
+  const int fd = ::dup(copy.fd());
+  if (fd < 0) throw prover::Error(ErrorCode::kInternal, "dup: " + std::string(std::strerror(errno)));
+  try {
+    return FileBytes::map_descriptor(fd, copy.size(), name);
+  } catch (const std::exception& e) {
+    throw prover::Error(ErrorCode::kInternal, e.what());
+  }
+}
+
+std::string mismatch(const std::string& path, const SealedCopy& copy, const std::string& expected) {
+  return path + ": sha256 is " + copy.sha256() + ", the circuit record says " + expected;
+}
+
 }  // namespace
 
 CircuitCache::CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover,
@@ -88,43 +117,87 @@ std::uint64_t CircuitCache::evictions() const {
   return evictions_;
 }
 
-std::string CircuitCache::local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey) {
+SealedCopy CircuitCache::checked_local(const std::string& id, const std::string& relative,
+                                       const std::string& expected) {
   const std::string source = store_.absolute(relative);
   if (!fs::exists(source))
     throw prover::Error(ErrorCode::kUnknownCircuit,
                         "circuit " + id + " has no artifact " + source + " in the artifact store");
   std::string path = source;
+  const auto cache = [&] {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    try {
+      copy_file_atomically(source, path);
+    } catch (const std::exception& e) {
+      throw prover::Error(ErrorCode::kInternal, std::string("cannot cache the artifact: ") + e.what());
+    }
+  };
   if (!cache_dir_.empty()) {
     path = cache_dir_ + "/" + relative;
-    if (!fs::exists(path)) {
-      std::error_code ec;
-      fs::create_directories(fs::path(path).parent_path(), ec);
-      try {
-        copy_file_atomically(source, path);
-      } catch (const std::exception& e) {
-        throw prover::Error(ErrorCode::kInternal, std::string("cannot cache the artifact: ") + e.what());
-      }
-    }
+    if (!fs::exists(path)) cache();
   }
-  if (verify_as_zkey) {
-    const std::string digest = digest_of(path);
-    if (digest != id) {
-      std::error_code ec;
-      if (path != source) fs::remove(path, ec);
-      throw prover::Error(ErrorCode::kBadCircuit,
-                          path + ": sha256 is " + digest + ", expected the circuit id " + id);
-    }
+  SealedCopy copy = sealed_copy(path);
+  if (expected.empty() || copy.sha256() == expected) return copy;
+  if (path != source) {
+    ZKLOG(kWarning) << mismatch(path, copy, expected) << "; copying it from the artifact store again";
+    std::error_code ec;
+    fs::remove(path, ec);
+    cache();
+    copy = sealed_copy(path);
+    if (copy.sha256() == expected) return copy;
+    fs::remove(path, ec);
   }
-  return path;
+  throw prover::Error(ErrorCode::kBadCircuit, mismatch(path, copy, expected));
 }
 
-std::string CircuitCache::fetch(const ArtifactFile& file) {
+SealedCopy CircuitCache::checked_remote(const ArtifactFile& file) {
+  const std::string path = cache_dir_ + "/" + file.path;
+  SealedCopy copy = sealed_copy(path);
+  if (file.sha256.empty() || copy.sha256() == file.sha256) return copy;
+  ZKLOG(kWarning) << mismatch(path, copy, file.sha256) << "; downloading it again";
+  std::error_code ec;
+  fs::remove(path, ec);
+  checked_.erase(path);
+  fetch(file, true);
+  copy = sealed_copy(path);
+  if (copy.sha256() == file.sha256) return copy;
+  fs::remove(path, ec);
+  throw prover::Error(ErrorCode::kBadCircuit, mismatch(path, copy, file.sha256));
+}
+
+std::string CircuitCache::recorded_sha256(const std::string& id, const std::string& relative, RedisClient* redis) {
+  if (!redis) return "";
+  try {
+    const std::optional<CircuitInfo> info = load_circuit_info(*redis, keys_, id);
+    if (info)
+      for (const ArtifactFile& file : info->files)
+        if (file.path == relative) return file.sha256;
+  } catch (const std::exception& e) {
+    ZKLOG(kWarning) << "circuit " << id << ": cannot read its record (" << e.what() << "); " << relative
+                    << " is checked by its own checksum only";
+  }
+  return "";
+}
+
+void CircuitCache::discard(const std::string& relative) {
+  if (!remote_) return;
+  std::lock_guard<std::mutex> load_lock(load_mutex_);
+  const std::string path = cache_dir_ + "/" + relative;
+  std::error_code ec;
+  fs::remove(path, ec);
+  checked_.erase(path);
+}
+
+std::string CircuitCache::fetch(const ArtifactFile& file, bool hash_cached) {
   const std::string path = cache_dir_ + "/" + file.path;
   const std::string url = base_url_ + file.path;
   std::error_code ec;
   if (checked_.count(path) && fs::exists(path, ec)) return path;
   if (fs::exists(path, ec)) {
-    // Cached by an earlier process: hashed once before this one uses it.
+    // Cached by an earlier process: hashed once before this one uses it
+    // (the zkey and PCE: at every load instead, by checked_remote()).
+    if (!hash_cached) return path;
     if (file.sha256.empty() || digest_of(path) == file.sha256) {
       checked_.insert(path);
       return path;
@@ -230,7 +303,7 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
     if (file.path == info->zkey_path && file.sha256 != id)
       throw prover::Error(ErrorCode::kBadCircuit,
                           "circuit " + id + ": its record gives the zkey the sha256 '" + file.sha256 + "'");
-    fetch(file);
+    fetch(file, file.path != info->zkey_path && file.path != info->pce_path);
     zkey = zkey || file.path == info->zkey_path;
     pce = pce || file.path == info->pce_path;
   }
@@ -265,16 +338,24 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
     if (auto it = loaded_.find(id); it != loaded_.end()) return it->second;
   }
   ZKLOG(kInfo) << "loading circuit " << id;
-  std::string zkey, pce;
+  // Every load hashes the bytes it loads (sealed copies), whatever an
+  // earlier load or an earlier process found.
+  std::optional<SealedCopy> zkey, pce;
   if (remote_) {
     const CircuitInfo info = fetch_all(id, redis);
-    zkey = cache_dir_ + "/" + info.zkey_path;
-    pce = cache_dir_ + "/" + info.pce_path;
+    for (const ArtifactFile& file : circuit_files(info)) {
+      if (file.path == info.zkey_path) zkey.emplace(checked_remote(file));
+      else if (file.path == info.pce_path) pce.emplace(checked_remote(file));
+    }
   } else {
-    zkey = local_copy(id, ArtifactStore::zkey_relative(id), true);
-    pce = local_copy(id, ArtifactStore::pce_relative(id), false);
+    zkey.emplace(checked_local(id, ArtifactStore::zkey_relative(id), id));
+    const std::string pce_relative = ArtifactStore::pce_relative(id);
+    pce.emplace(checked_local(id, pce_relative, recorded_sha256(id, pce_relative, redis)));
   }
-  auto circuit = prover_.load({zkey, pce, ""});
+  prover::CircuitSource source{zkey->source(), pce->source(), ""};
+  source.zkey_file = mapped(*zkey, zkey->source());
+  source.pce_file = mapped(*pce, pce->source());
+  auto circuit = prover_.load(source);
   if (!circuit->memory_plan.empty()) ZKLOG(kInfo) << "circuit " << id << " placed: " << circuit->memory_plan;
   std::lock_guard<std::mutex> lock(mutex_);
   loaded_[id] = circuit;

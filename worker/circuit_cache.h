@@ -1,19 +1,25 @@
 // circuit_cache.h -- the worker's resident circuits.
 //
 // get(id) returns the circuit loaded into the prover (prover/prover.h), loading it on first
-// use. From a store on a file system (--artifacts DIR): the zkey and PCE
-// are copied into the local cache directory (when one is configured) while
-// hashing the zkey; a zkey whose sha256 is not the circuit id is deleted and
-// refused (artifactChecksum). From a store served over HTTP (--artifacts
+// use. Every load reads the zkey and the PCE once into sealed memory copies
+// (base/sealed_copy.h), hashes those copies and hands the prover exactly
+// them: the zkey's sha256 must be the circuit id, the PCE's the one its
+// circuit record lists (when the record can be read); a file replaced or
+// rewritten in the cache or the store after an earlier load is never used
+// unchecked. From a store on a file system (--artifacts DIR): the zkey and
+// PCE are copied into the local cache directory (when one is configured);
+// a cached copy that does not match is copied from the store once more, a
+// store file that does not match is refused (artifactChecksum). From a store served over HTTP (--artifacts
 // http(s)://host/prefix/): every file of the circuit's record in Redis
 // (circuit_files(): zkey, PCE, verifying key, and whatever else a circuit
 // lists) is downloaded into the cache directory as a stream -- progress in
 // the log, a broken transfer resumed (Range) or started over, the free space
 // checked first -- and its sha256 checked against the record before use; a
 // mismatch deletes the file and downloads it once more, then fails
-// artifactChecksum. A cached copy is re-hashed once per process start
-// before first use. The PCE carries its own checksum, verified by
-// Pce::load. Loaded circuits stay resident (up to max_resident, least
+// artifactChecksum; a cached zkey or PCE is checked at every load as
+// above, other cached files (the verifying key, the witness generator,
+// which witgen::run_generator hashes at every run) once per process start.
+// The PCE also carries its own checksum, verified when it is parsed. Loaded circuits stay resident (up to max_resident, least
 // recently used evicted first) so later partitions move only the witness.
 //
 // Thread-safe; loads are serialized (one at a time is what the disk, the
@@ -29,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sealed_copy.h"
 #include "cluster/artifacts.h"
 #include "cluster/defaults.h"
 #include "cluster/http_fetch.h"
@@ -61,6 +68,10 @@ class CircuitCache {
   // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
   std::uint64_t evictions() const;
   bool remote() const { return remote_; }
+  // A store served over HTTP: removes the cached file at `relative` (found
+  // not to match its record), so the next local_root() or get() downloads
+  // it again. No-op for a store on a file system.
+  void discard(const std::string& relative);
   // A store served over HTTP: downloads and checks every file of circuit id
   // (as get() does, without loading it) and returns the cache directory,
   // where they lie under their store paths. A store on a file system:
@@ -68,9 +79,20 @@ class CircuitCache {
   std::string local_root(const std::string& id, RedisClient* redis);
 
  private:
-  std::string local_copy(const std::string& id, const std::string& relative, bool verify_as_zkey);
-  // Downloads (if needed) and checks one file into the cache; returns its path.
-  std::string fetch(const ArtifactFile& file);
+  // A store on a file system: the file at `relative` (its cached copy when
+  // there is a cache directory), sealed and checked against `expected`
+  // ("" = not recorded). Throws prover::Error (kUnknownCircuit, kBadCircuit,
+  // kInternal).
+  SealedCopy checked_local(const std::string& id, const std::string& relative, const std::string& expected);
+  // A store served over HTTP: the cached file (fetched), sealed and checked
+  // against its record; downloaded once more on a mismatch.
+  SealedCopy checked_remote(const ArtifactFile& file);
+  // The sha256 the circuit's record lists for `relative` ("" when there is
+  // no record, no Redis or no digest).
+  std::string recorded_sha256(const std::string& id, const std::string& relative, RedisClient* redis);
+  // Downloads (if needed) and checks one file into the cache; returns its
+  // path. hash_cached: hash a file an earlier process cached before use.
+  std::string fetch(const ArtifactFile& file, bool hash_cached);
   // Fetches every file of circuit id into the cache (load_mutex_ held).
   CircuitInfo fetch_all(const std::string& id, RedisClient* redis);
 

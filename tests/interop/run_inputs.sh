@@ -14,6 +14,11 @@
 #                     input.json (so the coordinator, not a worker, supplies it)
 #   identical         the generator built into the artifact store writes the
 #                     same bytes as circom's wasm calculator for the same input
+#   generator-not-replaced  another build of the generator under the same
+#                     circuit is refused (record and store unchanged; the
+#                     input jobs below run the original); the same build again
+#                     is accepted; --replace-witness-generator by the registrant
+#                     replaces it
 #   mixed-job         one job: two input partitions and one witness partition
 #                     (the wasm witness, inline); every proof passes snarkjs
 #                     groth16 verify; each input partition's public signals are
@@ -272,6 +277,42 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     pass "$CURVE identical"
   else
     fail "$CURVE identical" "C++ and wasm witnesses differ (see $CASE/farm*.wtns)"
+  fi
+
+  # generator-not-replaced: another build of the circuit's generator (the
+  # same C++ with one more symbol: it passes every check against the key)
+  # is refused without --replace-witness-generator, and the record and the
+  # store keep the original, which the input jobs below run; the same
+  # generator again is harmless; the registrant's explicit replacement is
+  # accepted (and undone the same way).
+  variant=$CASE/variant_cpp
+  rm -rf "$variant" && cp -r "$C/${NAME}_cpp" "$variant"
+  echo 'extern "C" const char zkfarm_variant[] = "another build";' >>"$variant/main.cpp"
+  recorded() { redis-cli -p "$REDIS_PORT" hget "zkfarm:circuit:$circuit" witgen_sha256; }
+  stored() { sha256sum "$ZKFARM_ARTIFACTS/$circuit/witgen/witness-generator" | cut -d' ' -f1; }
+  original=$(recorded)
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --witness-generator "$variant" >"$CASE/add_variant.log" 2>&1
+  got_variant=$?
+  after_refusal="$(recorded) $(stored)"
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$C/${NAME}_cpp" \
+    >"$CASE/add_again.log" 2>&1
+  got_again=$?
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$variant" \
+    --replace-witness-generator >"$CASE/add_replace.log" 2>&1
+  got_replace=$?
+  replaced="$(recorded) $(stored)"
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$C/${NAME}_cpp" \
+    --replace-witness-generator >"$CASE/add_back.log" 2>&1
+  got_back=$?
+  if ((got_variant == 2)) && grep -q "already has a witness generator" "$CASE/add_variant.log" &&
+    [[ $after_refusal == "$original $original" ]] && ((got_again == 0)) && ((got_replace == 0)) &&
+    [[ $replaced != "$original $original" && ${replaced% *} == "${replaced#* }" ]] && ((got_back == 0)) &&
+    [[ "$(recorded) $(stored)" == "$original $original" ]]; then
+    pass "$CURVE generator-not-replaced"
+  else
+    fail "$CURVE generator-not-replaced" "variant: exit $got_variant $(log_tail "$CASE/add_variant.log"); record and \
+store after it: $after_refusal (original $original); same again: exit $got_again $(log_tail "$CASE/add_again.log"); \
+replace: exit $got_replace -> $replaced $(log_tail "$CASE/add_replace.log"); back: exit $got_back"
   fi
 
   # mixed-job
