@@ -32,12 +32,11 @@ void check_metrics_listen(const std::string& listen) {
 }
 
 std::unique_ptr<metrics::MetricsEndpoint> serve_metrics(const std::string& listen,
-                                                        std::shared_ptr<metrics::FarmMetrics> metrics,
-                                                        metrics::HttpHandler handler, const std::string& pages) {
+                                                        std::shared_ptr<metrics::FarmMetrics> metrics) {
   if (listen.empty()) return nullptr;
-  auto endpoint = std::make_unique<metrics::MetricsEndpoint>(listen, std::move(metrics), std::move(handler));
+  auto endpoint = std::make_unique<metrics::MetricsEndpoint>(listen, std::move(metrics));
   ZKLOG(kInfo) << "metrics at http://" << listen.substr(0, listen.rfind(':')) << ":" << endpoint->port()
-               << "/metrics" << (pages.empty() ? "" : ", " + pages);
+               << "/metrics";
   return endpoint;
 }
 

@@ -28,13 +28,10 @@ std::string host_name(const std::string& fallback);
 // (metrics off) or a HOST:PORT MetricsEndpoint can bind.
 void check_metrics_listen(const std::string& listen);
 
-// Serves metrics at listen, or returns nullptr when listen is empty; logs the
-// URL, and what else the server serves (pages: the log's words for what
-// handler answers, e.g. "status page at /"). Throws std::runtime_error when
+// Serves metrics at listen (a server of its own: metrics.h), or returns
+// nullptr when listen is empty; logs the URL. Throws std::runtime_error when
 // the address cannot be bound.
 std::unique_ptr<metrics::MetricsEndpoint> serve_metrics(const std::string& listen,
-                                                        std::shared_ptr<metrics::FarmMetrics> metrics,
-                                                        metrics::HttpHandler handler = {},
-                                                        const std::string& pages = "");
+                                                        std::shared_ptr<metrics::FarmMetrics> metrics);
 
 }  // namespace zkfarm

@@ -11,6 +11,7 @@
 
 #include "base/digest.h"
 #include "cluster/artifacts.h"
+#include "schema/error_code.h"
 
 namespace zkfarm {
 namespace {
@@ -30,6 +31,7 @@ std::string with_fields(std::string_view text) {
       {"kEntrySha256", JobStore::kEntrySha256},
       {"kSubmittedAt", JobStore::kSubmittedAt},
       {"kStartedAt", JobStore::kStartedAt},
+      {"kDeadline", JobStore::kDeadline},
       {"kFinishedAt", JobStore::kFinishedAt},
       {"kProved", JobStore::kProved},
       {"kAttempts", JobStore::kAttempts},
@@ -87,33 +89,45 @@ redis.call('DEL', KEYS[4])
 return moved
 )lua");
 
-// KEYS[1] job hash. ARGV: owner, now, circuit, priority, partitions, spec,
-// entry digest ("": no check). Returns {"new"} | {"resume"} |
-// {"terminal", state} | {"elsewhere", owner} | {"duplicate", state}.
-// A record without entry_sha256 (written before it existed) matches any entry.
+// KEYS: job hash, index:running, the four index:queued (critical first).
+// ARGV: owner, now, circuit, priority, partitions, spec, entry digest ("":
+// no check), id, deadline ("": none). Returns {"new"} | {"resume"} | {"terminal", state} |
+// {"elsewhere", owner} | {"duplicate", state}. A record without
+// entry_sha256 (written before it existed) matches any entry. Whatever the
+// outcome but a duplicate, the job leaves the queued index; a job this
+// owner runs is in the running index (a resume adds one that ran before the
+// index existed).
 const std::string kClaimScript = with_fields(R"lua(
-local state, owner, digest = unpack(redis.call('HMGET', KEYS[1], $kState, $kOwner, $kEntrySha256))
+local state, owner, digest, started =
+  unpack(redis.call('HMGET', KEYS[1], $kState, $kOwner, $kEntrySha256, $kStartedAt))
 if state and ARGV[7] ~= '' and digest and digest ~= ARGV[7] then
   return {'duplicate', state}
 end
+for i = 3, 6 do redis.call('ZREM', KEYS[i], ARGV[8]) end
 if state == 'done' or state == 'failed' or state == 'cancelled' then
   return {'terminal', state}
 end
 if owner and owner ~= '' then
-  if owner == ARGV[1] then return {'resume'} end
+  if owner == ARGV[1] then
+    redis.call('ZADD', KEYS[2], 'NX', tonumber(started or '') or tonumber(ARGV[2]), ARGV[8])
+    return {'resume'}
+  end
   return {'elsewhere', owner}
 end
 redis.call('HSET', KEYS[1], $kState, 'running', $kOwner, ARGV[1], $kStartedAt, ARGV[2],
            $kCircuit, ARGV[3], $kPriority, ARGV[4], $kPartitions, ARGV[5], $kSpec, ARGV[6],
            $kProved, '0', $kAttempts, '0')
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], $kEntrySha256, ARGV[7]) end
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], $kDeadline, ARGV[9]) end
 redis.call('HSETNX', KEYS[1], $kSubmittedAt, ARGV[2])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[8])
 return {'new'}
 )lua");
 
 // KEYS: processing, setaside list, intake attempts, job ("" for none), done,
-// events list. ARGV: raw, digest, set-aside entry, now, ttl, error, event,
-// channel, owner. Returns 1 when the job was failed.
+// events list, index:running, the four index:queued, recent:failed:setAside.
+// ARGV: raw, digest, set-aside entry, now, ttl, error, event, channel, owner,
+// id, failed ids kept per code. Returns 1 when the job was failed.
 const std::string kSetAsideScript = with_fields(R"lua(
 redis.call('LREM', KEYS[1], 1, ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[2])
@@ -127,6 +141,9 @@ if owner and owner ~= '' and owner ~= ARGV[9] then return 0 end
 redis.call('HSET', KEYS[4], $kState, 'failed', $kFinishedAt, ARGV[4], $kErrorCode, 'setAside',
            $kError, ARGV[6], $kEntrySha256, ARGV[2])
 redis.call('HSETNX', KEYS[4], $kSubmittedAt, ARGV[4])
+for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[10]) end
+redis.call('ZADD', KEYS[12], tonumber(ARGV[4]), ARGV[10])
+redis.call('ZREMRANGEBYRANK', KEYS[12], 0, -1 - tonumber(ARGV[11]))
 redis.call('RPUSH', KEYS[5], 'failed')
 redis.call('RPUSH', KEYS[6], ARGV[7])
 local ttl = tonumber(ARGV[5])
@@ -138,14 +155,18 @@ return 1
 )lua");
 
 // KEYS: job, processing, done, events list, result, proofs, recent:done,
-// recent:failed, stats:<this minute>.
-// ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel, id.
+// recent:failed:<its code>, stats:<this minute>, index:running, the four
+// index:queued.
+// ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel,
+// id, failed ids kept per code.
 // Besides the job's own keys it records the job in the recent list of its
-// outcome and counts it (with its latency when done) in the minute's stats,
-// once: a repeated finish returns before.
+// outcome (the failed ones per code) and counts it (with its latency when
+// done) in the minute's stats, once: a repeated finish returns before. The
+// job leaves the indexes of queued and running jobs in any case.
 const std::string kFinishScript = with_fields(R"lua(
 local cur = redis.call('HGET', KEYS[1], $kState)
 if KEYS[2] ~= '' and ARGV[6] ~= '' then redis.call('LREM', KEYS[2], 1, ARGV[6]) end
+for i = 10, 14 do redis.call('ZREM', KEYS[i], ARGV[10]) end
 if cur == 'done' or cur == 'failed' or cur == 'cancelled' then return 0 end
 redis.call('HSET', KEYS[1], $kState, ARGV[1], $kFinishedAt, ARGV[4], $kErrorCode, ARGV[2],
            $kError, ARGV[3])
@@ -167,7 +188,7 @@ else
 end
 redis.call('EXPIRE', KEYS[9], 7200)
 redis.call('ZADD', recent, now, ARGV[10])
-redis.call('ZREMRANGEBYRANK', recent, 0, -1001)
+redis.call('ZREMRANGEBYRANK', recent, 0, ARGV[1] == 'done' and -1001 or -1 - tonumber(ARGV[11]))
 if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7]) end
 redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[8])
@@ -181,20 +202,25 @@ redis.call('PUBLISH', ARGV[9], ARGV[8])
 return 1
 )lua");
 
-// KEYS: job, queue. ARGV: now, circuit, priority, partitions, json, digest.
-// Returns "" when queued, else the existing job's state.
+// KEYS: job, queue, index:queued of its priority. ARGV: now, circuit,
+// priority, partitions, json, digest, id, deadline ("": none). Returns ""
+// when queued, else the existing job's state.
 const std::string kSubmitScript = with_fields(R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HGET', KEYS[1], $kState) or 'unknown'
 end
 redis.call('HSET', KEYS[1], $kState, 'queued', $kSubmittedAt, ARGV[1], $kCircuit, ARGV[2],
            $kPriority, ARGV[3], $kPartitions, ARGV[4], $kEntrySha256, ARGV[6])
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], $kDeadline, ARGV[8]) end
 redis.call('LPUSH', KEYS[2], ARGV[5])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[1]), ARGV[7])
 return ''
 )lua");
 
-// KEYS: job, done, events list, recent:failed.
-// ARGV: now, ttl, event, channel, cancels prefix, job key prefix.
+// KEYS: job, done, events list, recent:failed:cancelled, the four
+// index:queued.
+// ARGV: now, ttl, event, channel, cancels prefix, job key prefix, failed ids
+// kept per code.
 const std::string kCancelScript = with_fields(R"lua(
 local state = redis.call('HGET', KEYS[1], $kState)
 if not state then return 'unknown' end
@@ -213,8 +239,10 @@ local ttl = tonumber(ARGV[2])
 if ttl > 0 then
   for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
-redis.call('ZADD', KEYS[4], tonumber(ARGV[1]), string.sub(KEYS[1], string.len(ARGV[6]) + 1))
-redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1001)
+local id = string.sub(KEYS[1], string.len(ARGV[6]) + 1)
+for i = 5, 8 do redis.call('ZREM', KEYS[i], id) end
+redis.call('ZADD', KEYS[4], tonumber(ARGV[1]), id)
+redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -1 - tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 'cancelled'
 )lua");
@@ -290,9 +318,12 @@ std::vector<std::string> JobStore::processing(const std::string& owner) {
 
 JobStore::Claim JobStore::claim(const JobSpec& spec, const std::string& owner, std::string* detail,
                                 const std::string& digest) {
-  RedisReply r = redis_.eval(kClaimScript, {keys_.job(spec.id)},
+  std::vector<std::string> keys = {keys_.job(spec.id), keys_.running_index()};
+  for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
+  RedisReply r = redis_.eval(kClaimScript, keys,
                              {owner, format_time(unix_now()), spec.circuit, priority_name(spec.priority),
-                              std::to_string(spec.partitions.size()), spec.to_json(), digest});
+                              std::to_string(spec.partitions.size()), spec.to_json(), digest, spec.id,
+                              spec.deadline_unix ? format_time(*spec.deadline_unix) : std::string()});
   const auto& a = r.as_array();
   if (a.empty()) throw RedisError(RedisError::Kind::kProtocol, "claim script returned nothing");
   const std::string& what = a[0].as_string();
@@ -374,12 +405,19 @@ void JobStore::set_aside(const std::string& owner, const std::string& raw, const
       id.empty() ? std::string()
                  : event_json(id, "finished",
                               "\"state\":\"failed\",\"error_code\":\"setAside\",\"error\":" + nlohmann::json(reason).dump());
-  redis_.eval(kSetAsideScript,
-              {keys_.processing(owner), keys_.set_aside(), keys_.intake_attempts(owner),
-               id.empty() ? std::string() : keys_.job(id), id.empty() ? std::string() : keys_.done(id),
-               id.empty() ? std::string() : keys_.job_events(id)},
+  std::vector<std::string> keys = {keys_.processing(owner),
+                                   keys_.set_aside(),
+                                   keys_.intake_attempts(owner),
+                                   id.empty() ? std::string() : keys_.job(id),
+                                   id.empty() ? std::string() : keys_.done(id),
+                                   id.empty() ? std::string() : keys_.job_events(id),
+                                   keys_.running_index()};
+  for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
+  keys.push_back(keys_.recent_failed(error_name(ErrorCode::kSetAside)));
+  redis_.eval(kSetAsideScript, keys,
               {raw, entry_digest(raw), entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-               format_time(unix_now()), std::to_string(ttl_seconds), reason, event, keys_.events_channel(), owner});
+               format_time(unix_now()), std::to_string(ttl_seconds), reason, event, keys_.events_channel(), owner,
+               id, std::to_string(kRecentFailedPerCode)});
 }
 
 std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
@@ -415,21 +453,32 @@ bool JobStore::finish(const std::string& id, const Finish& f) {
   extra_text = extra_text.substr(1, extra_text.size() - 2);
   const std::string event = event_json(id, "finished", extra_text);
   const double now = unix_now();
-  RedisReply r = redis_.eval(
-      kFinishScript,
-      {keys_.job(id), f.owner.empty() ? std::string() : keys_.processing(f.owner), keys_.done(id),
-       keys_.job_events(id), keys_.job_result(id), keys_.job_proofs(id), keys_.recent_done(),
-       keys_.recent_failed(), keys_.stats_minute(unix_minute(now))},
-      {f.state, f.error_code, f.error, format_time(now), std::to_string(f.ttl_seconds), f.raw,
-       f.result_json, event, keys_.events_channel(), id});
+  // Only the table's names make keys: a code from elsewhere is "unknown".
+  const std::string code = parse_error_code(f.error_code) ? f.error_code : std::string(error_name(ErrorCode::kUnknown));
+  std::vector<std::string> keys = {keys_.job(id),
+                                   f.owner.empty() ? std::string() : keys_.processing(f.owner),
+                                   keys_.done(id),
+                                   keys_.job_events(id),
+                                   keys_.job_result(id),
+                                   keys_.job_proofs(id),
+                                   keys_.recent_done(),
+                                   keys_.recent_failed(code),
+                                   keys_.stats_minute(unix_minute(now)),
+                                   keys_.running_index()};
+  for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
+  RedisReply r = redis_.eval(kFinishScript, keys,
+                             {f.state, f.error_code, f.error, format_time(now), std::to_string(f.ttl_seconds), f.raw,
+                              f.result_json, event, keys_.events_channel(), id, std::to_string(kRecentFailedPerCode)});
   return r.as_integer() == 1;
 }
 
 bool JobStore::submit(const JobSpec& spec, std::string* existing_state) {
   const std::string entry = spec.to_json();
-  RedisReply r = redis_.eval(kSubmitScript, {keys_.job(spec.id), keys_.queue(spec.priority)},
+  RedisReply r = redis_.eval(kSubmitScript,
+                             {keys_.job(spec.id), keys_.queue(spec.priority), keys_.queued_index(spec.priority)},
                              {format_time(unix_now()), spec.circuit, priority_name(spec.priority),
-                              std::to_string(spec.partitions.size()), entry, entry_digest(entry)});
+                              std::to_string(spec.partitions.size()), entry, entry_digest(entry), spec.id,
+                              spec.deadline_unix ? format_time(*spec.deadline_unix) : std::string()});
   const std::string& state = r.as_string();
   if (existing_state) *existing_state = state;
   return state.empty();
@@ -437,10 +486,12 @@ bool JobStore::submit(const JobSpec& spec, std::string* existing_state) {
 
 std::string JobStore::cancel(const std::string& id, long ttl_seconds) {
   const std::string event = event_json(id, "finished", "\"state\":\"cancelled\"");
-  RedisReply r = redis_.eval(kCancelScript,
-                             {keys_.job(id), keys_.done(id), keys_.job_events(id), keys_.recent_failed()},
-                             {format_time(unix_now()), std::to_string(ttl_seconds), event,
-                              keys_.events_channel(), keys_.cancels(""), keys_.job("")});
+  std::vector<std::string> keys = {keys_.job(id), keys_.done(id), keys_.job_events(id),
+                                   keys_.recent_failed(error_name(ErrorCode::kCancelled))};
+  for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
+  RedisReply r = redis_.eval(kCancelScript, keys,
+                             {format_time(unix_now()), std::to_string(ttl_seconds), event, keys_.events_channel(),
+                              keys_.cancels(""), keys_.job(""), std::to_string(kRecentFailedPerCode)});
   return r.as_string();
 }
 

@@ -12,6 +12,13 @@
 // done:<id> gets the state, an event is published, keys expire after the
 // TTL, the raw JSON leaves the processing list).
 //
+// The job hash is also the job's summary for readers that must not touch
+// raw entries (the status page): the same steps keep index:queued:<p>
+// (submit() adds, claim() and cancel() remove) and index:running (claim()
+// adds, finish() and set_aside() remove), and file each failure under its
+// error code in recent:failed:<code>. Readers take ids from those and HMGET
+// the fields they show, never kSpec.
+//
 // One id, one job: job:<id> records "entry_sha256", the digest of the queue
 // entry it belongs to (written by submit(), or by the first claim() of a raw
 // LPUSH). Another entry naming the same id -- a second submission, a raw
@@ -54,12 +61,18 @@ class JobStore {
   static constexpr const char* kSubmittedAt = "submitted_at";   // unix seconds, 3 decimals
   static constexpr const char* kStartedAt = "started_at";
   static constexpr const char* kFinishedAt = "finished_at";
+  static constexpr const char* kDeadline = "deadline";          // unix seconds, when the job has one
   static constexpr const char* kProved = "proved";              // verified partitions
   static constexpr const char* kAttempts = "attempts";          // failed attempts, all partitions
   static constexpr const char* kWaitingForWitness = "waiting_for_witness";  // input partitions in witgen
   static constexpr const char* kCancelRequested = "cancel_requested";       // "1" once asked
   static constexpr const char* kErrorCode = "error_code";       // schema/error_code.h names
   static constexpr const char* kError = "error";                // the message
+
+  // Failed jobs kept in each recent:failed:<code> (the status page shows the
+  // newest few of every code): 100 ids of each of the ~25 codes is a few KiB
+  // of Redis, and a flood of one code never reaches another's list.
+  static constexpr long kRecentFailedPerCode = 100;
 
   JobStore(RedisClient& redis, KeyLayout keys) : redis_(redis), keys_(std::move(keys)) {}
   const KeyLayout& keys() const { return keys_; }

@@ -32,7 +32,16 @@
 //   <p>intake:<coord>          hash   entry sha256 -> times a coordinator started handling it at intake
 //                                     without finishing (a crash in between leaves it counted)
 //   <p>recent:done             zset   ids of jobs that ended done, by finish time (last 1000)
-//   <p>recent:failed           zset   ids of jobs that ended failed or cancelled (last 1000)
+//   <p>recent:failed:<code>    zset   ids of jobs that ended failed or cancelled with that error code
+//                                     (schema/error_code.h names, "unknown" otherwise), by finish
+//                                     time (last 100 of each code: a flood of one code cannot push
+//                                     another's failures out)
+//   <p>index:queued:<priority> zset   ids of jobs submitted through the API and not yet taken in,
+//                                     by submission time (the status page lists these; raw LPUSH
+//                                     entries are only counted)
+//   <p>index:running           zset   ids of jobs a coordinator took in and has not ended, by start
+//                                     time (the status page reads their job:<id> fields, never the
+//                                     raw entries of queues and processing lists)
 //   <p>stats:<minute>          hash   per unix minute: jobs_done, jobs_failed, partitions,
 //                                     latency_sum, latency_count, latency_max (expires after 2 h)
 //   <p>coordinators:seen       set    ids of every coordinator that ever started (status page)
@@ -79,7 +88,11 @@ class KeyLayout {
   std::string coordinator_lease(std::string_view coordinator) const { return cat("coordinator:", coordinator); }
   std::string coordinators() const { return prefix_ + "coordinators"; }
   std::string recent_done() const { return prefix_ + "recent:done"; }
-  std::string recent_failed() const { return prefix_ + "recent:failed"; }
+  // code: an error code's name (the caller checks it; JobStore::finish maps
+  // anything else to "unknown").
+  std::string recent_failed(std::string_view code) const { return cat("recent:failed:", code); }
+  std::string queued_index(Priority p) const { return prefix_ + "index:queued:" + priority_name(p); }
+  std::string running_index() const { return prefix_ + "index:running"; }
   std::string stats_minute(long long unix_minute) const { return prefix_ + "stats:" + std::to_string(unix_minute); }
   std::string coordinators_seen() const { return prefix_ + "coordinators:seen"; }
 

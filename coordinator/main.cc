@@ -74,13 +74,20 @@ int main(int argc, char** argv) {
       .value("curve-secret-key-file", "", "CURVE: file with the coordinator's Z85 secret key (enables encryption)")
       .value("curve-allowlist", "", "CURVE: file of allowed worker public keys, one per line")
       .value("metrics-listen", std::string(metrics::kDefaultCoordinatorBindAddress),
-             "HOST:PORT serving Prometheus /metrics and the status page / (\"\" disables; port 0 picks a free one)")
+             "HOST:PORT serving Prometheus /metrics, on a server of its own (\"\" disables; port 0 picks a free one)")
+      // Off unless asked for: the page lists the farm's jobs, workers and
+      // circuits. The shipped configs serve it on loopback (127.0.0.1:9461:
+      // an SSH tunnel or `kubectl port-forward` reaches it); listen wider
+      // only with --http-token-file.
+      .value("status-listen", "",
+             "HOST:PORT serving the status page / and its API /api/v1/ on a server of its own (\"\": off, the "
+             "default; port 0 picks a free one; beyond loopback, set --http-token-file)")
       .value("http-token-file", "",
              "file whose first line is a token the status page and its API require (Bearer, or basic-auth password)")
       .value("inject-fault", "", "TEST ONLY: abort-in-intake=<job id>")
       .flag("help", "print this help");
   CoordinatorConfig config;
-  std::string access_token;
+  std::string access_token, status_listen;
   try {
     flags.parse(argc, argv);
     if (flags.is_set("help")) {
@@ -144,6 +151,10 @@ int main(int argc, char** argv) {
     }
     config.metrics_listen = flags.get("metrics-listen");
     check_metrics_listen(config.metrics_listen);
+    status_listen = flags.get("status-listen");
+    if (const std::string problem = status_listen.empty() ? "" : metrics::check_bind_address(status_listen);
+        !problem.empty())
+      throw FlagError("--status-listen '" + status_listen + "': " + problem);
     if (!flags.get("http-token-file").empty()) access_token = read_access_token_file(flags.get("http-token-file"));
     if (config.dead_after <= config.heartbeat_interval)
       throw FlagError("--dead-after-ms must exceed --heartbeat-ms");
@@ -155,20 +166,30 @@ int main(int argc, char** argv) {
   init_log_from_env();
   try {
     Coordinator coordinator(config);
-    // Bound before run(): a taken port is a start-up error (exit 2).
+    // Bound before run(): a taken port is a start-up error (exit 2). The
+    // page has a server of its own: its clients never hold /metrics' threads.
     std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
+    std::unique_ptr<metrics::HttpEndpoint> status_endpoint;
     try {
-      // The status page shares the metrics server: one port, one bind address.
-      auto status_page = std::make_shared<StatusPage>(StatusPageConfig{.redis_url = config.redis_url,
-                                                                       .key_prefix = config.key_prefix,
-                                                                       .coordinator_id = config.coordinator_id,
-                                                                       .access_token = access_token});
-      metrics_endpoint = serve_metrics(
-          config.metrics_listen, coordinator.metrics(),
-          [status_page](const metrics::HttpRequest& request, metrics::HttpResponse& response) {
-            return status_page->handle(request, response);
-          },
-          std::string("status page at /") + (access_token.empty() ? "" : " (token required)"));
+      metrics_endpoint = serve_metrics(config.metrics_listen, coordinator.metrics());
+      if (!status_listen.empty()) {
+        auto status_page = std::make_shared<StatusPage>(StatusPageConfig{.redis_url = config.redis_url,
+                                                                         .key_prefix = config.key_prefix,
+                                                                         .coordinator_id = config.coordinator_id,
+                                                                         .access_token = access_token});
+        status_endpoint = std::make_unique<metrics::HttpEndpoint>(
+            status_listen,
+            [status_page](const metrics::HttpRequest& request, metrics::HttpResponse& response) {
+              return status_page->handle(request, response);
+            },
+            kStatusPageServerLimits);
+        ZKLOG(kInfo) << "status page at http://" << status_listen.substr(0, status_listen.rfind(':')) << ":"
+                     << status_endpoint->port() << "/" << (access_token.empty() ? "" : " (token required)");
+        if (access_token.empty() && !metrics::is_loopback_bind_address(status_listen))
+          ZKLOG(kWarning) << "--status-listen " << status_listen
+                          << " is reachable from other hosts and has no --http-token-file: anyone who reaches it "
+                             "sees the farm's jobs, workers and circuits";
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "zkfarm-coordinator: %s\n", e.what());
       return 2;

@@ -12,6 +12,7 @@
 
 #include "cluster/job_store.h"
 #include "coordinator/status_assets.h"
+#include "schema/error_code.h"
 #include "schema/job.h"
 
 namespace zkfarm {
@@ -19,8 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxText = 512;   // longest string field shown (error messages)
-constexpr std::size_t kMaxRunning = 500;  // running jobs listed
+constexpr std::size_t kMaxText = 512;   // longest string field shown
+constexpr long kMaxRunning = 500;  // running jobs listed
 
 // Runs commands in one MULTI/EXEC (a consistent snapshot); their replies.
 std::vector<RedisReply> batch(RedisClient& redis, const std::vector<std::vector<std::string>>& commands) {
@@ -59,23 +60,25 @@ json number(const std::string& text) {
   }
 }
 
-// What the page may show of a raw job JSON from a queue or processing list:
-// id, circuit, priority, partition count, deadline. Never the partitions
-// themselves (witness references, inline witnesses) or metadata.
-json raw_job_summary(const std::string& raw) {
-  json out = {{"id", nullptr}};
-  json j = json::parse(raw, nullptr, false);
-  if (!j.is_object()) {
-    out["unreadable"] = true;
-    return out;
-  }
-  if (j.contains("id") && j["id"].is_string()) out["id"] = clip(j["id"].get<std::string>(), 160);
-  if (j.contains("circuit") && j["circuit"].is_string()) out["circuit"] = clip(j["circuit"].get<std::string>(), 80);
-  if (j.contains("priority") && j["priority"].is_string())
-    out["priority"] = clip(j["priority"].get<std::string>(), 16);
-  if (j.contains("partitions") && j["partitions"].is_array()) out["partitions"] = j["partitions"].size();
-  if (j.contains("deadline") && j["deadline"].is_number()) out["deadline"] = j["deadline"];
-  return out;
+// The partition an error message names, or null. Every message about one
+// partition starts "partition <index>" (coordinator/scheduler.cc,
+// coordinator/job_check.cc); the rest of the message is never shown, as it
+// may quote the witness reference.
+json error_partition(const std::string& message) {
+  static constexpr std::string_view kPrefix = "partition ";
+  if (message.rfind(kPrefix, 0) != 0) return nullptr;
+  std::size_t end = kPrefix.size();
+  std::uint64_t index = 0;
+  while (end < message.size() && end < kPrefix.size() + 9 && message[end] >= '0' && message[end] <= '9')
+    index = index * 10 + static_cast<std::uint64_t>(message[end++] - '0');
+  if (end == kPrefix.size()) return nullptr;
+  if (end < message.size() && message[end] != ':' && message[end] != ' ') return nullptr;
+  return index;
+}
+
+// An error code as the page shows it: one of the table's names, else "unknown".
+std::string code_or_unknown(const std::string& code) {
+  return parse_error_code(code) ? code : std::string(error_name(ErrorCode::kUnknown));
 }
 
 bool constant_time_equal(const std::string& a, const std::string& b) {
@@ -109,27 +112,6 @@ std::string read_access_token_file(const std::string& path) {
     throw std::runtime_error("access token file '" + path + "': the token (first line) must have at least 16 "
                              "characters, got " + std::to_string(token.size()));
   return token;
-}
-
-std::string redact_url_queries(const std::string& text) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t scheme = text.find("://", i);
-    if (scheme == std::string::npos) break;
-    std::size_t end = scheme + 3;
-    while (end < text.size() && text[end] != ' ' && text[end] != '\'' && text[end] != '"' && text[end] != '\n' &&
-           text[end] != '?')
-      ++end;
-    out.append(text, i, end - i);
-    i = end;
-    if (i < text.size() && text[i] == '?') {
-      out += "?...";
-      while (i < text.size() && text[i] != ' ' && text[i] != '\'' && text[i] != '"' && text[i] != '\n') ++i;
-    }
-  }
-  out.append(text, i, std::string::npos);
-  return out;
 }
 
 StatusPage::StatusPage(StatusPageConfig config)
@@ -192,130 +174,193 @@ bool StatusPage::handle(const metrics::HttpRequest& request, metrics::HttpRespon
   return true;
 }
 
+namespace {
+
+// The fields a job row shows, read with HMGET from job:<id> (never kSpec,
+// never a raw queue or processing-list entry: a job JSON may be 8 MiB).
+const std::vector<std::string>& job_fields() {
+  static const std::vector<std::string> kFields = {
+      JobStore::kState,      JobStore::kOwner,     JobStore::kCircuit,    JobStore::kPriority,
+      JobStore::kPartitions, JobStore::kProved,    JobStore::kSubmittedAt, JobStore::kStartedAt,
+      JobStore::kFinishedAt, JobStore::kDeadline,  JobStore::kCancelRequested, JobStore::kErrorCode,
+      JobStore::kError};
+  return kFields;
+}
+
+// One job row from an HMGET of job_fields(); null when the record is gone.
+json job_row(const std::string& id, const RedisReply& reply) {
+  const auto& v = reply.as_array();
+  auto text = [&](std::size_t i) { return field(v[i]); };
+  if (text(0).empty()) return nullptr;
+  json job = {{"id", id},
+              {"state", text(0)},
+              {"coordinator", text(1)},
+              {"circuit", clip(text(2), 80)},
+              {"priority", clip(text(3), 16)},
+              {"partitions", number(text(4))},
+              {"proved", number(text(5))},
+              {"submitted_at", number(text(6))},
+              {"started_at", number(text(7))},
+              {"finished_at", number(text(8))},
+              {"deadline", number(text(9))},
+              {"cancel_requested", text(10) == "1"}};
+  if (job["submitted_at"].is_number() && job["finished_at"].is_number())
+    job["latency_s"] = job["finished_at"].get<double>() - job["submitted_at"].get<double>();
+  if (!text(11).empty()) {
+    job["error_code"] = code_or_unknown(text(11));
+    job["error_partition"] = error_partition(text(12));
+  }
+  return job;
+}
+
+}  // namespace
+
 json StatusPage::jobs() {
   std::lock_guard<std::mutex> lock(mutex_);
   const double now = unix_now();
   json out = {{"time", now}, {"served_by", config_.coordinator_id}};
+  auto hmget_rows = [&](const std::vector<std::string>& ids) {
+    std::vector<std::vector<std::string>> commands;
+    for (const auto& id : ids) {
+      std::vector<std::string> cmd = {"HMGET", keys_.job(id)};
+      cmd.insert(cmd.end(), job_fields().begin(), job_fields().end());
+      commands.push_back(std::move(cmd));
+    }
+    auto replies = batch(redis_, commands);
+    std::vector<json> rows;
+    for (std::size_t i = 0; i < ids.size(); ++i) rows.push_back(job_row(ids[i], replies[i]));
+    return rows;
+  };
+  auto ids_of = [](const RedisReply& reply) {
+    std::vector<std::string> ids;
+    for (const auto& r : reply.as_array()) ids.push_back(r.as_string());
+    return ids;
+  };
 
-  // Queued: the oldest of each priority queue (coordinators pop the right end).
+  // Queued: each queue's length, and the oldest jobs submitted through the
+  // API (index:queued; entries pushed onto a queue directly are counted only).
   std::vector<std::vector<std::string>> commands;
-  const long n = static_cast<long>(config_.queued_jobs);
+  const std::string last_queued = std::to_string(static_cast<long>(config_.queued_jobs) - 1);
   for (Priority p : kAllPriorities) {
     commands.push_back({"LLEN", keys_.queue(p)});
-    commands.push_back({"LRANGE", keys_.queue(p), std::to_string(-n), "-1"});
+    commands.push_back({"ZRANGE", keys_.queued_index(p), "0", last_queued});
   }
   auto replies = batch(redis_, commands);
   json queued = json::object();
   for (std::size_t i = 0; i < kAllPriorities.size(); ++i) {
     json entry = {{"count", replies[2 * i].as_integer()}, {"jobs", json::array()}};
-    const auto& items = replies[2 * i + 1].as_array();
-    for (auto it = items.rbegin(); it != items.rend(); ++it) entry["jobs"].push_back(raw_job_summary(it->as_string()));
+    for (const json& row : hmget_rows(ids_of(replies[2 * i + 1]))) {
+      if (row.is_null() || row["state"] != kStateQueued) continue;  // taken in a moment ago
+      entry["jobs"].push_back({{"id", row["id"]},
+                               {"circuit", row["circuit"]},
+                               {"priority", row["priority"]},
+                               {"partitions", row["partitions"]},
+                               {"deadline", row["deadline"]},
+                               {"submitted_at", row["submitted_at"]}});
+    }
     queued[priority_name(kAllPriorities[i])] = std::move(entry);
   }
-  // When each was submitted (jobs submitted through the API have a record).
-  commands.clear();
-  std::vector<json*> targets;
-  for (auto& entry : queued)
-    for (auto& job : entry["jobs"])
-      if (job["id"].is_string() && is_valid_job_id(job["id"].get<std::string>())) {
-        commands.push_back({"HGET", keys_.job(job["id"].get<std::string>()), JobStore::kSubmittedAt});
-        targets.push_back(&job);
-      }
-  replies = batch(redis_, commands);
-  for (std::size_t i = 0; i < targets.size(); ++i) (*targets[i])["submitted_at"] = number(field(replies[i]));
   out["queued"] = std::move(queued);
 
-  // Running: every coordinator's processing list.
+  // Coordinators and how many entries each holds (LLEN: the entries
+  // themselves are never read).
   std::set<std::string> coordinators;
   replies = batch(redis_, {{"SMEMBERS", keys_.coordinators_seen()}, {"SMEMBERS", keys_.coordinators()}});
   for (const auto& r : replies)
     for (const auto& id : r.as_array()) coordinators.insert(id.as_string());
   commands.clear();
-  for (const auto& c : coordinators) commands.push_back({"LRANGE", keys_.processing(c), "0", "-1"});
+  for (const auto& c : coordinators) commands.push_back({"LLEN", keys_.processing(c)});
   replies = batch(redis_, commands);
-  std::vector<std::pair<std::string, std::string>> held;  // coordinator, job id
   json coordinator_list = json::array();
   std::size_t index = 0;
-  for (const auto& c : coordinators) {
-    const auto& items = replies[index++].as_array();
-    coordinator_list.push_back({{"id", c}, {"held", items.size()}});
-    for (const auto& item : items) {
-      json summary = raw_job_summary(item.as_string());
-      if (summary["id"].is_string() && held.size() < kMaxRunning) held.emplace_back(c, summary["id"]);
-    }
-  }
+  for (const auto& c : coordinators) coordinator_list.push_back({{"id", c}, {"held", replies[index++].as_integer()}});
   out["coordinators"] = std::move(coordinator_list);
-  static const std::vector<std::string> kRunningFields = {
-      JobStore::kState,     JobStore::kOwner,       JobStore::kCircuit,     JobStore::kPriority,
-      JobStore::kPartitions, JobStore::kProved,     JobStore::kStartedAt,   JobStore::kSubmittedAt,
-      JobStore::kAttempts,  JobStore::kCancelRequested};
-  commands.clear();
-  for (const auto& [c, id] : held) {
-    std::vector<std::string> cmd = {"HMGET", keys_.job(id)};
-    cmd.insert(cmd.end(), kRunningFields.begin(), kRunningFields.end());
-    commands.push_back(std::move(cmd));
-  }
-  replies = batch(redis_, commands);
+
+  // Running: the oldest kMaxRunning of index:running.
+  const RedisReply running_ids =
+      redis_.command({"ZRANGE", keys_.running_index(), "0", std::to_string(kMaxRunning - 1)});
   json running = json::array();
-  for (std::size_t i = 0; i < held.size(); ++i) {
-    const auto& v = replies[i].as_array();
-    const std::string state = field(v[0]);
-    if (is_terminal_state(state)) continue;  // its list entry is about to go
-    running.push_back({{"id", held[i].second},
-                       {"coordinator", held[i].first},
-                       {"state", state.empty() ? "taken" : state},
-                       {"circuit", field(v[2])},
-                       {"priority", field(v[3])},
-                       {"partitions", number(field(v[4]))},
-                       {"proved", number(field(v[5]))},
-                       {"started_at", number(field(v[6]))},
-                       {"submitted_at", number(field(v[7]))},
-                       {"cancel_requested", field(v[9]) == "1"}});
+  for (const json& row : hmget_rows(ids_of(running_ids))) {
+    if (row.is_null() || is_terminal_state(row["state"].get<std::string>())) continue;  // ending now
+    running.push_back({{"id", row["id"]},
+                       {"coordinator", row["coordinator"]},
+                       {"state", row["state"]},
+                       {"circuit", row["circuit"]},
+                       {"priority", row["priority"]},
+                       {"partitions", row["partitions"]},
+                       {"proved", row["proved"]},
+                       {"started_at", row["started_at"]},
+                       {"submitted_at", row["submitted_at"]},
+                       {"cancel_requested", row["cancel_requested"]}});
   }
   out["running"] = std::move(running);
 
-  // Recently ended.
-  const std::string last = std::to_string(static_cast<long>(config_.recent_jobs) - 1);
-  replies = batch(redis_, {{"ZREVRANGE", keys_.recent_done(), "0", last},
-                           {"ZREVRANGE", keys_.recent_failed(), "0", last}});
-  static const std::vector<std::string> kEndedFields = {
-      JobStore::kState,      JobStore::kOwner,       JobStore::kCircuit,    JobStore::kPriority,
-      JobStore::kPartitions, JobStore::kSubmittedAt, JobStore::kStartedAt,  JobStore::kFinishedAt,
-      JobStore::kErrorCode,  JobStore::kError};
-  for (int outcome = 0; outcome < 2; ++outcome) {
-    std::vector<std::string> ids;
-    for (const auto& r : replies[outcome].as_array()) ids.push_back(r.as_string());
-    commands.clear();
-    for (const auto& id : ids) {
-      std::vector<std::string> cmd = {"HMGET", keys_.job(id)};
-      cmd.insert(cmd.end(), kEndedFields.begin(), kEndedFields.end());
-      commands.push_back(std::move(cmd));
-    }
-    auto records = batch(redis_, commands);
-    json list = json::array();
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const auto& v = records[i].as_array();
-      const std::string state = field(v[0]);
-      if (state.empty()) continue;  // expired
-      json job = {{"id", ids[i]},
-                  {"state", state},
-                  {"coordinator", field(v[1])},
-                  {"circuit", field(v[2])},
-                  {"priority", field(v[3])},
-                  {"partitions", number(field(v[4]))},
-                  {"submitted_at", number(field(v[5]))},
-                  {"started_at", number(field(v[6]))},
-                  {"finished_at", number(field(v[7]))}};
-      if (job["submitted_at"].is_number() && job["finished_at"].is_number())
-        job["latency_s"] = job["finished_at"].get<double>() - job["submitted_at"].get<double>();
-      if (outcome == 1) {
-        job["error_code"] = clip(field(v[8]), 64);
-        job["error"] = clip(redact_url_queries(field(v[9])));
-      }
-      list.push_back(std::move(job));
-    }
-    out[outcome == 0 ? "done" : "failed"] = std::move(list);
+  // Recently done.
+  const RedisReply done_ids = redis_.command(
+      {"ZREVRANGE", keys_.recent_done(), "0", std::to_string(static_cast<long>(config_.recent_jobs) - 1)});
+  json done = json::array();
+  for (const json& row : hmget_rows(ids_of(done_ids))) {
+    if (row.is_null()) continue;  // expired
+    done.push_back({{"id", row["id"]},
+                    {"state", row["state"]},
+                    {"coordinator", row["coordinator"]},
+                    {"circuit", row["circuit"]},
+                    {"priority", row["priority"]},
+                    {"partitions", row["partitions"]},
+                    {"submitted_at", row["submitted_at"]},
+                    {"started_at", row["started_at"]},
+                    {"finished_at", row["finished_at"]},
+                    {"latency_s", row.value("latency_s", json())}});
   }
+  out["done"] = std::move(done);
+
+  // Recently failed, per error code: the newest failed_per_code of each, so
+  // a flood of one code (junk submissions failing invalidJob, say) never
+  // pushes another code's failures (the farm's own: taskTimeout, internal,
+  // ...) off the page. The error text is not shown: it may quote a witness
+  // reference; the code and the partition at fault are.
+  std::vector<std::string> codes;
+  for (int c = 0; c <= static_cast<int>(ErrorCode::kUnknown); ++c)
+    codes.emplace_back(error_name(static_cast<ErrorCode>(c)));
+  commands.clear();
+  const std::string last_failed = std::to_string(static_cast<long>(config_.failed_per_code) - 1);
+  for (const auto& code : codes) {
+    commands.push_back({"ZCARD", keys_.recent_failed(code)});
+    commands.push_back({"ZREVRANGE", keys_.recent_failed(code), "0", last_failed});
+  }
+  replies = batch(redis_, commands);
+  std::vector<json> failed;
+  json failed_codes = json::array();
+  for (std::size_t c = 0; c < codes.size(); ++c) {
+    const long long kept = replies[2 * c].as_integer();
+    if (kept == 0) continue;
+    std::size_t shown = 0;
+    double newest = 0;
+    for (json& row : hmget_rows(ids_of(replies[2 * c + 1]))) {
+      if (row.is_null()) continue;  // expired
+      ++shown;
+      if (row["finished_at"].is_number()) newest = std::max(newest, row["finished_at"].get<double>());
+      failed.push_back({{"id", row["id"]},
+                        {"state", row["state"]},
+                        {"coordinator", row["coordinator"]},
+                        {"circuit", row["circuit"]},
+                        {"priority", row["priority"]},
+                        {"partitions", row["partitions"]},
+                        {"submitted_at", row["submitted_at"]},
+                        {"started_at", row["started_at"]},
+                        {"finished_at", row["finished_at"]},
+                        {"latency_s", row.value("latency_s", json())},
+                        {"error_code", row.value("error_code", json(codes[c]))},
+                        {"error_partition", row.value("error_partition", json())}});
+    }
+    failed_codes.push_back({{"code", codes[c]}, {"kept", kept}, {"shown", shown}, {"newest", newest}});
+  }
+  auto finished = [](const json& j) { return j["finished_at"].is_number() ? j["finished_at"].get<double>() : 0.0; };
+  std::stable_sort(failed.begin(), failed.end(), [&](const json& a, const json& b) { return finished(a) > finished(b); });
+  std::stable_sort(failed_codes.begin(), failed_codes.end(),
+                   [](const json& a, const json& b) { return a["newest"].get<double>() > b["newest"].get<double>(); });
+  out["failed"] = std::move(failed);
+  out["failed_codes"] = std::move(failed_codes);
   return out;
 }
 

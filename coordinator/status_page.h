@@ -1,6 +1,7 @@
 // status_page.h -- the operators' status page and its JSON API, served by
-// the coordinator on its metrics port (docs in cluster/README.md, "Status
-// page").
+// the coordinator on its own HTTP server (--status-listen, loopback by
+// default; /metrics has a server of its own), docs in cluster/README.md,
+// "Status page".
 //
 //   /                  the page (HTML; /status.js and /status.css beside it)
 //   /api/v1/jobs       queued (per priority), running, recently done, failed
@@ -10,16 +11,22 @@
 //
 // Everything is read from Redis, never from this coordinator's memory, so
 // every coordinator sharing one Redis shows the whole farm. Read-only: it
-// never writes to Redis. It shows no job inputs (witness references, inline
-// witnesses, metadata) and cuts query strings out of any URL quoted in an
-// error message; the page renders every value as text (DOM textContent, no
-// markup from data) under a Content-Security-Policy that allows only our own
-// script.
+// never writes to Redis. It reads jobs through the summary JobStore keeps
+// (index:queued, index:running, recent:*, then HMGET of job:<id>'s small
+// fields), never a raw queue or processing-list entry nor the job's spec: a
+// page load costs the same with 8 MiB jobs as with small ones. It shows no
+// job inputs (witness references, inline witnesses, metadata) and no error
+// text, which may quote them: a failure shows its code and the partition at
+// fault. Failures are listed per code (the newest few of each), so a flood
+// of one kind cannot hide another. The page renders every value as text
+// (DOM textContent, no markup from data) under a Content-Security-Policy
+// that allows only our own script.
 //
 // Threading: handle() runs on the HTTP server's threads; one Redis
 // connection, used under a mutex (a page refresh is a few round trips).
 #pragma once
 
+#include <chrono>
 #include <mutex>
 #include <string>
 
@@ -28,9 +35,15 @@
 #include "cluster/defaults.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
-#include "monitoring/metrics/metrics.h"
+#include "monitoring/metrics/http_endpoint.h"
 
 namespace zkfarm {
+
+// The page's server: a refresh is 4 requests every 5 s per open browser, each
+// a few Redis round trips under one connection; 4 threads serve several
+// viewers, and 5 s per read or write is plenty for a browser on a slow link
+// while a client that trickles its request loses its thread within 5 s.
+inline constexpr metrics::HttpServerLimits kStatusPageServerLimits{4, std::chrono::milliseconds(5000)};
 
 struct StatusPageConfig {
   std::string redis_url = kDefaultRedisUrl;
@@ -39,7 +52,8 @@ struct StatusPageConfig {
   // Non-empty: every request needs "Authorization: Bearer <token>" or HTTP
   // basic auth with the token as password (any user name); else 401.
   std::string access_token;
-  std::size_t recent_jobs = 50;  // done and failed jobs listed (each)
+  std::size_t recent_jobs = 50;     // done jobs listed
+  std::size_t failed_per_code = 10;  // failed jobs listed per error code (newest)
   std::size_t queued_jobs = 20;  // queued jobs listed per priority (oldest first)
 };
 
@@ -47,10 +61,6 @@ struct StatusPageConfig {
 // Throws std::runtime_error if it cannot be read or the token is shorter
 // than 16 characters.
 std::string read_access_token_file(const std::string& path);
-
-// Cuts the query string out of every URL (scheme://...) in text:
-// "file:///a.wtns?sig=x y" -> "file:///a.wtns?... y".
-std::string redact_url_queries(const std::string& text);
 
 class StatusPage {
  public:

@@ -272,13 +272,14 @@ echo "redis-server         127.0.0.1:$redis_port (AOF in $STATE/redis)"
 
 coordinator_port=$(free_port 5555)
 coordinator_metrics=$(free_port 9460)
+status_page=$(free_port $((coordinator_metrics + 1)))
 "$BIN/coordinator/zkfarm-coordinator" --id demo --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
   --listen "tcp://127.0.0.1:$coordinator_port" --metrics-listen "127.0.0.1:$coordinator_metrics" \
-  >"$LOGS/coordinator.log" 2>&1 &
+  --status-listen "127.0.0.1:$status_page" >"$LOGS/coordinator.log" 2>&1 &
 pids+=($!)
 wait_for_log "$LOGS/coordinator.log" "listening on" 20 "${pids[-1]}"
 echo "zkfarm-coordinator   tcp://127.0.0.1:$coordinator_port, metrics http://127.0.0.1:$coordinator_metrics/metrics"
-echo "status page          http://127.0.0.1:$coordinator_metrics/"
+echo "status page          http://127.0.0.1:$status_page/"
 
 # One worker per GPU when there are GPUs and this build has CUDA.
 gpus=0
@@ -442,7 +443,7 @@ fi
 say "workers"
 "$ZKFARM" workers
 say "status page"
-echo "http://127.0.0.1:$coordinator_metrics/  (jobs, workers, circuits, throughput and latency; JSON under /api/v1/)"
+echo "http://127.0.0.1:$status_page/  (jobs, workers, circuits, throughput and latency; JSON under /api/v1/)"
 say "metrics (Prometheus text format)"
 echo "coordinator: http://127.0.0.1:$coordinator_metrics/metrics"
 http_get "$coordinator_metrics" /metrics | grep -E '^zkfarm_(jobs_completed_total|partitions_verified_total|job_latency_seconds_(sum|count))' || true

@@ -3,8 +3,8 @@
 // seconds (?refresh=SECONDS, default 5).
 //
 // Every value from the API goes into the page as text (textContent, SVG
-// attributes): no markup is ever built from data, so a job id or an error
-// message containing HTML shows as the characters it is.
+// attributes): no markup is ever built from data, so a job id or a worker's
+// host name containing HTML shows as the characters it is.
 'use strict';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -176,11 +176,19 @@ function renderJobs(data) {
     el('td', { class: 'num latency' }, seconds(j.latency_s)),
     el('td', { class: 'mono' }, shortId(j.circuit)),
     el('td', {}, ago(now, j.finished_at)))), 6, 'none in the recent list');
+  // Failures come grouped by error code (the newest few of each): a line of
+  // counts per code, then the jobs, newest first. No error text: it may
+  // quote a witness reference; the code and the partition at fault are shown.
+  const codes = document.getElementById('failed-codes');
+  codes.replaceChildren(...data.failed_codes.map((c) => el('span', { class: 'code-count', 'data-code': c.code },
+    el('span', { class: 'mono code' }, c.code),
+    ' ' + (c.kept > c.shown ? c.shown + ' of the last ' + c.kept : String(c.shown)))));
+  codes.hidden = data.failed_codes.length === 0;
   fillTable('jobs-failed', data.failed.map((j) => el('tr', { 'data-job': j.id },
     el('td', { class: 'id' }, j.id),
     el('td', { class: 'state-' + j.state }, j.state),
     el('td', { class: 'mono code' }, j.error_code),
-    el('td', { class: 'message' }, j.error),
+    el('td', { class: 'num partition' }, j.error_partition === null ? '-' : String(j.error_partition)),
     el('td', { class: 'num' }, String(j.partitions)),
     el('td', {}, ago(now, j.finished_at)))), 6, 'none in the recent list');
 }

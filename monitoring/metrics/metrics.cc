@@ -2,8 +2,6 @@
 // label normalization and the /metrics endpoint.
 #include "monitoring/metrics/metrics.h"
 
-#include <CivetServer.h>
-#include <civetweb.h>
 #include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
 
@@ -410,149 +408,33 @@ Histogram& WorkerMetrics::circuit_load_duration(std::string_view circuit) {
 
 // ---- endpoint ---------------------------------------------------------------
 
-std::string check_bind_address(std::string_view bind_address) {
-  const std::size_t colon = bind_address.rfind(':');
-  if (colon == std::string_view::npos) return "expected HOST:PORT";
-  const std::string_view host = bind_address.substr(0, colon);
-  const std::string_view port = bind_address.substr(colon + 1);
-  if (port.empty() || port.size() > 5) return "port must be 0..65535";
-  std::uint32_t value = 0;
-  for (char c : port) {
-    if (c < '0' || c > '9') return "port must be 0..65535";
-    value = value * 10 + static_cast<std::uint32_t>(c - '0');
-  }
-  if (value > 65535) return "port must be 0..65535";
-  if (!host.empty() && host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') return "IPv6 host must be [ADDRESS]";
-    for (char c : host.substr(1, host.size() - 2))
-      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return "bad IPv6 address";
-    return "";
-  }
-  for (char c : host)
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') return "host must be an IPv4 address or [IPv6]";
-  return "";
-}
-
 std::string default_worker_bind_address(int device_ordinal) {
   return "0.0.0.0:" + std::to_string(device_ordinal < 0 ? 9469 : 9470 + device_ordinal);
 }
 
-namespace {
-
-// Extra handlers ride on prometheus-cpp's own civetweb server through its
-// callbacks (Exposer takes a CivetCallbacks). civetweb hands begin_request
-// only the connection, so each endpoint's handler is found by its civetweb
-// context. The context is learnt in init_context, which civetweb calls on the
-// thread running mg_start (our constructor), before it accepts connections.
-std::mutex handlers_mutex;
-std::map<const mg_context*, const HttpHandler*> handlers;  // guarded by handlers_mutex
-thread_local const HttpHandler* constructing_handler = nullptr;
-thread_local const mg_context* constructed_context = nullptr;
-
-void on_init_context(const mg_context* context) {
-  if (constructing_handler == nullptr) return;
-  std::lock_guard<std::mutex> lock(handlers_mutex);
-  handlers[context] = constructing_handler;
-  constructed_context = context;
-}
-
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : "Error";
-  }
-}
-
-// Returns 0 to let civetweb route the request (/metrics, or its 404), else
-// the status written.
-int on_begin_request(mg_connection* connection) {
-  const mg_request_info* info = mg_get_request_info(connection);
-  const char* uri = info->local_uri != nullptr ? info->local_uri : info->request_uri;
-  if (uri == nullptr || std::strcmp(uri, "/metrics") == 0) return 0;
-  const HttpHandler* handler = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(handlers_mutex);
-    auto it = handlers.find(mg_get_context(connection));
-    if (it != handlers.end()) handler = it->second;
-  }
-  if (handler == nullptr) return 0;
-  HttpRequest request;
-  request.method = info->request_method != nullptr ? info->request_method : "";
-  request.path = uri;
-  request.query = info->query_string != nullptr ? info->query_string : "";
-  const char* authorization = mg_get_header(connection, "Authorization");
-  request.authorization = authorization != nullptr ? authorization : "";
-  HttpResponse response;
-  try {
-    if (!(*handler)(request, response)) return 0;
-  } catch (...) {
-    response = HttpResponse{};
-    response.status = 500;
-    response.body = "internal error\n";
-  }
-  std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + reason_phrase(response.status) +
-                     "\r\nContent-Type: " + response.content_type +
-                     "\r\nContent-Length: " + std::to_string(response.body.size()) +
-                     "\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n";
-  for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
-  head += "\r\n";
-  mg_write(connection, head.data(), head.size());
-  if (request.method != "HEAD") mg_write(connection, response.body.data(), response.body.size());
-  return response.status;
-}
-
-}  // namespace
-
 MetricsEndpoint::MetricsEndpoint(const std::string& bind_address, std::shared_ptr<FarmMetrics> metrics,
-                                 HttpHandler handler)
-    : metrics_(std::move(metrics)), handler_(std::move(handler)) {
+                                 HttpServerLimits limits)
+    : metrics_(std::move(metrics)) {
   const std::string problem = check_bind_address(bind_address);
   if (!problem.empty()) throw std::runtime_error("metrics address '" + bind_address + "': " + problem);
-  // civetweb wants "PORT" (all IPv4 interfaces) rather than ":PORT"; it takes a
-  // comma-separated list, which check_bind_address has already ruled out.
-  const std::string civet_address = bind_address.front() == ':' ? "0.0.0.0" + bind_address : bind_address;
   try {
-    if (handler_) {
-      CivetCallbacks callbacks;
-      callbacks.init_context = on_init_context;
-      callbacks.begin_request = on_begin_request;
-      constructing_handler = &handler_;
-      constructed_context = nullptr;
-      // Four threads: a slow page request must not hold up a scrape.
-      exposer_ = std::make_unique<prometheus::Exposer>(civet_address, 4, &callbacks);
-      constructing_handler = nullptr;
-      context_ = constructed_context;
-    } else {
-      exposer_ = std::make_unique<prometheus::Exposer>(civet_address, 2);
-    }
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", civetweb_listening_port(bind_address),
+        "num_threads", std::to_string(limits.threads),
+        "request_timeout_ms", std::to_string(limits.request_timeout.count()),
+        "enable_keep_alive", "no"});
   } catch (const std::exception& e) {
-    constructing_handler = nullptr;
     throw std::runtime_error("metrics address '" + bind_address + "': cannot listen: " + e.what());
   }
   exposer_->RegisterCollectable(metrics_);
   const std::vector<int> ports = exposer_->GetListeningPorts();
   if (ports.empty()) {
     exposer_.reset();
-    if (context_ != nullptr) {
-      std::lock_guard<std::mutex> lock(handlers_mutex);
-      handlers.erase(static_cast<const mg_context*>(context_));
-    }
     throw std::runtime_error("metrics address '" + bind_address + "': not listening");
   }
   port_ = ports.front();
 }
 
-MetricsEndpoint::~MetricsEndpoint() {
-  exposer_.reset();  // stops civetweb: no request is running after this
-  if (context_ != nullptr) {
-    std::lock_guard<std::mutex> lock(handlers_mutex);
-    handlers.erase(static_cast<const mg_context*>(context_));
-  }
-}
+MetricsEndpoint::~MetricsEndpoint() = default;  // ~Exposer stops civetweb: no request runs after
 
 }  // namespace zkfarm::metrics

@@ -6,7 +6,8 @@
 // typed accessors; callers never build metric names or label sets. Label
 // values are normalized here (priority, circuit, code, worker, curve) so a bad
 // or hostile value can never create unbounded series. MetricsEndpoint serves
-// one of them over HTTP at /metrics.
+// one of them over HTTP at /metrics, on a server of its own (other pages are
+// served by an HttpEndpoint, http_endpoint.h, on another port).
 //
 //   auto metrics = std::make_shared<zkfarm::metrics::CoordinatorMetrics>("0.3.0");
 //   zkfarm::metrics::MetricsEndpoint endpoint("0.0.0.0:9460", metrics);
@@ -17,8 +18,8 @@
 // references returned stay valid for the life of the metrics object. Hot paths
 // may keep the reference instead of looking it up again.
 //
-// Depends only on prometheus-cpp (Debian's prometheus-cpp-dev), not on the
-// cluster code, so tools and tests can use it alone.
+// Depends only on prometheus-cpp and civetweb (Debian's prometheus-cpp-dev,
+// libcivetweb-dev), not on the cluster code, so tools and tests can use it alone.
 #pragma once
 
 #include <array>
@@ -38,6 +39,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include "monitoring/metrics/http_endpoint.h"
 
 namespace prometheus {
 class Exposer;
@@ -282,36 +285,24 @@ class WorkerMetrics final : public FarmMetrics {
 
 // ---- the HTTP endpoint ------------------------------------------------------
 
-// A request for a path other than /metrics, handed to an HttpHandler.
-struct HttpRequest {
-  std::string method;         // "GET", "POST", ...
-  std::string path;           // URL-decoded path, e.g. "/api/v1/jobs"
-  std::string query;          // raw query string after '?', "" if none
-  std::string authorization;  // the Authorization header, "" if none
-};
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
-};
-// Answers a request on the metrics port. Returns false when the path is not
-// its own: the endpoint then answers as it would without a handler (404).
-// Called on the endpoint's HTTP threads, possibly several at once; must not
-// throw (an exception becomes a 500 with no details).
-using HttpHandler = std::function<bool(const HttpRequest&, HttpResponse&)>;
+// The /metrics server's threads and timeout. Prometheus sends each scrape's
+// request in one packet and reads the reply at once, so 2 s per read or
+// write leaves room for a loaded host while a client that trickles its
+// request (slowloris) loses its thread within 2 s; 8 threads let that many
+// such clients in before a scrape waits at all (civetweb queues the rest).
+// Measured: with 6 trickling clients on the port, a scrape answers at once.
+inline constexpr HttpServerLimits kMetricsServerLimits{8, std::chrono::milliseconds(2000)};
 
-// Serves `metrics` at http://<bind_address>/metrics on prometheus-cpp's own
-// threads until destroyed. bind_address is "HOST:PORT", "[IPv6]:PORT" or
-// ":PORT" (all interfaces); port 0 takes a free port (see port()).
+// Serves `metrics` at http://<bind_address>/metrics (nothing else: every
+// other path is a 404) on a civetweb server of its own, through
+// prometheus-cpp's Exposer, until destroyed. bind_address as
+// check_bind_address takes it; port 0 takes a free port (see port()).
 // Throws std::runtime_error naming the address when it is malformed or
-// cannot be bound. Keeps `metrics` alive. With a handler, every other path
-// goes to it first (same server, same threads, same bind address; /metrics
-// never reaches it).
+// cannot be bound. Keeps `metrics` alive.
 class MetricsEndpoint {
  public:
   MetricsEndpoint(const std::string& bind_address, std::shared_ptr<FarmMetrics> metrics,
-                  HttpHandler handler = {});
+                  HttpServerLimits limits = kMetricsServerLimits);
   ~MetricsEndpoint();
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
@@ -321,15 +312,9 @@ class MetricsEndpoint {
 
  private:
   std::shared_ptr<FarmMetrics> metrics_;
-  HttpHandler handler_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  const void* context_ = nullptr;  // civetweb's context, when handler_ is set
   int port_ = 0;
 };
-
-// Checks a bind address as MetricsEndpoint takes it, without binding.
-// Returns an empty string when valid, else what is wrong.
-std::string check_bind_address(std::string_view bind_address);
 
 // The default worker endpoint: "0.0.0.0:<9470 + ordinal>", or "0.0.0.0:9469"
 // when device_ordinal < 0 (CPU backend). Ordinals past 29 would reach other

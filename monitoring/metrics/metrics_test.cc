@@ -280,40 +280,135 @@ TEST(Endpoint, BindAddresses) {
   }
 }
 
-// A handler shares the metrics server: it answers its own paths, declines
-// the rest (civetweb's 404), and /metrics never reaches it.
-TEST(Endpoint, ExtraHandlerBesideMetrics) {
+// A slowloris client: connects and sends a request's headers a line at a
+// time, one every 200 ms, never ending them, until the server closes the
+// connection or the Trickler is destroyed.
+class Trickler {
+ public:
+  explicit Trickler(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = fd_ >= 0 && connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    thread_ = std::thread([this] {
+      std::string line = "GET /metrics HTTP/1.1\r\n";
+      while (connected_ && !stop_) {
+        if (send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) break;
+        line = "X-Slow: 1\r\n";
+        for (int i = 0; i < 20 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      dropped_ = !stop_;
+    });
+  }
+  ~Trickler() {
+    stop_ = true;
+    thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+  bool connected() const { return connected_; }
+  bool dropped() const { return dropped_; }  // the server closed it
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::atomic<bool> stop_{false}, dropped_{false};
+  std::thread thread_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// /metrics under slowloris: more trickling clients than the 4 threads the
+// page and /metrics used to share, on the metrics port itself. A scrape
+// still answers (free threads), well inside a generous bound; with
+// civetweb's default request timeout (30 s) and 4 threads it waited until
+// the first trickler gave up.
+TEST(Endpoint, ScrapeAnswersBesideSlowlorisClients) {
   auto metrics = std::make_shared<CoordinatorMetrics>("test");
+  MetricsEndpoint endpoint("127.0.0.1:0", metrics);
+  std::vector<std::unique_ptr<Trickler>> tricklers;
+  for (int i = 0; i < 6; ++i) tricklers.push_back(std::make_unique<Trickler>(endpoint.port()));
+  for (const auto& t : tricklers) ASSERT_TRUE(t->connected());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // each holds a thread now
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(scrape(endpoint.port()).find("zkfarm_build_info"), std::string::npos);
+  EXPECT_LT(seconds_since(start), 10.0);
+}
+
+// A trickling client loses its thread once the request timeout passes,
+// even with every thread taken: the server answers again.
+TEST(Endpoint, RequestTimeoutDropsTricklingClients) {
   std::atomic<int> calls{0};
-  MetricsEndpoint endpoint("127.0.0.1:0", metrics, [&](const HttpRequest& request, HttpResponse& response) {
-    ++calls;
-    EXPECT_NE(request.path, "/metrics");
-    if (request.path != "/" && request.path != "/api/v1/thing") return false;
-    response.content_type = "application/json";
-    response.headers.push_back({"Cache-Control", "no-store"});
-    response.body = "{\"path\":\"" + request.path + "\",\"query\":\"" + request.query + "\"}";
-    return true;
-  });
+  HttpEndpoint endpoint(
+      "127.0.0.1:0",
+      [&](const HttpRequest&, HttpResponse& response) {
+        ++calls;
+        response.body = "ok";
+        return true;
+      },
+      HttpServerLimits{2, std::chrono::milliseconds(500)});
+  std::vector<std::unique_ptr<Trickler>> tricklers;
+  for (int i = 0; i < 2; ++i) tricklers.push_back(std::make_unique<Trickler>(endpoint.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  const std::string page = http_get(endpoint.port(), "/");
+  EXPECT_EQ(page.rfind("HTTP/1.1 200", 0), 0u) << page;
+  EXPECT_LT(seconds_since(start), 20.0);
+  for (const auto& t : tricklers) {
+    for (int i = 0; i < 1000 && !t->dropped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(t->dropped()) << "a trickling client kept its connection past the request timeout";
+  }
+  EXPECT_EQ(calls, 1) << "a request without its blank line reached the handler";
+}
+
+// An HttpEndpoint hands every path to its handler; a declined path is a 404.
+// /metrics is not served there: it has its own server.
+TEST(Endpoint, HttpEndpointServesItsHandler) {
+  std::atomic<int> calls{0};
+  const HttpServerLimits limits{2, std::chrono::milliseconds(1000)};
+  HttpEndpoint endpoint(
+      "127.0.0.1:0",
+      [&](const HttpRequest& request, HttpResponse& response) {
+        ++calls;
+        if (request.path != "/" && request.path != "/api/v1/thing") return false;
+        response.content_type = "application/json";
+        response.headers.push_back({"Cache-Control", "no-store"});
+        response.body = "{\"path\":\"" + request.path + "\",\"query\":\"" + request.query + "\"}";
+        return true;
+      },
+      limits);
   const std::string page = http_get(endpoint.port(), "/api/v1/thing?limit=3");
   EXPECT_EQ(page.rfind("HTTP/1.1 200", 0), 0u) << page;
   EXPECT_NE(page.find("Content-Type: application/json"), std::string::npos) << page;
   EXPECT_NE(page.find("Cache-Control: no-store"), std::string::npos) << page;
   EXPECT_NE(page.find("{\"path\":\"/api/v1/thing\",\"query\":\"limit=3\"}"), std::string::npos) << page;
-  const std::string missing = http_get(endpoint.port(), "/nothing-here");
+  const std::string missing = http_get(endpoint.port(), "/metrics");
   EXPECT_EQ(missing.substr(0, missing.find("\r\n")).substr(8), " 404 Not Found") << missing;
-  const int calls_before_scrape = calls;
-  metrics->queue_depth("high").Set(5);
-  const std::string text = scrape(endpoint.port());
-  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"high\"} 5"), std::string::npos) << text;
-  EXPECT_EQ(calls, calls_before_scrape);
+  EXPECT_EQ(calls, 2);
+  // The metrics server answers /metrics only.
+  auto metrics = std::make_shared<CoordinatorMetrics>("test");
+  MetricsEndpoint metrics_endpoint("127.0.0.1:0", metrics);
+  const std::string root = http_get(metrics_endpoint.port(), "/");
+  EXPECT_EQ(root.substr(0, root.find("\r\n")).substr(8), " 404 Not Found") << root;
   // Two endpoints in one process each reach their own handler.
-  MetricsEndpoint other("127.0.0.1:0", metrics, [](const HttpRequest&, HttpResponse& response) {
-    response.body = "other";
-    return true;
-  });
+  HttpEndpoint other(
+      "127.0.0.1:0",
+      [](const HttpRequest&, HttpResponse& response) {
+        response.body = "other";
+        return true;
+      },
+      limits);
   const std::string other_page = http_get(other.port(), "/");
   EXPECT_EQ(other_page.substr(other_page.size() - 5), "other");
   EXPECT_NE(http_get(endpoint.port(), "/").find("\"path\":\"/\""), std::string::npos);
+  EXPECT_THROW(HttpEndpoint("127.0.0.1:" + std::to_string(other.port()), {}, limits), std::runtime_error);
+  EXPECT_TRUE(is_loopback_bind_address("127.0.0.1:9461"));
+  EXPECT_TRUE(is_loopback_bind_address("[::1]:9461"));
+  EXPECT_FALSE(is_loopback_bind_address("0.0.0.0:9461"));
+  EXPECT_FALSE(is_loopback_bind_address(":9461"));
 }
 
 TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {

@@ -422,7 +422,8 @@ load_env() {
       -e "s|127.0.0.1:6379/|127.0.0.1:$3/|" \
       -e "s|tcp://0.0.0.0:5555|tcp://127.0.0.1:$4|" \
       -e "s|tcp://coordinator.example.internal:5555|tcp://127.0.0.1:$4|" \
-      -e "s|^ZKFARM_METRICS_LISTEN=.*|ZKFARM_METRICS_LISTEN=127.0.0.1:0|"
+      -e "s|^ZKFARM_METRICS_LISTEN=.*|ZKFARM_METRICS_LISTEN=127.0.0.1:0|" \
+      -e "s|^ZKFARM_STATUS_LISTEN=.*|ZKFARM_STATUS_LISTEN=127.0.0.1:0|"
 }
 
 # deploy/redis.conf, deploy/systemd/coordinator.env and worker.env as an

@@ -1,20 +1,25 @@
 // status_page_test.cc -- the coordinator's status page in a real browser.
 //
 // A live farm (private redis-server, two coordinators sharing it, two CPU
-// workers behind the first) proves jobs, one of which fails on purpose with
-// HTML in its error message. Headless Chromium, driven through chromedriver's
-// WebDriver HTTP API (plain sockets through the harness's http_request, no client library), opens the first
-// coordinator's page and the test reads the rendered tables back: the jobs
-// with their partition counts and latencies, the failed job's code and
-// message (as text: the markup in it must not become elements or run), the
-// workers with their proof counts, the circuits, the charts' totals; and the
-// browser's console log must hold no errors. A screenshot of the page is kept
-// in $TEST_UNDECLARED_OUTPUTS_DIR/status_page.png.
+// workers behind the first) proves jobs; one fails on purpose with HTML in
+// its error message, one because its witness file is missing (its error
+// message quotes the witness path), and then a flood of 200 junk
+// submissions fails at intake. Headless Chromium, driven through
+// chromedriver's WebDriver HTTP API (plain sockets through the harness's
+// http_request, no client library), opens the first coordinator's page and
+// the test reads the rendered tables back: the jobs with their partition
+// counts and latencies; the failures grouped per code, so the missing
+// witness's failure is still listed after the flood, with its code and the
+// partition at fault and never its witness path; no markup from data
+// becomes elements or runs; the workers with their proof counts, the
+// circuits, the charts' totals; and the browser's console log must hold no
+// errors. A screenshot of the page is kept in
+// $TEST_UNDECLARED_OUTPUTS_DIR/status_page.png.
 //
 // The JSON API is also checked over plain HTTP: the second coordinator (no
 // workers of its own) shows the same farm; its access token is enforced on
-// the page and the API while /metrics stays open; no witness reference or
-// query string appears.
+// the page and the API while /metrics, on its own port, stays open; no
+// witness reference or query string appears.
 //
 // Without chromium and chromedriver (ZKFARM_CHROMIUM, ZKFARM_CHROMEDRIVER
 // override /usr/bin/chromium and /usr/bin/chromedriver) the browser part is
@@ -109,8 +114,9 @@ const chart = (id) => { const c = document.getElementById(id);
 const card = (id) => { const c = document.querySelector('#' + id + ' .value'); return c ? c.textContent : null; };
 return { refreshes: Number(document.body.getAttribute('data-refreshes') || 0), title: document.title,
          error: document.getElementById('error').hidden ? '' : document.getElementById('error').textContent,
-         scripts: document.scripts.length, injected: document.querySelectorAll('#jobs-failed b, #jobs-failed img, #jobs-failed script').length,
-         pwned: window.zkfarmPwned === true,
+         scripts: document.scripts.length, injected: document.querySelectorAll('main b, main img, main script').length,
+         pwned: window.zkfarmPwned === true, text: document.body.textContent,
+         failed_codes: document.getElementById('failed-codes').textContent,
          workers: table('workers'), running: table('jobs-running'), queued: table('jobs-queued'),
          done: table('jobs-done'), failed: table('jobs-failed'), circuits: table('circuits'),
          throughput: chart('chart-throughput'), latency: chart('chart-latency'),
@@ -119,8 +125,9 @@ return { refreshes: Number(document.body.getAttribute('data-refreshes') || 0), t
 )js";
 
 TEST_F(StatusPageTest, FarmInTheBrowser) {
-  const int page_port = free_port();
-  start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(page_port)});
+  const int page_port = free_port(), metrics_port = free_port();
+  start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--status-listen",
+                     "127.0.0.1:" + std::to_string(page_port)});
   start_worker("cpu-a");
   start_worker("cpu-b");
   ASSERT_TRUE(eventually([&] { return http_request(page_port, "GET", "/api/v1/workers").status == 200; }, 30s)) << logs();
@@ -140,18 +147,36 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   redis.command({"LPUSH", keys.queue(Priority::kNormal), bad.dump()});
   for (const char* id : {"job-a", "job-b", "job-c"}) EXPECT_EQ(wait_job(id).state, "done") << id;
   EXPECT_EQ(wait_job("job-bad").state, "failed");
+  // A real failure whose error message quotes its witness reference: the
+  // file is missing (under the witness root).
+  const std::string missing = dir_->file("missing-witness-secret-name.wtns");
+  farm::submit(options_, job_json("job-missing", bn254_.id, {bn, "file://" + missing}));
+  const farm::JobStatus missing_status = wait_job("job-missing");
+  EXPECT_EQ(missing_status.state, "failed");
+  EXPECT_EQ(missing_status.error_code, "witnessUnavailable");
+  EXPECT_NE(missing_status.error.find("missing-witness-secret-name"), std::string::npos)
+      << "the message no longer quotes the path: this test checks nothing: " << missing_status.error;
+  // Then a flood of junk: 200 submissions that fail at intake (invalidJob).
+  constexpr int kJunk = 200;
+  for (int i = 0; i < kJunk; ++i)
+    redis.command({"LPUSH", keys.queue(Priority::kNormal),
+                   json({{"id", "junk-" + std::to_string(i)}, {"circuit", "junk"}, {"partitions", {"x"}}}).dump()});
+  for (int i = 0; i < kJunk; ++i) EXPECT_EQ(wait_job("junk-" + std::to_string(i)).state, "failed");
 
   // A second coordinator on the same Redis, with a token and no workers
   // (started now so that it takes none of the jobs above).
   const std::string token = "s3cret-token-0123456789";
   write_file(dir_->file("token"), token + "\n");
   const int second_port = free_port();
+  const int second_metrics_port = free_port();
   Process second({runfile("coordinator/zkfarm-coordinator"), "--redis", options_.redis_url, "--id", "c2", "--listen",
                   "tcp://127.0.0.1:" + std::to_string(free_port()), "--artifacts", options_.artifacts,
-                  "--metrics-listen", "127.0.0.1:" + std::to_string(second_port), "--http-token-file",
-                  dir_->file("token"), "--max-active-jobs", "1"},
+                  "--metrics-listen", "127.0.0.1:" + std::to_string(second_metrics_port), "--status-listen",
+                  "127.0.0.1:" + std::to_string(second_port), "--http-token-file", dir_->file("token"),
+                  "--max-active-jobs", "1"},
                  dir_->file("coordinator-c2.log"));
-  ASSERT_TRUE(eventually([&] { return http_request(second_port, "GET", "/metrics").status == 200; }, 30s)) << logs();
+  ASSERT_TRUE(eventually([&] { return http_request(second_metrics_port, "GET", "/metrics").status == 200; }, 30s))
+      << logs();
 
   // The API on both coordinators: the same farm.
   json jobs = api(page_port, "/api/v1/jobs");
@@ -160,13 +185,28 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   ASSERT_EQ(jobs["done"].size(), 3u) << jobs.dump(2);
   ASSERT_EQ(jobs_second["done"].size(), 3u) << jobs_second.dump(2);
   EXPECT_EQ(jobs["done"][0]["id"], jobs_second["done"][0]["id"]);
-  ASSERT_EQ(jobs["failed"].size(), 1u);
-  EXPECT_EQ(jobs["failed"][0]["error_code"], "invalidJob") << jobs.dump(2);
-  const std::string error = jobs["failed"][0]["error"];
-  EXPECT_NE(error.find("<script>"), std::string::npos) << error;
+  // Failures per code: the newest 10 of the flood's code, and the real
+  // failure of another code kept visible after it.
+  std::map<std::string, json> codes;
+  for (const auto& c : jobs["failed_codes"]) codes[c["code"]] = c;
+  ASSERT_EQ(codes.size(), 2u) << jobs["failed_codes"].dump(2);
+  EXPECT_EQ(codes["invalidJob"]["shown"], 10);
+  EXPECT_EQ(codes["invalidJob"]["kept"], 100);
+  EXPECT_EQ(codes["witnessUnavailable"]["shown"], 1);
+  ASSERT_EQ(jobs["failed"].size(), 11u) << jobs["failed"].dump(2);
+  json missing_row;
+  for (const auto& j : jobs["failed"])
+    if (j["id"] == "job-missing") missing_row = j;
+  ASSERT_TRUE(missing_row.is_object()) << "the real failure was pushed off by the flood: " << jobs["failed"].dump(2);
+  EXPECT_EQ(missing_row["error_code"], "witnessUnavailable");
+  EXPECT_EQ(missing_row["error_partition"], 1);
+  EXPECT_FALSE(missing_row.contains("error")) << "error text on the page: " << missing_row.dump();
   const std::string raw_jobs = http_request(page_port, "GET", "/api/v1/jobs").body;
   EXPECT_EQ(raw_jobs.find("hidden"), std::string::npos) << raw_jobs;
   EXPECT_EQ(raw_jobs.find("bn128_mul.wtns"), std::string::npos) << "witness reference on the page: " << raw_jobs;
+  EXPECT_EQ(raw_jobs.find("missing-witness-secret-name"), std::string::npos)
+      << "witness reference on the page: " << raw_jobs;
+  EXPECT_EQ(raw_jobs.find("file://"), std::string::npos) << "witness reference on the page: " << raw_jobs;
   // Both workers joined (one may have joined after the jobs above were done
   // by the other: a loaded machine starts processes slowly).
   json workers;
@@ -183,7 +223,7 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   json stats = api(page_port, "/api/v1/stats");
   EXPECT_EQ(stats["last_hour"]["partitions"], 5);
   EXPECT_EQ(stats["last_hour"]["jobs_done"], 3);
-  EXPECT_EQ(stats["last_hour"]["jobs_failed"], 1);
+  EXPECT_EQ(stats["last_hour"]["jobs_failed"], 2 + kJunk);
   EXPECT_EQ(stats["minutes"].size(), 60u);
   // Resident circuits reach Redis with the workers' next heartbeat refresh.
   json circuits;
@@ -195,7 +235,8 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
       20s))
       << circuits.dump(2);
 
-  // Safe by default: the token on the second coordinator, read-only, /metrics as before.
+  // Safe by default: the token on the second coordinator, read-only,
+  // /metrics open on its own port (and only there).
   EXPECT_EQ(http_request(second_port, "GET", "/").status, 401);
   EXPECT_EQ(http_request(second_port, "GET", "/api/v1/jobs").status, 401);
   EXPECT_EQ(http_request(second_port, "GET", "/api/v1/jobs", "", "Authorization: Bearer wrong-token-0123456789\r\n").status, 401);
@@ -205,13 +246,15 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
                                                 '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'})) + "\r\n")
                 .status,
             200);
-  EXPECT_EQ(http_request(second_port, "GET", "/metrics").status, 200);
+  EXPECT_EQ(http_request(second_metrics_port, "GET", "/metrics").status, 200);
+  EXPECT_EQ(http_request(second_metrics_port, "GET", "/").status, 404);
   EXPECT_EQ(http_request(page_port, "POST", "/api/v1/jobs", "{}").status, 405);
   HttpResult page = http_request(page_port, "GET", "/");
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'; script-src 'self'"), std::string::npos)
       << page.headers;
-  EXPECT_NE(http_request(page_port, "GET", "/metrics").body.find("zkfarm_jobs_completed_total"), std::string::npos);
+  EXPECT_NE(http_request(metrics_port, "GET", "/metrics").body.find("zkfarm_jobs_completed_total"), std::string::npos);
+  EXPECT_EQ(http_request(page_port, "GET", "/metrics").status, 404);
 
   // The browser.
   const std::string chromium = env_or("ZKFARM_CHROMIUM", "/usr/bin/chromium");
@@ -241,12 +284,18 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   EXPECT_EQ(done["job-b"][1], "high");
   EXPECT_EQ(done["job-c"][2], "2");
   for (const auto& [id, row] : done) EXPECT_NE(row[3].get<std::string>(), "-") << id << ": no latency";
-  ASSERT_EQ(seen["failed"].size(), 1u);
-  EXPECT_EQ(seen["failed"][0][0], "job-bad");
-  EXPECT_EQ(seen["failed"][0][1], "failed");
-  EXPECT_EQ(seen["failed"][0][2], "invalidJob");
-  const std::string message = seen["failed"][0][3];
-  EXPECT_NE(message.find(markup.substr(0, 16)), std::string::npos) << message;
+  ASSERT_EQ(seen["failed"].size(), 11u) << seen["failed"].dump();
+  std::map<std::string, json> failed;
+  for (const auto& row : seen["failed"]) failed[row[0]] = row;
+  ASSERT_EQ(failed.count("job-missing"), 1u) << "the real failure was pushed off by the flood";
+  EXPECT_EQ(failed["job-missing"][1], "failed");
+  EXPECT_EQ(failed["job-missing"][2], "witnessUnavailable");
+  EXPECT_EQ(failed["job-missing"][3], "1") << "the partition at fault";
+  EXPECT_NE(seen["failed_codes"].get<std::string>().find("invalidJob 10 of the last 100"), std::string::npos)
+      << seen["failed_codes"];
+  const std::string text = seen["text"];
+  EXPECT_EQ(text.find("missing-witness-secret-name"), std::string::npos) << "witness reference on the page";
+  EXPECT_EQ(text.find("file://"), std::string::npos) << "witness reference on the page";
   EXPECT_EQ(seen["injected"], 0);
   EXPECT_FALSE(seen["pwned"].get<bool>());
   EXPECT_EQ(seen["scripts"], 1) << "only status.js";
@@ -268,7 +317,7 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   EXPECT_EQ(seen["latency"]["line"], 1);
   EXPECT_EQ(seen["cards"]["partitions"], "5");
   EXPECT_EQ(seen["cards"]["done"], "3");
-  EXPECT_EQ(seen["cards"]["failed"], "1");
+  EXPECT_EQ(seen["cards"]["failed"], std::to_string(2 + kJunk));
   EXPECT_EQ(seen["cards"]["workers"], "2 / 2");
   // No console errors.
   for (const auto& entry : browser.console_log())
