@@ -622,9 +622,16 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
   }
   // Any other error is the worker's own: repeated, it is a fault. (A task
   // the coordinator cancelled is no longer held, so a "cancelled" answer
-  // for a held one is the worker's own too.)
-  note_failure(task.identity, task.worker_id, error_name(code),
-               "job " + task.job_id + " partition " + std::to_string(task.partition));
+  // for a held one is the worker's own too.) Not so the circuit's artifacts:
+  // a store missing a file or holding another one (or a generator changed
+  // under its record) fails on every honest worker alike, and counting it
+  // would quarantine them all; such a task is still retried elsewhere and
+  // its attempts counted.
+  const bool about_the_circuit = code == ErrorCode::kUnknownCircuit || code == ErrorCode::kBadCircuit ||
+                                 code == ErrorCode::kArtifactChecksum;
+  if (!about_the_circuit)
+    note_failure(task.identity, task.worker_id, error_name(code),
+                 "job " + task.job_id + " partition " + std::to_string(task.partition));
   if (!retried_elsewhere(code)) {
     j->second.partitions[task.partition].avoid.insert(task.identity);
     requeue(task.job_id, task.partition, error_name(code));

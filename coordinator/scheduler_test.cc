@@ -633,6 +633,30 @@ TEST_F(SchedulerTest, RepeatedErrorsOfOneKindFromOneKeyCostFaults) {
   EXPECT_EQ(effects_.finished.at("j").state, kStateDone);
 }
 
+// A circuit whose store is broken fails on every honest worker alike: its
+// errors, however repeated, cost no faults (else every worker would be
+// quarantined); the job fails after its attempts.
+TEST_F(SchedulerTest, RepeatedArtifactErrorsAreTheCircuitsNotTheWorkers) {
+  SchedulerConfig config{3, 3, std::nullopt, 60s};
+  make(config);
+  worker("a", 1);
+  worker("b", 1);
+  s().add_job(job("j", 1));
+  for (int i = 0; i < 10 && !effects_.finished.count("j"); ++i) {
+    const std::size_t before = effects_.tasks.size();
+    s().dispatch();
+    for (std::size_t k = before; k < effects_.tasks.size(); ++k) {
+      s().on_task_error(effects_.tasks[k].peer, effects_.tasks[k].task_id, ErrorCode::kArtifactChecksum, "sha256");
+      s().grant_credits(effects_.tasks[k].peer, 1);
+    }
+  }
+  ASSERT_TRUE(effects_.finished.count("j"));
+  EXPECT_EQ(effects_.finished.at("j").state, kStateFailed);
+  EXPECT_EQ(s().faults(Scheduler::identity("w-a", "")), 0u);
+  EXPECT_EQ(s().faults(Scheduler::identity("w-b", "")), 0u);
+  EXPECT_TRUE(effects_.quarantined.empty());
+}
+
 TEST_F(SchedulerTest, AHelloOfTheSameProcessKeepsItsTasksAndTheirClocks) {
   make(SchedulerConfig{3, 3, 5s, 60s});
   worker("a", 1);

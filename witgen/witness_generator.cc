@@ -910,7 +910,6 @@ std::vector<std::uint8_t> run_generator(const GeneratorFiles& generator, std::st
                                         const std::string& temp_parent, const RunLimits& limits,
                                         std::uint64_t witness_bytes) {
   const std::string& binary = generator.binary;
-  if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
   const SeccompFilter* filter = limits.sandbox ? &checked_seccomp_filter() : nullptr;
   // Read once, hashed, sealed: the program executed and the constants it
   // reads are these bytes, whatever happens to the files from here on.
@@ -930,6 +929,9 @@ std::vector<std::uint8_t> run_generator(const GeneratorFiles& generator, std::st
   };
   check(*program, generator.sha256);
   if (dat) check(*dat, generator.dat_sha256);
+  // After the hashes: a file that is not the recorded generator is that,
+  // whatever its mode.
+  if (::access(binary.c_str(), X_OK) != 0) throw RunFailure("witness generator " + binary + " is not executable");
   RunDirectory work(temp_parent);
   // Sandboxed: <work>/root is the new root's mount point, <work>/run its
   // /run and <work>/gen (the .dat's copy) its /gen; without: the generator

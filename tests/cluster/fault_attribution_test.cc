@@ -84,9 +84,10 @@ TEST_F(FaultAttributionTest, AWitnessThatNeverArrivesFailsItsJobAndQuarantinesNo
   HttpServer http(dir_->file("www"), dir_->file("http.log"), runfile("tests/cluster/range_http_server.py"),
                   {"--stall", "/slow.wtns"});
   // One fault would quarantine a worker: none may be counted.
-  start_coordinator({"--witness-timeout-s", "3", "--quarantine-after", "1"});
-  start_worker("w1");
-  start_worker("w2");
+  // The witness server is on loopback: only a named host may be fetched from.
+  start_coordinator({"--witness-timeout-s", "3", "--quarantine-after", "1", "--witness-url-allow", "127.0.0.1"});
+  start_worker("w1", {"--witness-url-allow", "127.0.0.1"});
+  start_worker("w2", {"--witness-url-allow", "127.0.0.1"});
   wait_joined("w1");
   wait_joined("w2");
   const std::string good = "file://" + witness_file("bn128_mul.wtns");

@@ -218,14 +218,23 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   ASSERT_TRUE(coordinator_scrape_has("zkfarm_partitions_invalid_total{")) << logs();
   workers_[bad_proofs]->signal(SIGTERM);
 
-  // 3. Healthy workers finish everything. w1's cache holds corrupt copies of
-  // both zkeys: its first load fails (artifactChecksum, the copy is deleted),
-  // that partition is retried, later loads work. One job is bad input.
-  for (const CircuitInfo* circuit : {&bn254_, &bls12381_}) {
-    const std::string cached_zkey = dir_->file("cache-w1/" + ArtifactStore::zkey_relative(circuit->id));
-    std::filesystem::create_directories(std::filesystem::path(cached_zkey).parent_path());
-    write_file(cached_zkey, "not the zkey whose sha256 is the circuit id");
+  // 3. Healthy workers finish everything. One job is bad input, and one is
+  // for a circuit record whose id is not its zkey's sha256 (a store that
+  // does not hold what the record says): every load of it fails
+  // (artifactChecksum) and the job fails; a corrupt cached copy would be
+  // fetched again instead, so it would not show a failed load.
+  CircuitInfo mislabelled = bn254_;
+  mislabelled.id = std::string(64, 'b');
+  for (const auto& relative : {ArtifactStore::zkey_relative, ArtifactStore::pce_relative}) {
+    const std::string to = options_.artifacts + "/" + relative(mislabelled.id);
+    std::filesystem::create_directories(std::filesystem::path(to).parent_path());
+    std::filesystem::copy_file(options_.artifacts + "/" + relative(bn254_.id), to);
   }
+  {
+    RedisClient redis(options_.redis_url);
+    store_circuit_info(redis, KeyLayout(options_.prefix), mislabelled);
+  }
+  farm::submit(options_, job_json("mislabelled-key", mislabelled.id, {bn}, "normal"));
   start_metered_worker("w1");
   start_metered_worker("w2");
   farm::submit(options_, job_json("bulk-bn", bn254_.id, {bn, bn, bn}, "low"));
@@ -235,6 +244,9 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
     const farm::JobStatus status = wait_job(id, 60s);
     EXPECT_EQ(status.state, "done") << id << ": " << status.error;
   }
+  const farm::JobStatus mislabelled_key = wait_job("mislabelled-key", 60s);
+  EXPECT_EQ(mislabelled_key.state, "failed");
+  EXPECT_EQ(mislabelled_key.error_code, "artifactChecksum") << mislabelled_key.error;
   const farm::JobStatus wrong_curve = wait_job("wrong-curve");
   EXPECT_EQ(wrong_curve.state, "failed");
   EXPECT_EQ(wrong_curve.error_code, "wrongCurve") << wrong_curve.error;
@@ -258,7 +270,7 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
                                R"(","partitions":[{"input":{"a":"3"}}]})");
     const farm::JobStatus status = wait_job("altered-generator", 60s);
     EXPECT_EQ(status.state, "failed");
-    EXPECT_NE(status.error.find("does not match the circuit record"), std::string::npos) << status.error;
+    EXPECT_NE(status.error.find("the circuit record says"), std::string::npos) << status.error;
     store_circuit_info(redis, KeyLayout(options_.prefix), bn254_);
   }
 
