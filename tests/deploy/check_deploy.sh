@@ -29,6 +29,9 @@
 #   coordinators-listed-selftest  the previous check catches a second
 #                          coordinator the workers do not list, and passes
 #                          once they list both
+#   reaping-init           the image's PID 1 is tini (it reaps orphans) and no
+#                          compose service or k8s container replaces it
+#                          (no `entrypoint:`, no `command:`)
 #   secure-defaults        every shipped coordinator listens on loopback or has
 #                          CURVE on, and the workers beside it have their keys
 #   systemd-farm           deploy/redis.conf with deploy/systemd/*.env: a real
@@ -336,6 +339,41 @@ EOF
   $PYTHON $HERE/coordinators_check.py "$dir/compose-both.yml" "$dir/k8s" deploy/systemd/worker.env
 }
 
+# The zkfarm image runs tini as PID 1; compose and k8s must keep it.
+# shellcheck disable=SC2317  # run by check NAME FUNC through "$@", a call shellcheck cannot see
+reaping_init() {
+  local env=(ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check)
+  env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
+    >"$TMP/compose-init.yml" || return 1
+  $PYTHON - "$TMP/compose-init.yml" deploy/docker/Dockerfile deploy/k8s/*.yaml <<'EOF'
+import json, sys, yaml
+compose, dockerfile, manifests = sys.argv[1], sys.argv[2], sys.argv[3:]
+problems = []
+entrypoints = [l for l in open(dockerfile) if l.startswith("ENTRYPOINT")]
+if not entrypoints or json.loads(entrypoints[-1].split(None, 1)[1])[0] != "/usr/bin/tini":
+    problems.append("%s: the last ENTRYPOINT is not /usr/bin/tini" % dockerfile)
+zkfarm = 0
+for name, service in (yaml.safe_load(open(compose)).get("services") or {}).items():
+    if str(service.get("image", "")).startswith("zkfarm"):
+        zkfarm += 1
+        if "entrypoint" in service:
+            problems.append("compose service %s replaces the image's tini (entrypoint:)" % name)
+for path in manifests:
+    for doc in yaml.safe_load_all(open(path)):
+        spec = ((doc or {}).get("spec") or {}).get("template", {}).get("spec", {})
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            if str(c.get("image", "")).startswith("zkfarm"):
+                zkfarm += 1
+                if "command" in c:
+                    problems.append("%s: container %s replaces the image's tini (command:; use args:)"
+                                    % (path, c["name"]))
+if zkfarm == 0:
+    problems.append("no zkfarm container found in compose or k8s")
+print("\n".join(problems) if problems else "tini is PID 1 in %d zkfarm containers" % zkfarm)
+sys.exit(1 if problems else 0)
+EOF
+}
+
 # The ZeroMQ endpoint of every shipped coordinator is loopback, or CURVE is
 # on (a secret key and an allowlist), and the workers beside it carry the
 # coordinator's public key and a secret key of their own.
@@ -522,6 +560,7 @@ check redis-conf redis_conf
 
 check coordinators-listed coordinators_listed
 check coordinators-listed-selftest coordinators_listed_selftest
+check reaping-init reaping_init
 check secure-defaults secure_defaults
 check systemd-farm systemd_farm
 

@@ -203,8 +203,9 @@ def main(argv):
                 for section in ("requests", "limits"):
                     if str(resources.get(section, {}).get("nvidia.com/gpu")) != "1":
                         problem(where, f"worker container must have {section} nvidia.com/gpu: \"1\"")
-                if "--device" not in container.get("command", []):
-                    problem(where, "worker must be started with --device")
+                # args: the image's ENTRYPOINT (tini) runs them; command: would replace it.
+                if "--device" not in container.get("args", []):
+                    problem(where, "worker must be started with --device (in args:)")
             sc = container.get("securityContext", {})
             if sc.get("allowPrivilegeEscalation") is not False or "ALL" not in sc.get("capabilities", {}).get("drop", []):
                 problem(where, f"container {container['name']}: must drop ALL capabilities, no privilege escalation")
