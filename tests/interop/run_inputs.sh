@@ -36,8 +36,9 @@
 #                     there by the test-only --witgen-delay-ms) loses nothing:
 #                     the partition goes back once, without counting an
 #                     attempt, and another worker proves it
-# Each check prints "PASS <curve> <check>" or "FAIL <curve> <check>: <why>"; the
-# last line is "inputs: N passed, M failed"; exit 0 only when nothing failed.
+# Each check prints "PASS <curve> <check> (N s)" or "FAIL <curve> <check>: <why>
+# (N s)", N the seconds since the previous verdict; the last line is
+# "inputs: N passed, M failed"; exit 0 only when nothing failed.
 #
 # Usage: tests/interop/run_inputs.sh [--keep] [--curve bn128|bls12381]
 # Environment: ZKFARM_BIN (default <repo>/bazel-bin: cli/zkfarm,
@@ -95,8 +96,16 @@ trap cleanup EXIT
 
 passed=0
 failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+# Each verdict line ends with the seconds since the previous one (where the
+# suite's time goes).
+last_verdict=$SECONDS
+since_last() {
+  local took=$((SECONDS - last_verdict))
+  last_verdict=$SECONDS
+  echo "(${took} s)"
+}
+pass() { echo "PASS $1 $(since_last)"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2 $(since_last)"; failed=$((failed + 1)); }
 log_tail() { tail -n 6 "$1" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' | tr '\n' ' ' | cut -c1-600; }
 
 free_port() {
