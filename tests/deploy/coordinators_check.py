@@ -22,6 +22,12 @@ ENDPOINT = re.compile(r"^tcp://([A-Za-z0-9.\-]+|\[[0-9a-fA-F:]+\]):([0-9]{1,5})$
 problems = []
 
 
+def k8s_argv(container):
+    """What a k8s container runs after the image's ENTRYPOINT (tini): its
+    args, or a command that replaced the entrypoint."""
+    return container.get("command") or container.get("args") or []
+
+
 def runs(command, binary):
     return bool(command) and str(command[0]).endswith("/" + binary)
 
@@ -82,7 +88,7 @@ def k8s(directory):
     coordinator_labels = []
     for w in workloads:
         for c in w["spec"]["template"]["spec"]["containers"]:
-            if runs(c.get("command"), "zkfarm-coordinator"):
+            if runs(k8s_argv(c), "zkfarm-coordinator"):
                 coordinator_labels.append(w["spec"]["template"]["metadata"].get("labels", {}))
     expected = set()
     for svc in (d for d in docs if d.get("kind") == "Service"):
@@ -101,11 +107,11 @@ def k8s(directory):
     workers = 0
     for w in workloads:
         for c in w["spec"]["template"]["spec"]["containers"]:
-            if runs(c.get("command"), "zkfarm-worker"):
+            if runs(k8s_argv(c), "zkfarm-worker"):
                 workers += 1
                 env = {e["name"]: e.get("value", "") for e in c.get("env", [])}
                 name = f"k8s {w['metadata']['name']}"
-                same_set(name, worker_coordinators(name, c["command"], env), expected, short)
+                same_set(name, worker_coordinators(name, k8s_argv(c), env), expected, short)
     return len(expected), workers
 
 

@@ -52,7 +52,7 @@ declare -A SOURCES=(
   [wtns_fuzz]="base/files formats/binfile formats/wtns"
   [zkey_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/zkey formats/pce kernels/spmv"
   [pce_fuzz]="base/files base/hex base/digest formats/binfile formats/r1cs formats/pce kernels/spmv"
-  [snarkjs_json_fuzz]="base/files formats/binfile formats/snarkjs_json"
+  [snarkjs_json_fuzz]="base/files formats/binfile formats/snarkjs_json kernels/curves"
   [job_fuzz]="base/redact schema/job"
   [messages_fuzz]="gen/schema/zkfarm.capnp schema/messages"
 )
