@@ -99,13 +99,16 @@ failed=0
 # Each verdict line ends with the seconds since the previous one (where the
 # suite's time goes).
 last_verdict=$SECONDS
-since_last() {
-  local took=$((SECONDS - last_verdict))
+pass() {
+  echo "PASS $1 ($((SECONDS - last_verdict)) s)"
   last_verdict=$SECONDS
-  echo "(${took} s)"
+  passed=$((passed + 1))
 }
-pass() { echo "PASS $1 $(since_last)"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2 $(since_last)"; failed=$((failed + 1)); }
+fail() {
+  echo "FAIL $1: $2 ($((SECONDS - last_verdict)) s)"
+  last_verdict=$SECONDS
+  failed=$((failed + 1))
+}
 log_tail() { tail -n 6 "$1" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' | tr '\n' ' ' | cut -c1-600; }
 
 free_port() {
