@@ -31,7 +31,7 @@ bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker
   //tests/gpu:partition_benchmark
 rm -rf "$out"
 mkdir -p "$out/cli" "$out/coordinator" "$out/worker" "$out/bin" "$out/lib"
-install -m 755 bazel-bin/cli/zkfarm "$out/cli/"
+install -m 755 bazel-bin/cli/zkfarm bazel-bin/cli/zkfarm-farm "$out/cli/"  # zkfarm execs zkfarm-farm beside it
 install -m 755 bazel-bin/coordinator/zkfarm-coordinator "$out/coordinator/"
 install -m 755 bazel-bin/worker/zkfarm-worker "$out/worker/"
 install -m 755 bazel-bin/worker/cuda_backend_test bazel-bin/tests/gpu/partition_benchmark "$out/bin/"

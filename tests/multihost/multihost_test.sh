@@ -66,7 +66,7 @@ WORK=$(mktemp -d /tmp/zkfarm-multihost.XXXXXX)
 mkdir -p "$WORK"/{bin,a/www/artifacts,a/www/witnesses,a/redis,b/cache,c/cache,out}
 # Private copies: the workers must not read anything under bazel's tree
 # either (it is on the same file system as A).
-cp "$BIN/coordinator/zkfarm-coordinator" "$BIN/worker/zkfarm-worker" "$BIN/cli/zkfarm" "$WORK/bin/"
+cp "$BIN/coordinator/zkfarm-coordinator" "$BIN/worker/zkfarm-worker" "$BIN/cli/zkfarm" "$BIN/cli/zkfarm-farm" "$WORK/bin/"
 
 PIDS=()
 declare -A PID=()  # start's processes by NAME (c2, worker-b, ...)

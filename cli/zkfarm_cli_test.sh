@@ -1,0 +1,69 @@
+#!/bin/bash
+# zkfarm_cli_test.sh -- the `zkfarm` binary's split from zkfarm-farm
+# (cli/farm_exec.h): the farm commands run through zkfarm with their own
+# output and exit codes, zkfarm itself links none of their libraries, and a
+# zkfarm installed without zkfarm-farm says so (exit 2) for a farm command
+# while its local commands still work.
+#
+# usage: zkfarm_cli_test.sh ZKFARM ZKFARM_FARM   (bazel test //cli:zkfarm_cli_test)
+set -uo pipefail
+ZKFARM=$1
+ZKFARM_FARM=$2
+WORK=$(mktemp -d "${TEST_TMPDIR:-/tmp}/zkfarm_cli_test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect NAME STATUS PATTERN CMD...: CMD exits STATUS and its stdout+stderr match PATTERN (grep -E).
+expect() {
+  local name=$1 status=$2 pattern=$3; shift 3
+  "$@" >"$WORK/out" 2>&1
+  local got=$?
+  [ "$got" -eq "$status" ] || { fail "$name: exit $got, expected $status"; sed 's/^/  | /' "$WORK/out" >&2; return; }
+  grep -Eq -- "$pattern" "$WORK/out" || { fail "$name: output does not match /$pattern/"; sed 's/^/  | /' "$WORK/out" >&2; return; }
+  echo "ok: $name"
+}
+
+expect "usage lists local and farm commands" 0 "farm commands" "$ZKFARM" --help
+for command in circuit submit status wait result workers cancel keygen prove verify setup; do
+  grep -Eq "^  $command " "$WORK/out" || fail "zkfarm --help does not list $command"
+done
+expect "no arguments: usage, exit 2" 2 "usage: zkfarm COMMAND" "$ZKFARM"
+expect "unknown command: exit 2" 2 "unknown command 'frobnicate'" "$ZKFARM" frobnicate
+expect "farm command help through zkfarm-farm" 0 "--timeout" "$ZKFARM" wait --help
+expect "local command help" 0 "proof.json" "$ZKFARM" prove --help
+expect "keygen through zkfarm-farm" 0 "^public .+" "$ZKFARM" keygen
+grep -Eq "^secret .+" "$WORK/out" || fail "keygen printed no secret key"
+expect "keygen --out writes the pair" 0 "." "$ZKFARM" keygen --out "$WORK/k"
+{ [ -s "$WORK/k.public" ] && [ -s "$WORK/k.secret" ]; } || fail "keygen --out wrote no key files"
+expect "keygen refuses to overwrite: exit 2" 2 "exists" "$ZKFARM" keygen --out "$WORK/k"
+expect "farm usage error: exit 2" 2 "." "$ZKFARM" status
+expect "Redis unreachable: exit 2" 2 "Redis" "$ZKFARM" status 00000000-0000-0000-0000-000000000000 --redis redis://127.0.0.1:1
+expect "zkfarm-farm called directly" 0 "^public " "$ZKFARM_FARM" keygen
+expect "zkfarm-farm: unknown command, exit 2" 2 "unknown command 'prove'" "$ZKFARM_FARM" prove
+
+# zkfarm links none of the farm commands' libraries (the point of the split).
+if command -v ldd >/dev/null; then
+  ldd "$ZKFARM" >"$WORK/ldd" 2>&1 || fail "ldd $ZKFARM failed"
+  if grep -Ei "libzmq|libhiredis|libcurl|libcapnp|libkj|libprometheus" "$WORK/ldd"; then
+    fail "zkfarm links a farm command's library (above)"
+  fi
+  ldd "$ZKFARM_FARM" >"$WORK/ldd_farm" 2>&1 || fail "ldd $ZKFARM_FARM failed"
+  grep -q libzmq "$WORK/ldd_farm" || fail "zkfarm-farm does not link libzmq: is it the farm binary?"
+fi
+
+# A zkfarm copied without zkfarm-farm: local commands work, farm commands say what is missing.
+mkdir -p "$WORK/alone"
+cp "$(readlink -f "$ZKFARM")" "$WORK/alone/zkfarm"
+expect "alone: local command works" 0 "proof.json" "$WORK/alone/zkfarm" prove --help
+expect "alone: farm command names zkfarm-farm, exit 2" 2 "zkfarm-farm.*could not be started" "$WORK/alone/zkfarm" keygen
+# ... and one copied beside it again runs it.
+cp "$(readlink -f "$ZKFARM_FARM")" "$WORK/alone/zkfarm-farm"
+expect "installed pair: farm command runs" 0 "^public " "$WORK/alone/zkfarm" keygen
+# A symbolic link to zkfarm elsewhere finds zkfarm-farm beside the real file.
+mkdir -p "$WORK/links"
+ln -s "$WORK/alone/zkfarm" "$WORK/links/zkfarm"
+expect "symlinked zkfarm: farm command runs" 0 "^public " "$WORK/links/zkfarm" keygen
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all passed"
