@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -91,6 +92,37 @@ TEST(FilesTest, AtomicWritesCopiesAndReads) {
   }
   EXPECT_THROW(copy_file_atomically(dir + "/missing", dir + "/to"), std::system_error);
   EXPECT_FALSE(fs::exists(dir + "/to"));
+  fs::remove_all(dir);
+}
+
+// sync() fsyncs the temp file without touching the destination; commit()
+// then puts everything written (also after the sync) in place, and a writer
+// dropped after sync() leaves nothing behind.
+TEST(FilesTest, SyncBeforeCommitKeepsTheDestinationUntilCommit) {
+  const std::string dir = temp_dir();
+  const std::string path = dir + "/proof.json";
+  const auto bytes = [](const char* text) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text), std::strlen(text));
+  };
+  write_file_atomically(path, "old");
+  {
+    AtomicFileWriter out(path);
+    out.write(bytes("new"));
+    out.sync();
+    EXPECT_EQ(read_file(path), "old");
+    out.write(bytes(" and more"));
+    out.commit();
+    EXPECT_THROW(out.sync(), std::logic_error);
+  }
+  EXPECT_EQ(read_file(path), "new and more");
+  {
+    AtomicFileWriter dropped(dir + "/dropped");
+    dropped.write(bytes("x"));
+    dropped.sync();
+  }
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
+  EXPECT_EQ(names, (std::vector<std::string>{"proof.json"}));
   fs::remove_all(dir);
 }
 

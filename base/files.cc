@@ -70,6 +70,7 @@ void AtomicFileWriter::write(std::span<const std::uint8_t> data) {
 
 void AtomicFileWriter::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
   if (fd_ < 0) throw std::logic_error("AtomicFileWriter: write after commit");
+  synced_ = false;
   std::size_t done = 0;
   while (done < data.size()) {
     // Linux transfers at most ~2 GiB per call.
@@ -83,9 +84,15 @@ void AtomicFileWriter::write_at(std::uint64_t offset, std::span<const std::uint8
   }
 }
 
+void AtomicFileWriter::sync() {
+  if (fd_ < 0) throw std::logic_error("AtomicFileWriter: sync after commit");
+  if (::fsync(fd_) != 0) io_fail("fsync");
+  synced_ = true;
+}
+
 void AtomicFileWriter::commit() {
   if (fd_ < 0) throw std::logic_error("AtomicFileWriter: commit twice");
-  if (::fsync(fd_) != 0) io_fail("fsync");
+  if (!synced_ && ::fsync(fd_) != 0) io_fail("fsync");
   if (::close(fd_) != 0) {
     fd_ = -1;
     io_fail("close");

@@ -36,7 +36,12 @@ class AtomicFileWriter {
   // position() is unchanged.
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> data);
   std::uint64_t position() const { return position_; }
-  // fsync + rename; after it the writer is inert.
+  // fsync now, so that a later commit() only renames (unless more is
+  // written in between): lets the fsync's wait overlap other work while the
+  // destination stays untouched. Throws std::system_error naming the file.
+  void sync();
+  // fsync (unless sync() already did since the last write) + rename; after
+  // it the writer is inert.
   void commit();
 
  private:
@@ -46,6 +51,7 @@ class AtomicFileWriter {
   int fd_ = -1;
   std::uint64_t position_ = 0;
   bool committed_ = false;
+  bool synced_ = false;
 };
 
 // Replaces path with bytes atomically (AtomicFileWriter).

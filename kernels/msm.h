@@ -74,6 +74,11 @@ struct MsmConfig {
   // inversions per chunk and the bookkeeping vanish, small enough to balance
   // 128 threads at 2^22 points.
   static constexpr std::size_t kClassifyChunk = std::size_t(1) << 14;
+  // Smallest classification chunk: below kClassifyChunk * threads points the
+  // chunks shrink so that every thread gets some (a circom key of 8k signals
+  // was one chunk, its ones sum on one core while the other waited); 512
+  // still spreads a chunk's ~10 tree inversions over >= 500 additions.
+  static constexpr std::size_t kClassifyMinChunk = 512;
 
   // FixedBaseTable window bits: 10 gives 26 windows x 512 entries for
   // 254/255-bit scalars (0.85 MB for BN254 G1, 2.5 MB for BLS12-381 G2), so
@@ -359,7 +364,10 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
   if (n == 0) return G::identity();
 
   // Pass 1: ones sums and dense counts per chunk.
-  const std::size_t chunk = MsmConfig::kClassifyChunk;
+  const std::size_t per_thread = (n + parallel_threads() * ParallelConfig::kChunksPerThread - 1) /
+                                 (parallel_threads() * ParallelConfig::kChunksPerThread);
+  const std::size_t chunk =
+      std::clamp(per_thread, MsmConfig::kClassifyMinChunk, MsmConfig::kClassifyChunk);
   const std::size_t chunks = (n + chunk - 1) / chunk;
   std::vector<Affine> ones(chunks);
   std::vector<std::size_t> dense_count(chunks + 1, 0);

@@ -255,18 +255,36 @@ Proof Prover::prove_on(const Circuit& loaded, const PreparedWitness& prepared, c
     throw Error(ErrorCode::kBadCircuit, std::string("key and PCE disagree: ") + e.what());
   }
   result.public_signals.assign(witness.begin() + 1, witness.begin() + 1 + circuit.num_public());
-  if (request.verify) {
-    clock.lap();
-    const bool valid = groth16_verify<Curve>(circuit.zkey.verifying_key(),
-                                             std::span<const Fr>(result.public_signals), result.proof);
-    timings->verify = clock.lap();
-    if (!valid)
-      throw Error(ErrorCode::kUnsatisfied, prepared.name +
-                                               ": the witness does not satisfy the circuit (the proof failed "
-                                               "verification); a PCE with the C matrix (from the .r1cs) names "
-                                               "the failing constraint");
-  }
+  if (request.verify) verify_on<Curve>(circuit, result, prepared.name, timings);
   return result;
+}
+
+template <class Curve>
+void Prover::verify_on(const Circuit& loaded, const ProofOf<Curve>& proof, const std::string& witness_name,
+                       Timings* timings) {
+  using Fr = typename Curve::Fr;
+  const auto& circuit = static_cast<const CircuitOf<Curve>&>(loaded);
+  Stopwatch clock;
+  const bool valid = groth16_verify<Curve>(circuit.zkey.verifying_key(), std::span<const Fr>(proof.public_signals),
+                                           proof.proof);
+  if (timings) timings->verify = clock.lap();
+  if (!valid)
+    throw Error(ErrorCode::kUnsatisfied, witness_name +
+                                             ": the witness does not satisfy the circuit (the proof failed "
+                                             "verification); a PCE with the C matrix (from the .r1cs) names "
+                                             "the failing constraint");
+}
+
+void Prover::verify(const Circuit& circuit, const Proof& proof, const std::string& witness_name,
+                    Timings* timings) const {
+  std::visit(
+      [&](const auto& typed) {
+        using Curve = typename std::decay_t<decltype(typed)>::Curve;
+        if (circuit.curve() != curve_id_of<Curve>())
+          throw Error(ErrorCode::kInternal, witness_name + ": a proof of another curve than " + circuit.name);
+        verify_on<Curve>(circuit, typed, witness_name, timings);
+      },
+      proof);
 }
 
 std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,

@@ -215,6 +215,15 @@ class Prover {
   // for a witness prepared for another circuit.
   Proof prove(const Circuit& circuit, const PreparedWitness& witness, const ProveRequest& request,
               Timings* timings);
+  // The self-check of ProveRequest::verify on a proof of `circuit` that
+  // prove() returned without it, so that a caller can overlap it with other
+  // work (the CLI writes its files meanwhile). Returns normally when the
+  // proof verifies against the circuit's verifying key; throws Error
+  // kUnsatisfied naming witness_name (the same error prove() throws) when
+  // not, kInternal for a proof of another curve. Sets timings->verify when
+  // timings is not null. Needs no prove lock.
+  void verify(const Circuit& circuit, const Proof& proof, const std::string& witness_name,
+              Timings* timings) const;
 
  private:
   explicit Prover(std::unique_ptr<Engine> engine);
@@ -224,6 +233,9 @@ class Prover {
   template <class Curve>
   Proof prove_on(const Circuit& circuit, const PreparedWitness& witness, const ProveRequest& request,
                  Timings* timings);
+  template <class Curve>
+  static void verify_on(const Circuit& circuit, const ProofOf<Curve>& proof, const std::string& witness_name,
+                        Timings* timings);
 
   std::unique_ptr<Engine> engine_;
   std::mutex prove_mutex_;
