@@ -296,7 +296,8 @@ TEST(GpuNtt, Bls12381Large) {
 
 // The shaped pass kernels (the default) against the generic kernel
 // (GpuNttConfig::generic_passes, the kernel the CPU comparisons above
-// established before the shaped ones) at the large plans, 2^27 included:
+// established before the shaped ones) at large plans (two and three
+// passes, 2^27 included):
 // forward, inverse and odd coset equal element for element, and forward
 // then inverse returns the input. Sizes 2^16..2^22 are compared with the
 // CPU NTT by check_ntt / check_ntt_large through the shaped kernels too.
@@ -339,11 +340,11 @@ void check_shaped_equals_generic(std::initializer_list<unsigned> sizes) {
 
 TEST(GpuNtt, Bn254ShapedEqualsGeneric) {
   REQUIRE_GPU();
-  check_shaped_equals_generic<Bn254Fr>({21u, 23u, 24u, 25u, 26u});
+  check_shaped_equals_generic<Bn254Fr>({21u, 24u, 26u});
 }
 TEST(GpuNtt, Bls12381ShapedEqualsGeneric) {
   REQUIRE_GPU();
-  check_shaped_equals_generic<Bls12381Fr>({22u, 24u, 27u});
+  check_shaped_equals_generic<Bls12381Fr>({22u, 27u});
 }
 
 // --- MSM --------------------------------------------------------------------
