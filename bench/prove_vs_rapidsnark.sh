@@ -104,11 +104,16 @@ prepare() {
 }
 
 # timed OUT CMD...: runs CMD, appends "wall cpu" (seconds) to OUT; fails if CMD fails.
+# Wall time from bash's microsecond clock around the run (time(1)'s %e has
+# 10 ms steps, as large as the smallest circuit's whole proof); CPU time
+# (user + system) from time(1).
 timed() {
-  local out=$1; shift
+  local out=$1 start end; shift
+  start=$EPOCHREALTIME
   /usr/bin/time -f "%e %U %S" -o "$out.t" "$@" >"$out.log" 2>&1 ||
     { echo "prove_vs_rapidsnark.sh: failed: $* (see $out.log)" >&2; exit 1; }
-  awk '{ printf "%s %.3f\n", $1, $2 + $3 }' "$out.t" >>"$out"
+  end=$EPOCHREALTIME
+  awk -v start="$start" -v end="$end" '{ printf "%.3f %.3f\n", end - start, $2 + $3 }' "$out.t" >>"$out"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
