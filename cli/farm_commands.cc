@@ -134,7 +134,7 @@ std::string not_found(const std::string& id) {
 
 const char kCircuitUsage[] =
     "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR "
-    "[--replace-witness-generator]] [--json]";
+    "[--replace-witness-generator]] [--json] | zkfarm circuit share|unshare <circuit-id> <tenant>...|all";
 const char kCircuitHelp[] =
     "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR\n"
     "                          [--replace-witness-generator]] [--json] [farm options]\n\n"
@@ -160,15 +160,37 @@ const char kCircuitHelp[] =
     "                    replace the recorded generator by this different one; only\n"
     "                    the Redis user who registered the circuit may (jobs already\n"
     "                    taken in keep the old one's hashes and fail artifactChecksum)\n"
-    "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
-    "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
+    "  --json            print the circuit record as JSON\n\n"
+    "Tenants (`zkfarm tenant`): with a tenant's URL the circuit is the tenant's\n"
+    "own (its jobs only; a witness generator is refused: the admin's action).\n"
+    "An admin's circuit serves the default tenant, and a tenant only once shared:\n"
+    "  zkfarm circuit share <circuit-id> <tenant>... | all     (admin only)\n"
+    "  zkfarm circuit unshare <circuit-id> <tenant>... | all\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 registered (shared), 2 error (bad zkey/r1cs/generator, no artifact store, unknown\n"
+    "      tenant or circuit, Redis)\n";
 
 int run_circuit(const std::vector<std::string>& argv) {
   return run_farm_guarded("circuit", kCircuitUsage, [&] {
     Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json", "replace-witness-generator"});
     const auto& pos = args.positional();
-    if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
-    if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (the only one is 'add')");
+    if (pos.empty()) throw UsageError("missing subcommand (add, share, unshare)");
+    if (pos[0] == "share" || pos[0] == "unshare") {
+      if (pos.size() < 3) throw UsageError("circuit " + pos[0] + " takes a circuit id and tenant names (or all)");
+      if (!is_valid_circuit_id(pos[1])) throw UsageError("'" + pos[1] + "' is not a circuit id (64 lowercase hex digits)");
+      std::vector<std::string> tenants;
+      for (std::size_t i = 2; i < pos.size(); ++i) tenants.push_back(pos[i] == "all" ? "*" : pos[i]);
+      const farm::FarmOptions options = farm_options(args);
+      RedisClient redis(options.redis_url);
+      try {
+        if (pos[0] == "share") share_circuit(redis, KeyLayout(options.prefix), pos[1], tenants);
+        else unshare_circuit(redis, KeyLayout(options.prefix), pos[1], tenants);
+      } catch (const TenantError& e) {
+        throw InputError(e.what());
+      }
+      std::printf("%sd\n", pos[0].c_str());
+      return kExitOk;
+    }
+    if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (add, share, unshare)");
     if (pos.size() != 2) throw UsageError("circuit add takes exactly one zkey");
     farm::FarmOptions options = farm_options(args);
     if (options.artifacts.empty()) throw UsageError("no artifact store: give --artifacts DIR or set ZKFARM_ARTIFACTS");

@@ -82,6 +82,15 @@ void Intake::run(const std::atomic<bool>& stopping) {
   // (another one could take it over meanwhile).
   if (lease_ && !lease_->wait_first_lease(stopping)) return;
   bool recovered = false;
+  // The client functions tenants submit and cancel with, as this build
+  // has them (the same text again is harmless; a user that may not load
+  // them leaves that to `zkfarm tenant add`).
+  try {
+    load_client_functions(redis);
+  } catch (const RedisError& e) {
+    ZKLOG(kInfo) << "did not load the tenants' client functions (" << e.what()
+                 << "); `zkfarm tenant add` loads them";
+  }
   std::chrono::milliseconds backoff = coordinator::kRedisRetryFirst;
   auto next_depth_sample = Clock::now();
   while (!stopping) {

@@ -183,6 +183,17 @@ TEST(TenantAcl, HostileTenantIsRefused) {
   EXPECT_EQ(admin.command({"HGET", keys.tenant_record("a"), "weight"}).as_string(), "1");
   EXPECT_GT(admin.command({"DBSIZE"}).as_integer(), 5);
 
+  // The workers' user reads circuit records and nothing is written with it.
+  RedisClient worker("redis://zkfarm-worker:CHANGE-ME-WORKER@" + address);
+  EXPECT_EQ(worker.command({"HGET", keys.circuit(circuit), "curve"}).as_string(), "bn128");
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"HSET", keys.circuit(circuit), "zkey", "x"},
+                                             {"LPUSH", keys.queue(Priority::kCritical), evil_job},
+                                             {"SREM", keys.quarantine(), "w2"},
+                                             {"EVAL", "return 1", "0"},
+                                             {"KEYS", "*"}})
+    EXPECT_EQ(refusal_problem(worker, command), "") << "worker: " << joined(command);
+
   // A tenant cannot manage tenants; a removed tenant cannot log in; a
   // rotated password replaces the old one.
   EXPECT_THROW(add_tenant(hostile, keys, TenantRecord{.name = "c"}), RedisError);
@@ -213,6 +224,32 @@ TEST(TenantAcl, NamesAndUsers) {
   EXPECT_EQ(split_processing_entry("{}").tenant, "");
 }
 
+TEST(TenantAcl, TakeOverMovesTenantJobsAndCancels) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  const KeyLayout keys("zkfarm:");
+  const KeyLayout ta = keys.for_tenant("a");
+  JobStore store(redis, keys);
+  redis.command({"HSET", ta.job("j"), JobStore::kOwner, "dead", JobStore::kState, "running"});
+  redis.command({"HSET", keys.job("j"), JobStore::kOwner, "dead", JobStore::kState, "running"});
+  redis.command({"LPUSH", keys.processing("dead"), processing_entry("a", R"({"id":"j"})")});
+  redis.command({"LPUSH", keys.processing("dead"), R"({"id":"j"})"});
+  redis.command({"SADD", ta.cancels("dead"), "j"});
+  EXPECT_EQ(store.take_over("dead", "me", {"a"}), 2u);
+  EXPECT_EQ(redis.command({"HGET", ta.job("j"), JobStore::kOwner}).as_string(), "me");
+  EXPECT_EQ(redis.command({"HGET", keys.job("j"), JobStore::kOwner}).as_string(), "me");
+  EXPECT_EQ(redis.command({"SISMEMBER", ta.cancels("me"), "j"}).as_integer(), 1);
+  // take_next: the default tenant first, then the tenants in the order given.
+  redis.command({"LPUSH", ta.queue(Priority::kNormal), "a1"});
+  redis.command({"LPUSH", keys.for_tenant("b").queue(Priority::kNormal), "b1"});
+  redis.command({"LPUSH", keys.for_tenant("b").queue(Priority::kHigh), "b0"});
+  EXPECT_EQ(split_processing_entry(*store.take_next("me", {"a", "b"})).raw, "b0");  // priority first
+  EXPECT_EQ(split_processing_entry(*store.take_next("me", {"b", "a"})).tenant, "b");  // the caller's turn
+  EXPECT_EQ(split_processing_entry(*store.take_next("me", {"b", "a"})).tenant, "a");
+  EXPECT_FALSE(store.take_next("me", {"a", "b"}));
+}
+
 class TenantFarmTest : public FarmTest {};
 
 TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
@@ -220,7 +257,9 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   const KeyLayout keys(options_.prefix);
   const TenantCredentials a = add_tenant(admin, keys, TenantRecord{.name = "a"});
   const TenantCredentials b = add_tenant(admin, keys, TenantRecord{.name = "b"});
-  share_circuit(admin, keys, bn254_.id, {"a"});
+  const CommandResult shared = run_command({runfile("cli/zkfarm"), "circuit", "share", bn254_.id, "a", "--redis",
+                                            options_.redis_url}, dir_->path());
+  EXPECT_EQ(shared.exit_code, 0) << shared.err;
   EXPECT_THROW(share_circuit(admin, keys, bn254_.id, {"nobody"}), TenantError);
   farm::FarmOptions as_a = options_, as_b = options_;
   as_a.redis_url = a.url(options_.redis_url);
