@@ -19,6 +19,13 @@ namespace zkfarm {
 using Clock = std::chrono::steady_clock;
 
 namespace {
+// A reply error naming a key of the wrong type: a tenant's client may write
+// its own namespace, so a job's keys may be a set where a hash belongs. It
+// spoils that entry only, never the intake of everyone else's.
+bool is_wrong_type(const RedisError& e) {
+  return e.kind() == RedisError::Kind::kReply && std::string_view(e.what()).rfind("WRONGTYPE", 0) == 0;
+}
+
 // How often intake re-reads the tenant list: a new tenant's queue is served
 // within a second, at one SMEMBERS a second.
 constexpr std::chrono::milliseconds kTenantsRefresh{1000};
@@ -189,7 +196,13 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
       return;
     }
   }
-  if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
+  try {
+    if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
+  } catch (const RedisError& e) {
+    if (!is_wrong_type(e)) throw;
+    ZKLOG(kWarning) << "rejected a queue entry whose job keys have the wrong type: " << e.what();
+    store.reject_unattributable(me, raw, std::string("the job's Redis keys have the wrong type: ") + e.what());
+  }
   store.end_intake(me, digest);
   counted_.erase(digest);
 }
@@ -374,7 +387,16 @@ void Intake::collect_reads(JobStore& store) {
     // they hold a slot (reading_slots) and their threads are joined later.
     const WitnessReads* reads = job.reads.get();
     if (!reads->idle()) expired_reads_.push_back(std::move(job.reads));
-    finish_reading(store, job, *reads);
+    try {
+      finish_reading(store, job, *reads);
+    } catch (const RedisError& e) {
+      if (!is_wrong_type(e)) throw;
+      ZKLOG(kWarning) << "rejected a queue entry whose job keys have the wrong type: " << e.what();
+      store.reject_unattributable(config_.coordinator_id, job.raw,
+                                  std::string("the job's Redis keys have the wrong type: ") + e.what());
+      store.end_intake(config_.coordinator_id, job.digest);
+      counted_.erase(job.digest);
+    }
   }
 }
 

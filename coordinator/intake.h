@@ -26,7 +26,9 @@
 // taken from too, round-robin by tenant within a priority (the default
 // tenant's first); a tenant's job lives in its namespace, its processing
 // entry names the tenant (split_processing_entry), and it reaches the
-// scheduler as PreparedJob::tenant with the id scheduled_job_id.
+// scheduler as PreparedJob::tenant with the id scheduled_job_id. A tenant
+// may write its own namespace, so an entry whose job keys it gave the wrong
+// type (WRONGTYPE) goes to <p>rejected instead of stalling the intake.
 //
 // Admission: a job is taken from the queues only while fewer than
 // max_active_jobs are held or being read and their estimated bytes

@@ -299,6 +299,16 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   EXPECT_EQ(b_same.error_code, "unknownCircuit");
   EXPECT_EQ(wait(as_b, "own").state, "done") << logs();
   EXPECT_EQ(wait(as_a, "raw").state, "done") << logs();
+  // A tenant that spoils its own job's keys (a set where the job hash
+  // belongs) loses that entry only: the next job runs.
+  RedisClient a_client(as_a.redis_url);
+  a_client.command({"SADD", keys.for_tenant("a").job("spoiled"), "x"});
+  a_client.command({"LPUSH", keys.for_tenant("a").queue(Priority::kNormal), job_json("spoiled", bn254_.id, {bn_witness})});
+  EXPECT_EQ(farm::submit(as_a, job_json("after", bn254_.id, {bn_witness})), "after");
+  EXPECT_EQ(wait(as_a, "after").state, "done") << logs();
+  EXPECT_TRUE(eventually([&] { return admin.command({"LLEN", keys.rejected()}).as_integer() == 1; },
+                         std::chrono::seconds(20)))
+      << logs();
   // Results are in the tenant's namespace, under the id it knows.
   const auto result = farm::result(as_a, "same");
   ASSERT_TRUE(result);
