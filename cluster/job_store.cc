@@ -482,10 +482,30 @@ std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
 }
 
 void JobStore::store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                           const std::string& event) {
-  redis_.eval(kStoreProofScript, {keys_.job(id), keys_.job_events(id)},
-              {std::to_string(partition), proof_json, event, keys_.events_channel(), keys_.job_proofs(id),
-               keys_.stats_minute(unix_minute(unix_now()))});
+                           const std::string& event, const std::vector<std::vector<std::string>>& also) {
+  const std::vector<std::string> keys = {keys_.job(id), keys_.job_events(id)};
+  const std::vector<std::string> args = {std::to_string(partition),  proof_json,
+                                         event,                      keys_.events_channel(),
+                                         keys_.job_proofs(id),       keys_.stats_minute(unix_minute(unix_now()))};
+  if (also.empty()) {
+    redis_.eval(kStoreProofScript, keys, args);
+    return;
+  }
+  // EVALSHA and the rest in one round trip; a Redis that lost the script
+  // (restart, SCRIPT FLUSH) answers NOSCRIPT and ran only the rest: the
+  // store is then made again by eval(), which loads the script.
+  std::vector<std::vector<std::string>> commands;
+  commands.push_back({"EVALSHA", sha1_hex(kStoreProofScript), std::to_string(keys.size())});
+  commands[0].insert(commands[0].end(), keys.begin(), keys.end());
+  commands[0].insert(commands[0].end(), args.begin(), args.end());
+  commands.insert(commands.end(), also.begin(), also.end());
+  try {
+    redis_.pipeline(commands);
+    return;
+  } catch (const RedisError& e) {
+    if (e.kind() != RedisError::Kind::kReply || std::string(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
+  }
+  redis_.eval(kStoreProofScript, keys, args);
 }
 
 void JobStore::event(const std::string& id, const std::string& event) {

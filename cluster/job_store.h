@@ -148,9 +148,11 @@ class JobStore {
 
   // Verified proofs already stored for a job: partition -> proof JSON.
   std::map<std::uint32_t, std::string> proofs(const std::string& id);
-  // Stores a verified partition proof and appends/publishes event_json.
+  // Stores a verified partition proof and appends/publishes event_json;
+  // also (e.g. a worker's proof counter) is sent in the same round trip,
+  // after the store, and runs once. Throws RedisError.
   void store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                   const std::string& event_json);
+                   const std::string& event_json, const std::vector<std::vector<std::string>>& also = {});
   // Appends an event to job:<id>:events and publishes it.
   void event(const std::string& id, const std::string& event_json);
 

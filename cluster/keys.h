@@ -21,7 +21,7 @@
 //[t]<p>events                  pubsub every event, as JSON
 //   <p>circuit:<id>            hash   curve, sizes, artifact paths (relative to the store)
 //   <p>circuits                set    circuit ids
-//   <p>pce:<circuit>           set    worker ids holding the circuit resident
+//   <p>pce:<circuit>           set    worker ids holding the circuit resident (registered ids; expires)
 //   <p>worker:<id>             hash   host, device, state, faults, last_seen (expires)
 //   <p>workers                 set    worker ids ever seen (stale ones have no hash)
 //   <p>quarantine              set    quarantined worker ids, and "key:<z85>" for a quarantined

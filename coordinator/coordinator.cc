@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "cluster/log.h"
@@ -85,25 +86,42 @@ void Coordinator::run() {
   });
   start_verifiers();
   auto next_tick = Clock::now();
+  // Events that write to Redis (verified results, new jobs), handled a few
+  // at a time between looks at the workers' messages: a credit waits for at
+  // most kStoresPerTurn stores, not for every store of a burst.
+  std::deque<Event> deferred;
+  auto handle = [&](Event& event) {
+    try {
+      if (auto* link = std::get_if<LinkEvent>(&event)) {
+        if (!link->peer.empty()) sessions_->on_link(*link);
+      } else if (auto* prepared = std::get_if<PreparedJob>(&event)) {
+        on_prepared(std::move(*prepared));
+      } else {
+        on_verified(std::get<VerifyDone>(event));
+      }
+    } catch (const kj::Exception& e) {
+      ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
+    } catch (const RedisError& e) {
+      if (stopping_) return;
+      metrics_->redis_errors().Increment();
+      ZKLOG(kError) << "Redis error while handling an event: " << e.what();
+    }
+  };
   while (!stopping_) {
-    events_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()));
+    if (deferred.empty())
+      events_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()));
+    // Workers' messages first (credits, results to the verifiers: no Redis
+    // round trip but a changed record's lookup), then dispatch.
     for (auto& event : events_.drain()) {
       if (stopping_) break;
-      try {
-        if (auto* link = std::get_if<LinkEvent>(&event)) {
-          if (!link->peer.empty()) sessions_->on_link(*link);
-        } else if (auto* prepared = std::get_if<PreparedJob>(&event)) {
-          on_prepared(std::move(*prepared));
-        } else {
-          on_verified(std::get<VerifyDone>(event));
-        }
-      } catch (const kj::Exception& e) {
-        ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
-      } catch (const RedisError& e) {
-        if (stopping_) break;
-        metrics_->redis_errors().Increment();
-        ZKLOG(kError) << "Redis error while handling an event: " << e.what();
-      }
+      if (std::holds_alternative<LinkEvent>(event)) handle(event);
+      else deferred.push_back(std::move(event));
+    }
+    scheduler_.dispatch();
+    for (std::size_t n = 0; n < coordinator::kStoresPerTurn && !deferred.empty() && !stopping_; ++n) {
+      Event event = std::move(deferred.front());
+      deferred.pop_front();
+      handle(event);
     }
     if (Clock::now() >= next_tick) {
       try {
@@ -270,6 +288,7 @@ void Coordinator::tick() {
   // Deadlines and stalled tasks.
   scheduler_.expire(unix_now(), Clock::now());
   sessions_->flush_warnings();
+  sessions_->flush_records();
 }
 
 // ---------------------------------------------------------------------------
@@ -304,12 +323,17 @@ void Coordinator::partition_proved(const ScheduledJob& job, const PartitionResul
   json extra = {{"partition", result.partition}, {"worker", result.worker}};
   const std::string extra_text = extra.dump();
   const std::string entry = to_json(result).dump();
+  // The worker's proof counter goes in the same round trip, and its record
+  // keeps an expiry (one that had expired is not left without one).
+  const std::vector<std::vector<std::string>> counter = {
+      {"HINCRBY", keys_.worker(result.worker), WorkerRecord::kProofs, "1"},
+      {"EXPIRE", keys_.worker(result.worker), sessions_->record_ttl(), "NX"}};
   with_redis([&] {
     store_of(job).store_proof(stored_id(job), result.partition, entry,
-                              event_json(stored_id(job), "partition_proved", extra_text.substr(1, extra_text.size() - 2)));
+                              event_json(stored_id(job), "partition_proved", extra_text.substr(1, extra_text.size() - 2)),
+                              counter);
     return 0;
   });
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(result.worker), WorkerRecord::kProofs, "1"}); });
 }
 
 void Coordinator::attempt_failed(const ScheduledJob& job, std::uint32_t) {
