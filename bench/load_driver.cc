@@ -493,18 +493,20 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
   std::filesystem::copy_file(runfile("formats/testdata/" + fixture + ".wtns"), witness);
   (void)proofs.proof(circuit.id, witness);  // before the clock starts
 
-  std::vector<int> ports, metrics_ports;
+  std::vector<int> ports, metrics_ports, status_ports;
   std::vector<std::unique_ptr<Process>> coordinators;
   for (std::size_t k = 0; k < o.coordinators; ++k) {
     ports.push_back(free_port());
     metrics_ports.push_back(free_port());
+    status_ports.push_back(free_port());
     coordinators.push_back(std::make_unique<Process>(
         std::vector<std::string>{runfile("coordinator/zkfarm-coordinator"), "--redis", options.redis_url, "--id",
                                  "load-c" + std::to_string(k), "--listen",
                                  "tcp://127.0.0.1:" + std::to_string(ports.back()), "--artifacts", options.artifacts,
                                  "--max-active-jobs", std::to_string(std::max<std::size_t>(o.jobs, 64)),
                                  "--verify-threads", std::to_string(verify_threads), "--metrics-listen",
-                                 "127.0.0.1:" + std::to_string(metrics_ports.back())},
+                                 "127.0.0.1:" + std::to_string(metrics_ports.back()), "--status-listen",
+                                 "127.0.0.1:" + std::to_string(status_ports.back())},
         dir.file("coordinator-" + std::to_string(k) + ".log"),
         std::map<std::string, std::string>{{"ZKFARM_LOG_LEVEL", "warning"}}));
   }
@@ -562,14 +564,16 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
   backlog = true;
   // The status page, read as an operator's browser would during the run.
   Stats status_latency;
+  std::atomic<std::size_t> status_failures{0};
   std::atomic<bool> all_done{false};
   std::thread status_reader;
   if (o.status_poll_ms > 0) {
     status_reader = std::thread([&] {
       while (!all_done) {
         const auto asked = Clock::now();
-        const HttpResult r = http_request(metrics_ports[0], "GET", "/api/v1/stats");
+        const HttpResult r = http_request(status_ports[0], "GET", "/api/v1/stats");
         if (r.status == 200) status_latency.add(std::chrono::duration<double>(Clock::now() - asked).count());
+        else ++status_failures;
         std::this_thread::sleep_for(milliseconds(o.status_poll_ms));
       }
     });
@@ -662,6 +666,7 @@ bool run(const Options& o, unsigned verify_threads, ProofCache& proofs) {
   if (!status_latency.values.empty())
     std::fprintf(stderr, "; status page p50/p99 %.1f / %.1f ms over %zu reads", status_latency.percentile(0.5) * 1e3,
                  status_latency.percentile(0.99) * 1e3, status_latency.values.size());
+  if (status_failures > 0) std::fprintf(stderr, "; status page: %zu reads failed", status_failures.load());
   std::fprintf(stderr, "\n");
   std::fflush(stdout);
   if (!o.check) return true;

@@ -44,6 +44,7 @@
 #include "cluster/job_result.h"
 #include "base/redact.h"
 #include "cluster/redis_client.h"
+#include "cluster/tenants.h"
 #include "formats/binfile.h"
 
 namespace zkfarm::cli {
@@ -133,7 +134,7 @@ std::string not_found(const std::string& id) {
 
 const char kCircuitUsage[] =
     "zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR "
-    "[--replace-witness-generator]] [--json]";
+    "[--replace-witness-generator]] [--json] | zkfarm circuit share|unshare <circuit-id> <tenant>...|all";
 const char kCircuitHelp[] =
     "usage: zkfarm circuit add <circuit.zkey> [--r1cs circuit.r1cs] [--witness-generator DIR\n"
     "                          [--replace-witness-generator]] [--json] [farm options]\n\n"
@@ -159,15 +160,37 @@ const char kCircuitHelp[] =
     "                    replace the recorded generator by this different one; only\n"
     "                    the Redis user who registered the circuit may (jobs already\n"
     "                    taken in keep the old one's hashes and fail artifactChecksum)\n"
-    "  --json            print the circuit record as JSON\n" ZKFARM_FARM_OPTIONS_HELP
-    "\nexit: 0 registered, 2 error (bad zkey/r1cs/generator, no artifact store, Redis)\n";
+    "  --json            print the circuit record as JSON\n\n"
+    "Tenants (`zkfarm tenant`): with a tenant's URL the circuit is the tenant's\n"
+    "own (its jobs only; a witness generator is refused: the admin's action).\n"
+    "An admin's circuit serves the default tenant, and a tenant only once shared:\n"
+    "  zkfarm circuit share <circuit-id> <tenant>... | all     (admin only)\n"
+    "  zkfarm circuit unshare <circuit-id> <tenant>... | all\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 registered (shared), 2 error (bad zkey/r1cs/generator, no artifact store, unknown\n"
+    "      tenant or circuit, Redis)\n";
 
 int run_circuit(const std::vector<std::string>& argv) {
   return run_farm_guarded("circuit", kCircuitUsage, [&] {
     Args args(argv, with_farm_options({"r1cs", "witness-generator"}), {"json", "replace-witness-generator"});
     const auto& pos = args.positional();
-    if (pos.empty()) throw UsageError("missing subcommand (the only one is 'add')");
-    if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (the only one is 'add')");
+    if (pos.empty()) throw UsageError("missing subcommand (add, share, unshare)");
+    if (pos[0] == "share" || pos[0] == "unshare") {
+      if (pos.size() < 3) throw UsageError("circuit " + pos[0] + " takes a circuit id and tenant names (or all)");
+      if (!is_valid_circuit_id(pos[1])) throw UsageError("'" + pos[1] + "' is not a circuit id (64 lowercase hex digits)");
+      std::vector<std::string> tenants;
+      for (std::size_t i = 2; i < pos.size(); ++i) tenants.push_back(pos[i] == "all" ? "*" : pos[i]);
+      const farm::FarmOptions options = farm_options(args);
+      RedisClient redis(options.redis_url);
+      try {
+        if (pos[0] == "share") share_circuit(redis, KeyLayout(options.prefix), pos[1], tenants);
+        else unshare_circuit(redis, KeyLayout(options.prefix), pos[1], tenants);
+      } catch (const TenantError& e) {
+        throw InputError(e.what());
+      }
+      std::printf("%sd\n", pos[0].c_str());
+      return kExitOk;
+    }
+    if (pos[0] != "add") throw UsageError("unknown subcommand '" + pos[0] + "' (add, share, unshare)");
     if (pos.size() != 2) throw UsageError("circuit add takes exactly one zkey");
     farm::FarmOptions options = farm_options(args);
     if (options.artifacts.empty()) throw UsageError("no artifact store: give --artifacts DIR or set ZKFARM_ARTIFACTS");
@@ -623,6 +646,153 @@ int run_cancel(const std::vector<std::string>& argv) {
 }
 
 // ---------------------------------------------------------------------------
+// tenant
+
+const char kTenantUsage[] =
+    "zkfarm tenant add|set NAME [--weight W] [--reserved-workers N] [--max-queued-jobs N] "
+    "[--max-active-partitions N] [--max-job-bytes N] | tenant list [--json] | tenant rotate NAME | "
+    "tenant remove NAME";
+const char kTenantHelp[] =
+    "usage: zkfarm tenant add NAME [figures] [farm options]\n"
+    "       zkfarm tenant set NAME [figures] [farm options]\n"
+    "       zkfarm tenant list [--json] [farm options]\n"
+    "       zkfarm tenant rotate NAME [farm options]\n"
+    "       zkfarm tenant remove NAME [farm options]\n\n"
+    "Manages the farm's tenants (the admin's Redis credentials only: a tenant's\n"
+    "user is refused). A tenant is a Redis ACL user that reaches only its own\n"
+    "namespace, <prefix>t:NAME: -- its queues, jobs, results, events and\n"
+    "circuits -- and the farm's client functions; with its URL, `zkfarm\n"
+    "submit/status/wait/result/cancel` work as usual on its own jobs.\n"
+    "  add     makes the user and the record, prints the tenant's Redis URL once\n"
+    "          (its password is not kept anywhere: Redis stores its sha256)\n"
+    "  set     changes the figures (those not given keep their values)\n"
+    "  list    the tenants and their figures\n"
+    "  rotate  a new password (printed once, in a new URL); the old one stops\n"
+    "          working for new connections at once\n"
+    "  remove  deletes the user (its connections are closed) and the record;\n"
+    "          its keys stay until their TTLs\n"
+    "When the server has an ACL file (aclfile in redis.conf) the users are saved\n"
+    "into it (ACL SAVE); otherwise they last until Redis restarts.\n\n"
+    "figures:\n"
+    "  --weight W                 its share against other tenants with work (default 1)\n"
+    "  --reserved-workers N       workers it gets first while it has work (default 0)\n"
+    "  --max-queued-jobs N        quota: jobs queued at once (0: no limit)\n"
+    "  --max-active-partitions N  quota: partitions running at once (0: no limit)\n"
+    "  --max-job-bytes N          quota: bytes of one job's entry (0: no limit)\n" ZKFARM_FARM_OPTIONS_HELP
+    "\nexit: 0 done, 2 error (bad name or figure, no such tenant, exists, Redis)\n";
+
+// The figures given on the command line, over `record`.
+void tenant_figures(const Args& args, TenantRecord& record) {
+  if (auto w = args.option("weight")) {
+    try {
+      std::size_t used = 0;
+      record.weight = std::stod(*w, &used);
+      if (used != w->size()) throw std::invalid_argument(*w);
+    } catch (const std::exception&) {
+      throw UsageError("--weight needs a number, got '" + *w + "'");
+    }
+  }
+  if (auto n = args.uint_option("reserved-workers")) {
+    if (*n > 1000000) throw UsageError("--reserved-workers " + std::to_string(*n) + " is more than 1000000");
+    record.reserved_workers = static_cast<std::uint32_t>(*n);
+  }
+  if (auto n = args.uint_option("max-queued-jobs")) record.max_queued_jobs = *n;
+  if (auto n = args.uint_option("max-active-partitions")) record.max_active_partitions = *n;
+  if (auto n = args.uint_option("max-job-bytes")) record.max_job_bytes = *n;
+}
+
+int run_tenant(const std::vector<std::string>& argv) {
+  return run_farm_guarded("tenant", kTenantUsage, [&] {
+    Args args(argv,
+              with_farm_options({"weight", "reserved-workers", "max-queued-jobs", "max-active-partitions",
+                                 "max-job-bytes"}),
+              {"json"});
+    const auto& pos = args.positional();
+    if (pos.empty()) throw UsageError("missing subcommand (add, set, list, rotate, remove)");
+    const std::string& sub = pos[0];
+    const bool figures = args.option("weight") || args.option("reserved-workers") || args.option("max-queued-jobs") ||
+                         args.option("max-active-partitions") || args.option("max-job-bytes");
+    if (sub == "list") {
+      args.expect_positional(1, kTenantUsage);
+    } else if (sub == "add" || sub == "set" || sub == "rotate" || sub == "remove") {
+      if (pos.size() != 2) throw UsageError("tenant " + sub + " takes exactly one NAME");
+      if (!is_valid_tenant_name(pos[1]))
+        throw UsageError("'" + pos[1] + "' is not a tenant name (" + kTenantNameRule + ")");
+    } else {
+      throw UsageError("unknown subcommand '" + sub + "' (add, set, list, rotate, remove)");
+    }
+    if (figures && sub != "add" && sub != "set") throw UsageError("figures apply to tenant add and set only");
+    const farm::FarmOptions options = farm_options(args);
+    RedisClient redis(options.redis_url);
+    const KeyLayout keys(options.prefix);
+    try {
+      if (sub == "list") {
+        const std::vector<std::string> names = tenant_names(redis, keys);
+        if (args.flag("json")) {
+          std::string out = "[";
+          for (const auto& name : names) {
+            if (auto r = load_tenant(redis, keys, name)) out += (out.size() > 1 ? "," : "") + r->to_json();
+          }
+          std::printf("%s]\n", out.c_str());
+          return kExitOk;
+        }
+        std::printf("%-24s %8s %8s %12s %12s %14s  %s\n", "TENANT", "WEIGHT", "RESERVED", "MAX-QUEUED", "MAX-ACTIVE",
+                    "MAX-JOB-BYTES", "USER");
+        for (const auto& name : names) {
+          std::optional<TenantRecord> r;
+          try {
+            r = load_tenant(redis, keys, name);
+          } catch (const TenantError& e) {
+            std::fprintf(stderr, "zkfarm tenant list: %s\n", e.what());
+            continue;
+          }
+          if (!r) continue;
+          std::printf("%-24s %8g %8u %12llu %12llu %14llu  %s\n", r->name.c_str(), r->weight, r->reserved_workers,
+                      static_cast<unsigned long long>(r->max_queued_jobs),
+                      static_cast<unsigned long long>(r->max_active_partitions),
+                      static_cast<unsigned long long>(r->max_job_bytes), r->user.c_str());
+        }
+        if (names.empty()) std::fprintf(stderr, "zkfarm tenant list: no tenants (every job is the default tenant's)\n");
+        return kExitOk;
+      }
+      const std::string& name = pos[1];
+      if (sub == "add" || sub == "rotate") {
+        TenantCredentials credentials;
+        if (sub == "add") {
+          TenantRecord record;
+          record.name = name;
+          tenant_figures(args, record);
+          credentials = add_tenant(redis, keys, record);
+        } else {
+          credentials = rotate_tenant(redis, keys, name);
+        }
+        std::printf("%s\n", credentials.url(options.redis_url).c_str());
+        std::fprintf(stderr,
+                     "zkfarm tenant %s: tenant %s's Redis URL is printed above, once: hand it to the tenant (ZKFARM_REDIS)%s\n",
+                     sub.c_str(), name.c_str(),
+                     save_acl(redis) ? "; the user is saved in the server's ACL file"
+                                     : "; the server has no ACL file: the user lasts until Redis restarts "
+                                       "(docs/OPERATIONS.md, \"Tenants\")");
+        return kExitOk;
+      }
+      if (sub == "set") {
+        std::optional<TenantRecord> record = load_tenant(redis, keys, name);
+        if (!record) throw InputError("no tenant " + name);
+        tenant_figures(args, *record);
+        set_tenant(redis, keys, *record);
+        std::printf("%s\n", record->to_json().c_str());
+        return kExitOk;
+      }
+      remove_tenant(redis, keys, name);
+      std::printf("removed\n");
+      return kExitOk;
+    } catch (const TenantError& e) {
+      throw InputError(e.what());
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // keygen
 
 const char kKeygenUsage[] = "zkfarm keygen [--out PREFIX] [--force]";
@@ -674,6 +844,8 @@ const std::vector<Command>& farm_commands() {
       {"result", "fetch a done job's proofs (snarkjs JSON, Filecoin binary)", kResultHelp, run_result},
       {"workers", "the farm's workers: device, circuits, faults, quarantine", kWorkersHelp, run_workers},
       {"cancel", "cancel a farm job", kCancelHelp, run_cancel},
+      {"tenant", "the farm's tenants and their credentials (admin): add, set, list, rotate, remove", kTenantHelp,
+       run_tenant},
       {"keygen", "make a CURVE key pair for coordinator/worker encryption", kKeygenHelp, run_keygen},
   };
   return commands;

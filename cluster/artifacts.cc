@@ -20,9 +20,21 @@
 
 namespace zkfarm {
 
+namespace {
+// The circuit record of a layout's namespace: the farm's (<p>circuit:<id>)
+// for the default tenant, a tenant's own (<tp>circuit:<id>) for a tenant's.
+std::string record_key(const KeyLayout& keys, const std::string& id) {
+  return keys.tenant().empty() ? keys.circuit(id) : keys.tenant_circuit(id);
+}
+std::string record_set(const KeyLayout& keys) {
+  return keys.tenant().empty() ? keys.circuits() : keys.tenant_circuits();
+}
+}  // namespace
+
 std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,
                                              const std::string& id) {
-  RedisReply reply = redis.command({"HGETALL", keys.circuit(id)});
+  const std::string key = record_key(keys, id);
+  RedisReply reply = redis.command({"HGETALL", key});
   const auto& items = reply.as_array();
   if (items.empty()) return std::nullopt;
   CircuitInfo info;
@@ -35,7 +47,7 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       if (used != text.size()) throw std::invalid_argument(text);
       return v;
     } catch (const std::exception&) {
-      throw std::runtime_error("circuit record " + keys.circuit(id) + ": bad " + field + " '" + text + "'");
+      throw std::runtime_error("circuit record " + key + ": bad " + field + " '" + text + "'");
     }
   };
   for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
@@ -44,7 +56,7 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
     if (field == "curve") {
       if (value == "bn128") info.curve = CurveId::kBn254;
       else if (value == "bls12381") info.curve = CurveId::kBls12381;
-      else throw std::runtime_error("circuit record " + keys.circuit(id) + ": unknown curve '" + value + "'");
+      else throw std::runtime_error("circuit record " + key + ": unknown curve '" + value + "'");
       have_curve = true;
     } else if (field == "num_vars") {
       info.num_vars = static_cast<std::uint32_t>(number(field, value));
@@ -76,7 +88,7 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
       info.registered_by = value;
     } else if (field == "files") {
       const auto bad = [&](const std::string& why) {
-        return std::runtime_error("circuit record " + keys.circuit(id) + ": bad files list: " + why);
+        return std::runtime_error("circuit record " + key + ": bad files list: " + why);
       };
       nlohmann::json list = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
       if (!list.is_array()) throw bad("not a JSON array");
@@ -104,8 +116,35 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
   }
   if (!have_curve || info.num_vars == 0 || info.zkey_path.empty() || info.pce_path.empty() ||
       info.vk_path.empty())
-    throw std::runtime_error("circuit record " + keys.circuit(id) + " is incomplete");
+    throw std::runtime_error("circuit record " + key + " is incomplete");
   return info;
+}
+
+std::optional<CircuitInfo> load_visible_circuit(RedisClient& redis, const KeyLayout& keys, const std::string& id) {
+  if (keys.tenant().empty()) return load_circuit_info(redis, keys, id);
+  if (std::optional<CircuitInfo> own = load_circuit_info(redis, keys, id)) {
+    // Written by the tenant: trusted for nothing a worker would run or read
+    // beyond the circuit's own files (whose hashes the workers check).
+    const std::string record = keys.tenant_circuit(id);
+    if (own->has_witness_generator() || !own->witgen_sha256.empty())
+      throw std::runtime_error("circuit record " + record +
+                               " names a witness generator: only the farm's admin registers generators");
+    if (own->zkey_path != ArtifactStore::zkey_relative(id) || own->pce_path != ArtifactStore::pce_relative(id) ||
+        own->vk_path != ArtifactStore::vk_relative(id))
+      throw std::runtime_error("circuit record " + record + " names files outside the circuit's directory " + id + "/");
+    for (const ArtifactFile& file : own->files)
+      if (file.executable || (file.path != own->zkey_path && file.path != own->pce_path && file.path != own->vk_path))
+        throw std::runtime_error("circuit record " + record + " lists a file that is not the circuit's key, PCE or "
+                                 "verifying key: " + file.path);
+    own->witgen_public_map.clear();
+    return own;
+  }
+  const KeyLayout farm(keys.prefix());
+  const RedisReply shared = redis.transaction({{"SISMEMBER", keys.circuit_tenants(id), keys.tenant()},
+                                               {"SISMEMBER", keys.circuit_tenants(id), "*"}});
+  const auto& a = shared.as_array();
+  if (a.at(0).as_integer() != 1 && a.at(1).as_integer() != 1) return std::nullopt;
+  return load_circuit_info(redis, farm, id);
 }
 
 std::vector<ArtifactFile> circuit_files(const CircuitInfo& info) {
@@ -132,23 +171,23 @@ std::string files_json(const CircuitInfo& info) {
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info) {
   std::vector<std::vector<std::string>> commands = {
       // A circuit added again without a generator keeps none.
-      {"HDEL", keys.circuit(info.id), "witgen", "witgen_sha256", "witgen_dat_sha256", "witgen_public_map"},
-      {"HSET", keys.circuit(info.id), "curve", curve_name(info.curve), "num_vars",
+      {"HDEL", record_key(keys, info.id), "witgen", "witgen_sha256", "witgen_dat_sha256", "witgen_public_map"},
+      {"HSET", record_key(keys, info.id), "curve", curve_name(info.curve), "num_vars",
        std::to_string(info.num_vars), "num_public", std::to_string(info.num_public), "domain_size",
        std::to_string(info.domain_size), "zkey_bytes", std::to_string(info.zkey_bytes), "pce_has_c",
        info.pce_has_c ? "1" : "0", "zkey", info.zkey_path, "pce", info.pce_path, "vk", info.vk_path, "vk_sha256",
        info.vk_sha256, "files", files_json(info)},
-      {"SADD", keys.circuits(), info.id},
+      {"SADD", record_set(keys), info.id},
   };
   // Who registered it first stays (farm_api.h: only they may change its
   // witness generator).
   if (!info.registered_by.empty())
-    commands.push_back({"HSETNX", keys.circuit(info.id), "registered_by", info.registered_by});
+    commands.push_back({"HSETNX", record_key(keys, info.id), "registered_by", info.registered_by});
   if (info.has_witness_generator())
-    commands.push_back({"HSET", keys.circuit(info.id), "witgen", info.witgen_path, "witgen_sha256",
+    commands.push_back({"HSET", record_key(keys, info.id), "witgen", info.witgen_path, "witgen_sha256",
                         info.witgen_sha256, "witgen_dat_sha256", info.witgen_dat_sha256});
   if (info.has_witness_generator() && !info.witgen_public_map.empty())
-    commands.push_back({"HSET", keys.circuit(info.id), "witgen_public_map", info.witgen_public_map});
+    commands.push_back({"HSET", record_key(keys, info.id), "witgen_public_map", info.witgen_public_map});
   redis.transaction(commands);
 }
 

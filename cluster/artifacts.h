@@ -129,12 +129,22 @@ class ArtifactStore {
   std::string root_;
 };
 
-// Reads <p>circuit:<id>. Returns nullopt if it does not exist; throws
-// RedisError, or std::runtime_error if the record is corrupt.
+// Reads <p>circuit:<id> (for a tenant's layout, KeyLayout::for_tenant: the
+// tenant's own record, <tp>circuit:<id>). Returns nullopt if it does not
+// exist; throws RedisError, or std::runtime_error if the record is corrupt.
 std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout& keys,
                                              const std::string& id);
-// Writes <p>circuit:<id> and adds id to <p>circuits. Throws RedisError.
+// Writes <p>circuit:<id> and adds id to <p>circuits (for a tenant's layout:
+// <tp>circuit:<id>, <tp>circuits). Throws RedisError.
 void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const CircuitInfo& info);
+// The circuit `id` as the jobs of the layout's tenant may use it (what the
+// coordinator's intake checks jobs against): for the default tenant, the
+// farm's record; for a tenant, its own record -- refused (runtime_error)
+// when it names a witness generator (registering one is the admin's
+// action) or files other than <id>/circuit.zkey, circuit.pce, vk.json --
+// or else the farm's record when the admin shared it with the tenant or
+// with all (<p>circuit:<id>:tenants). nullopt: none the tenant may use.
+std::optional<CircuitInfo> load_visible_circuit(RedisClient& redis, const KeyLayout& keys, const std::string& id);
 
 // Which witnesses a daemon may read on a client's behalf (--witness-root and
 // --prefix; docs/OPERATIONS.md, "Security"). A job names its witnesses, so

@@ -12,6 +12,7 @@
 #include "base/hex.h"
 #include "cluster/groth16_glue.h"
 #include "cluster/job_store.h"
+#include "cluster/tenants.h"
 #include "formats/pce.h"
 #include "formats/r1cs.h"
 #include "formats/snarkjs_json.h"
@@ -65,6 +66,12 @@ std::string redis_user(RedisClient& redis) {
 
 }  // namespace
 
+KeyLayout job_layout(RedisClient& redis, const FarmOptions& options) {
+  const KeyLayout farm(options.prefix);
+  const std::string tenant = tenant_of_user(farm, redis_user(redis));
+  return tenant.empty() ? farm : farm.for_tenant(tenant);
+}
+
 std::string generator_change_refusal(const std::optional<CircuitInfo>& existing, const std::string& sha256,
                                      const std::string& dat_sha256, const std::string& user,
                                      const GeneratorPolicy& policy) {
@@ -102,8 +109,11 @@ CircuitInfo circuit_add(const FarmOptions& options, const std::string& zkey_path
   // The record as it is now, watched: a record changed by another
   // registration before ours is written aborts ours (EXEC fails).
   RedisClient redis(options.redis_url);
-  const KeyLayout keys(options.prefix);
-  redis.command({"WATCH", keys.circuit(info.id)});
+  const KeyLayout keys = job_layout(redis, options);
+  if (!keys.tenant().empty() && witness_generator_dir)
+    throw FarmError("tenant " + keys.tenant() + " may not register a witness generator: it is code that runs on "
+                    "every worker host, registered by the farm's admin only");
+  redis.command({"WATCH", keys.tenant().empty() ? keys.circuit(info.id) : keys.tenant_circuit(info.id)});
   const std::optional<CircuitInfo> existing = load_circuit_info(redis, keys, info.id);
   const std::string user = redis_user(redis);
   info.registered_by = existing && !existing->registered_by.empty() ? existing->registered_by : user;
@@ -209,12 +219,15 @@ std::string submit(const FarmOptions& options, std::string_view job_json) {
   JobSpec spec = parse_job(job_json, /*require_id=*/false);
   if (spec.id.empty()) spec.id = random_id();
   RedisClient redis(options.redis_url);
-  KeyLayout keys(options.prefix);
-  const std::optional<CircuitInfo> circuit = load_circuit_info(redis, keys, spec.circuit);
-  if (!circuit)
+  const KeyLayout keys = job_layout(redis, options);
+  // A tenant cannot read the farm's circuit records: the coordinator checks
+  // that the tenant may use the circuit (unknownCircuit otherwise).
+  const std::optional<CircuitInfo> circuit =
+      keys.tenant().empty() ? load_circuit_info(redis, keys, spec.circuit) : std::nullopt;
+  if (!circuit && keys.tenant().empty())
     throw FarmError("unknown circuit " + spec.circuit + ": register its zkey with `zkfarm circuit add` first");
   // Inputs: the same checks as the coordinator's intake, before anything is queued.
-  for (std::size_t i = 0; i < spec.partitions.size(); ++i) {
+  for (std::size_t i = 0; circuit && i < spec.partitions.size(); ++i) {
     if (spec.partitions[i].kind != WitnessRef::Kind::kInput) continue;
     if (!circuit->has_witness_generator())
       throw FarmError("partitions[" + std::to_string(i) + "] carries an input but circuit " + spec.circuit +
@@ -249,7 +262,7 @@ std::string JobStatus::to_json() const {
 std::optional<JobStatus> status(const FarmOptions& options, const std::string& id) {
   check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
-  KeyLayout keys(options.prefix);
+  const KeyLayout keys = job_layout(redis, options);
   RedisReply reply = redis.command({"HGETALL", keys.job(id)});
   const auto& a = reply.as_array();
   if (a.empty()) return std::nullopt;
@@ -278,7 +291,7 @@ std::optional<JobStatus> status(const FarmOptions& options, const std::string& i
 std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id, std::chrono::milliseconds timeout) {
   check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
-  KeyLayout keys(options.prefix);
+  const KeyLayout keys = job_layout(redis, options);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto s = status(options, id);
@@ -300,7 +313,7 @@ std::optional<JobStatus> wait(const FarmOptions& options, const std::string& id,
 std::optional<std::string> result(const FarmOptions& options, const std::string& id) {
   check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
-  RedisReply r = redis.command({"GET", KeyLayout(options.prefix).job_result(id)});
+  RedisReply r = redis.command({"GET", job_layout(redis, options).job_result(id)});
   if (r.is_nil()) return std::nullopt;
   return r.as_string();
 }
@@ -350,7 +363,7 @@ std::vector<WorkerStatus> workers(const FarmOptions& options) {
 std::string cancel(const FarmOptions& options, const std::string& id) {
   check_job_id(id, "job id");
   RedisClient redis(options.redis_url);
-  JobStore store(redis, KeyLayout(options.prefix));
+  JobStore store(redis, job_layout(redis, options));
   return store.cancel(id, options.ttl_seconds);
 }
 

@@ -9,6 +9,10 @@
 //   zkfarm workers                                       -> workers
 //   zkfarm cancel <id>                                   -> cancel
 //
+// With a tenant's Redis URL (cluster/tenants.h) the job commands act on that
+// tenant's jobs, in its namespace (job_layout); with the admin's (or any
+// other user's), on the default tenant's, as in a farm without tenants.
+//
 // Every function opens its own Redis connection from FarmOptions (so the CLI
 // needs no state) and throws: JobError (bad job JSON, or a job id outside
 // the alphabet of job.h given to status/wait/result/cancel: print, exit 2),
@@ -26,6 +30,8 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/defaults.h"
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
 
 namespace zkfarm::farm {
 
@@ -41,6 +47,11 @@ struct FarmOptions {
   long ttl_seconds = 7 * 24 * 3600;                   // for cancel of queued jobs
 };
 
+// The key layout of the jobs this connection's user may touch: the
+// tenant's namespace for a tenant's ACL user (ACL WHOAMI, tenant_of_user),
+// else the farm's own (the default tenant). Throws RedisError.
+KeyLayout job_layout(RedisClient& redis, const FarmOptions& options);
+
 // How circuit_add treats a circuit's existing witness generator.
 struct GeneratorPolicy {
   // Replace a recorded generator by one whose bytes differ (`zkfarm circuit
@@ -48,7 +59,9 @@ struct GeneratorPolicy {
   bool replace = false;
 };
 
-// Registers a circuit: id = sha256(zkey); copies the zkey into
+// Registers a circuit: id = sha256(zkey); with a tenant's URL, in the
+// tenant's namespace (visible to its jobs only; a witness generator is
+// refused, FarmError: the admin's action); copies the zkey into
 // <artifacts>/<id>/circuit.zkey, builds the PCE (from r1cs_path when given:
 // then workers check every constraint and name the failing one; else from
 // the zkey's coefficients), writes vk.json, records <p>circuit:<id> and,

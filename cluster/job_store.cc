@@ -59,18 +59,30 @@ std::string with_fields(std::string_view text) {
   }
 }
 
-// KEYS: the four priority queues (critical first), the processing list.
+// KEYS: the queues to take from, best first (each priority's, critical
+// first, with every tenant's queue of that priority in the caller's order),
+// the processing list last. ARGV: the number of tenants n, then each
+// tenant's name in the order of its queues within a priority ("" for the
+// default tenant, whose entries go into the processing list as they are).
 const std::string kTakeNextScript = with_fields(R"lua(
-for i = 1, 4 do
-  local item = redis.call('LMOVE', KEYS[i], KEYS[5], 'RIGHT', 'LEFT')
-  if item then return item end
+local n = tonumber(ARGV[1])
+for i = 1, #KEYS - 1 do
+  local item = redis.call('RPOP', KEYS[i])
+  if item then
+    local tenant = ARGV[2 + (i - 1) % n]
+    if tenant ~= '' then item = '\31' .. tenant .. '\31' .. item end
+    redis.call('LPUSH', KEYS[#KEYS], item)
+    return item
+  end
 end
 return false
 )lua");
 
 // KEYS: dead's lease, processing:<dead>, processing:<me>, cancels:<dead>,
-// cancels:<me>. ARGV: key prefix, dead, me. Job hashes are named from the
-// prefix and each job's id (standalone Redis only, like the rest).
+// cancels:<me>. ARGV: key prefix, dead, me, then every registered tenant's
+// name (whose cancels:<dead> move too). Job hashes are named from the
+// prefix, the entry's tenant and each job's id (standalone Redis only, like
+// the rest).
 const std::string kTakeOverScript = with_fields(R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local moved = 0
@@ -78,14 +90,29 @@ while true do
   local raw = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
   if not raw then break end
   moved = moved + 1
+  local prefix = ARGV[1]
+  if string.byte(raw, 1) == 31 then
+    local sep = string.find(raw, '\31', 2, true)
+    if sep then
+      prefix = prefix .. 't:' .. string.sub(raw, 2, sep - 1) .. ':'
+      raw = string.sub(raw, sep + 1)
+    end
+  end
   local ok, job = pcall(cjson.decode, raw)
   if ok and type(job) == 'table' and type(job.id) == 'string' then
-    local key = ARGV[1] .. 'job:' .. job.id
+    local key = prefix .. 'job:' .. job.id
     if redis.call('HGET', key, $kOwner) == ARGV[2] then redis.call('HSET', key, $kOwner, ARGV[3]) end
   end
 end
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do redis.call('SADD', KEYS[5], id) end
-redis.call('DEL', KEYS[4])
+local function move_cancels(from, to)
+  for _, id in ipairs(redis.call('SMEMBERS', from)) do redis.call('SADD', to, id) end
+  redis.call('DEL', from)
+end
+move_cancels(KEYS[4], KEYS[5])
+for i = 4, #ARGV do
+  local tenant = ARGV[1] .. 't:' .. ARGV[i] .. ':cancels:'
+  move_cancels(tenant .. ARGV[2], tenant .. ARGV[3])
+end
 return moved
 )lua");
 
@@ -127,7 +154,8 @@ return {'new'}
 // KEYS: processing, setaside list, intake attempts, job ("" for none), done,
 // events list, index:running, the four index:queued, recent:failed:setAside.
 // ARGV: raw, digest, set-aside entry, now, ttl, error, event, channel, owner,
-// id, failed ids kept per code. Returns 1 when the job was failed.
+// id, failed ids kept per code, the digest job:<id> records for this entry.
+// Returns 1 when the job was failed.
 const std::string kSetAsideScript = with_fields(R"lua(
 redis.call('LREM', KEYS[1], 1, ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[2])
@@ -136,10 +164,10 @@ redis.call('LTRIM', KEYS[2], -1000, -1)
 if KEYS[4] == '' then return 0 end
 local state, owner, digest = unpack(redis.call('HMGET', KEYS[4], $kState, $kOwner, $kEntrySha256))
 if state == 'done' or state == 'failed' or state == 'cancelled' then return 0 end
-if state and digest and digest ~= ARGV[2] then return 0 end
+if state and digest and digest ~= ARGV[12] then return 0 end
 if owner and owner ~= '' and owner ~= ARGV[9] then return 0 end
 redis.call('HSET', KEYS[4], $kState, 'failed', $kFinishedAt, ARGV[4], $kErrorCode, 'setAside',
-           $kError, ARGV[6], $kEntrySha256, ARGV[2])
+           $kError, ARGV[6], $kEntrySha256, ARGV[12])
 redis.call('HSETNX', KEYS[4], $kSubmittedAt, ARGV[4])
 for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[10]) end
 redis.call('ZADD', KEYS[12], tonumber(ARGV[4]), ARGV[10])
@@ -261,6 +289,15 @@ redis.call('PUBLISH', ARGV[4], ARGV[3])
 return added
 )lua");
 
+// The client functions a tenant calls (FCALL): tenants may run no script
+// of their own (EVAL is refused them), only these, which are the submit
+// and cancel scripts above, and which Redis runs with the tenant's ACL (so
+// they reach its own namespace only). The version in the names changes
+// with the scripts' contract.
+constexpr const char* kFunctionLibrary = "zkfarm_jobs_1";
+constexpr const char* kSubmitFunction = "zkfarm_submit_1";
+constexpr const char* kCancelFunction = "zkfarm_cancel_1";
+
 std::string format_time(double t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", t);
@@ -289,11 +326,18 @@ std::string event_json(const std::string& id, const std::string& type, const std
   return s;
 }
 
-std::optional<std::string> JobStore::take_next(const std::string& owner) {
+std::optional<std::string> JobStore::take_next(const std::string& owner, const std::vector<std::string>& tenants) {
   std::vector<std::string> keys;
-  for (Priority p : kAllPriorities) keys.push_back(keys_.queue(p));
+  std::vector<std::string> args = {std::to_string(tenants.size() + 1), ""};
+  std::vector<KeyLayout> layouts = {keys_};
+  for (const auto& tenant : tenants) {
+    layouts.push_back(keys_.for_tenant(tenant));
+    args.push_back(tenant);
+  }
+  for (Priority p : kAllPriorities)
+    for (const auto& layout : layouts) keys.push_back(layout.queue(p));
   keys.push_back(keys_.processing(owner));
-  RedisReply r = redis_.eval(kTakeNextScript, keys, {});
+  RedisReply r = redis_.eval(kTakeNextScript, keys, args);
   if (r.is_nil()) return std::nullopt;
   return r.as_string();
 }
@@ -357,11 +401,14 @@ std::vector<std::string> JobStore::expired_coordinators(const std::string& me) {
   return out;
 }
 
-std::size_t JobStore::take_over(const std::string& dead, const std::string& me) {
+std::size_t JobStore::take_over(const std::string& dead, const std::string& me,
+                                const std::vector<std::string>& tenants) {
+  std::vector<std::string> args = {keys_.prefix(), dead, me};
+  args.insert(args.end(), tenants.begin(), tenants.end());
   RedisReply r = redis_.eval(kTakeOverScript,
                              {keys_.coordinator_lease(dead), keys_.processing(dead), keys_.processing(me),
                               keys_.cancels(dead), keys_.cancels(me)},
-                             {keys_.prefix(), dead, me});
+                             args);
   return static_cast<std::size_t>(r.as_integer());
 }
 
@@ -397,7 +444,7 @@ void JobStore::end_intake(const std::string& owner, const std::string& digest) {
 }
 
 void JobStore::set_aside(const std::string& owner, const std::string& raw, const std::string& id, long crashes,
-                         const std::string& reason, long ttl_seconds) {
+                         const std::string& reason, long ttl_seconds, const std::string& job_digest) {
   nlohmann::json entry = entry_record(owner, raw, "setAside", reason);
   entry["crashes"] = crashes;
   if (!id.empty()) entry["id"] = id;
@@ -417,7 +464,7 @@ void JobStore::set_aside(const std::string& owner, const std::string& raw, const
   redis_.eval(kSetAsideScript, keys,
               {raw, entry_digest(raw), entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                format_time(unix_now()), std::to_string(ttl_seconds), reason, event, keys_.events_channel(), owner,
-               id, std::to_string(kRecentFailedPerCode)});
+               id, std::to_string(kRecentFailedPerCode), job_digest.empty() ? entry_digest(raw) : job_digest});
 }
 
 std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
@@ -435,10 +482,30 @@ std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
 }
 
 void JobStore::store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                           const std::string& event) {
-  redis_.eval(kStoreProofScript, {keys_.job(id), keys_.job_events(id)},
-              {std::to_string(partition), proof_json, event, keys_.events_channel(), keys_.job_proofs(id),
-               keys_.stats_minute(unix_minute(unix_now()))});
+                           const std::string& event, const std::vector<std::vector<std::string>>& also) {
+  const std::vector<std::string> keys = {keys_.job(id), keys_.job_events(id)};
+  const std::vector<std::string> args = {std::to_string(partition),  proof_json,
+                                         event,                      keys_.events_channel(),
+                                         keys_.job_proofs(id),       keys_.stats_minute(unix_minute(unix_now()))};
+  if (also.empty()) {
+    redis_.eval(kStoreProofScript, keys, args);
+    return;
+  }
+  // EVALSHA and the rest in one round trip; a Redis that lost the script
+  // (restart, SCRIPT FLUSH) answers NOSCRIPT and ran only the rest: the
+  // store is then made again by eval(), which loads the script.
+  std::vector<std::vector<std::string>> commands;
+  commands.push_back({"EVALSHA", sha1_hex(kStoreProofScript), std::to_string(keys.size())});
+  commands[0].insert(commands[0].end(), keys.begin(), keys.end());
+  commands[0].insert(commands[0].end(), args.begin(), args.end());
+  commands.insert(commands.end(), also.begin(), also.end());
+  try {
+    redis_.pipeline(commands);
+    return;
+  } catch (const RedisError& e) {
+    if (e.kind() != RedisError::Kind::kReply || std::string(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
+  }
+  redis_.eval(kStoreProofScript, keys, args);
 }
 
 void JobStore::event(const std::string& id, const std::string& event) {
@@ -474,11 +541,11 @@ bool JobStore::finish(const std::string& id, const Finish& f) {
 
 bool JobStore::submit(const JobSpec& spec, std::string* existing_state) {
   const std::string entry = spec.to_json();
-  RedisReply r = redis_.eval(kSubmitScript,
-                             {keys_.job(spec.id), keys_.queue(spec.priority), keys_.queued_index(spec.priority)},
-                             {format_time(unix_now()), spec.circuit, priority_name(spec.priority),
-                              std::to_string(spec.partitions.size()), entry, entry_digest(entry), spec.id,
-                              spec.deadline_unix ? format_time(*spec.deadline_unix) : std::string()});
+  RedisReply r = run_client_script(
+      kSubmitScript, kSubmitFunction,
+      {keys_.job(spec.id), keys_.queue(spec.priority), keys_.queued_index(spec.priority)},
+      {format_time(unix_now()), spec.circuit, priority_name(spec.priority), std::to_string(spec.partitions.size()),
+       entry, entry_digest(entry), spec.id, spec.deadline_unix ? format_time(*spec.deadline_unix) : std::string()});
   const std::string& state = r.as_string();
   if (existing_state) *existing_state = state;
   return state.empty();
@@ -489,10 +556,52 @@ std::string JobStore::cancel(const std::string& id, long ttl_seconds) {
   std::vector<std::string> keys = {keys_.job(id), keys_.done(id), keys_.job_events(id),
                                    keys_.recent_failed(error_name(ErrorCode::kCancelled))};
   for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
-  RedisReply r = redis_.eval(kCancelScript, keys,
-                             {format_time(unix_now()), std::to_string(ttl_seconds), event, keys_.events_channel(),
-                              keys_.cancels(""), keys_.job(""), std::to_string(kRecentFailedPerCode)});
+  RedisReply r = run_client_script(kCancelScript, kCancelFunction, keys,
+                                   {format_time(unix_now()), std::to_string(ttl_seconds), event,
+                                    keys_.events_channel(), keys_.cancels(""), keys_.job(""),
+                                    std::to_string(kRecentFailedPerCode)});
   return r.as_string();
+}
+
+RedisReply JobStore::run_client_script(const std::string& script, const char* function,
+                                       const std::vector<std::string>& keys, const std::vector<std::string>& args) {
+  if (keys_.tenant().empty()) return redis_.eval(script, keys, args);
+  std::vector<std::string> command = {"FCALL", function, std::to_string(keys.size())};
+  command.insert(command.end(), keys.begin(), keys.end());
+  command.insert(command.end(), args.begin(), args.end());
+  try {
+    return redis_.command(command);
+  } catch (const RedisError& e) {
+    if (e.kind() != RedisError::Kind::kReply || std::string(e.what()).find("Function not found") == std::string::npos)
+      throw;
+    throw RedisError(RedisError::Kind::kReply,
+                     std::string(e.what()) + ": the farm's client functions are not loaded in this Redis (an "
+                                             "admin's `zkfarm tenant add` or a coordinator's start loads them)");
+  }
+}
+
+std::string client_function_library() {
+  auto function = [](const char* name, const std::string& body) {
+    return std::string("redis.register_function('") + name + "', function(KEYS, ARGV)\n" + body + "end)\n";
+  };
+  return std::string("#!lua name=") + kFunctionLibrary + "\n" + function(kSubmitFunction, kSubmitScript) +
+         function(kCancelFunction, kCancelScript);
+}
+
+void load_client_functions(RedisClient& redis) {
+  redis.command({"FUNCTION", "LOAD", "REPLACE", client_function_library()});
+}
+
+std::string processing_entry(const std::string& tenant, const std::string& raw) {
+  if (tenant.empty()) return raw;
+  return std::string(1, kTenantEntryMark) + tenant + kTenantEntryMark + raw;
+}
+
+ProcessingEntry split_processing_entry(const std::string& entry) {
+  if (entry.empty() || entry[0] != kTenantEntryMark) return {"", entry};
+  const std::size_t end = entry.find(kTenantEntryMark, 1);
+  if (end == std::string::npos) return {"", entry};
+  return {entry.substr(1, end - 1), entry.substr(end + 1)};
 }
 
 }  // namespace zkfarm

@@ -79,10 +79,15 @@ class JobStore {
   RedisClient& redis() { return redis_; }
 
   // Moves the oldest job of the highest non-empty priority queue into
-  // processing:<owner> (LMOVE in a script: atomic across the four queues).
-  // Returns its raw JSON, or nullopt if every queue is empty.
-  std::optional<std::string> take_next(const std::string& owner);
-  // BLMOVE from the critical queue for up to timeout (critical jobs wake the
+  // processing:<owner> (in a script: atomic across the queues). Within a
+  // priority the default tenant's queue is tried first, then each of
+  // `tenants` in the order given (the caller rotates it: round-robin by
+  // tenant within a priority). Returns the processing-list entry (a
+  // tenant's job carries its tenant: split_processing_entry), or nullopt if
+  // every queue is empty.
+  std::optional<std::string> take_next(const std::string& owner, const std::vector<std::string>& tenants = {});
+  // BLMOVE from the default tenant's critical queue for up to timeout
+  // (tenants' critical jobs are found by take_next, polled meanwhile) (critical jobs wake the
   // coordinator at once; the others are polled by take_next).
   std::optional<std::string> wait_critical(const std::string& owner, std::chrono::milliseconds timeout);
   // The raw JSON of every job in processing:<owner> (recovery on start).
@@ -111,8 +116,10 @@ class JobStore {
   // If dead's lease is still absent, moves every job of processing:<dead>
   // into processing:<me>, makes me the owner of those jobs (so claim()
   // resumes them, keeping proved partitions) and moves dead's pending
-  // cancels to me; all in one script. Returns the number of jobs moved.
-  std::size_t take_over(const std::string& dead, const std::string& me);
+  // cancels to me (the default tenant's and each of `tenants`'); all in one
+  // script. Returns the number of jobs moved.
+  std::size_t take_over(const std::string& dead, const std::string& me,
+                        const std::vector<std::string>& tenants = {});
 
   // Removes raw from processing:<owner>.
   void drop_processing(const std::string& owner, const std::string& raw);
@@ -133,14 +140,19 @@ class JobStore {
   // crashes) and forgets its attempt count; when id is non-empty and job:<id>
   // belongs to this entry (or does not exist), the job fails with code
   // "setAside" and reason (terminal, like finish()). One script.
+  // job_digest: the digest job:<id> must record to be this entry's job
+  // ("": entry_digest(raw); a tenant's processing entry wraps the queue
+  // entry, whose digest it is).
   void set_aside(const std::string& owner, const std::string& raw, const std::string& id, long crashes,
-                 const std::string& reason, long ttl_seconds);
+                 const std::string& reason, long ttl_seconds, const std::string& job_digest = "");
 
   // Verified proofs already stored for a job: partition -> proof JSON.
   std::map<std::uint32_t, std::string> proofs(const std::string& id);
-  // Stores a verified partition proof and appends/publishes event_json.
+  // Stores a verified partition proof and appends/publishes event_json;
+  // also (e.g. a worker's proof counter) is sent in the same round trip,
+  // after the store, and runs once. Throws RedisError.
   void store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                   const std::string& event_json);
+                   const std::string& event_json, const std::vector<std::vector<std::string>>& also = {});
   // Appends an event to job:<id>:events and publishes it.
   void event(const std::string& id, const std::string& event_json);
 
@@ -157,7 +169,9 @@ class JobStore {
   // already was terminal (then only the processing entry is removed).
   bool finish(const std::string& id, const Finish& f);
 
-  // Client side: creates job:<id> as queued (with the entry's digest) and
+  // Client side (a tenant's store calls the farm's client functions with
+  // FCALL, see client_function_library; the default tenant EVALs the same
+  // scripts): creates job:<id> as queued (with the entry's digest) and
   // LPUSHes the JSON, atomically. Returns false, writing nothing, if job:<id>
   // already exists (then *existing_state, when given, is its state).
   bool submit(const JobSpec& spec, std::string* existing_state = nullptr);
@@ -167,9 +181,32 @@ class JobStore {
   std::string cancel(const std::string& id, long ttl_seconds);
 
  private:
+  // The default tenant EVALs `script`; a tenant FCALLs `function`, the same
+  // script in the client library.
+  RedisReply run_client_script(const std::string& script, const char* function, const std::vector<std::string>& keys,
+                               const std::vector<std::string>& args);
   RedisClient& redis_;
   KeyLayout keys_;
 };
+
+// The Redis function library holding the client scripts (submit, cancel)
+// that tenants call, and which a tenant's ACL user may not replace.
+std::string client_function_library();
+// Loads it (FUNCTION LOAD REPLACE: the same text again is harmless). Throws
+// RedisError (NOPERM for a user that may not).
+void load_client_functions(RedisClient& redis);
+
+// A processing-list entry: the queue entry as it was for the default
+// tenant; for a tenant's job, kTenantEntryMark, the tenant's name,
+// kTenantEntryMark, then the queue entry (the coordinator must know whose
+// namespace a job lives in when it recovers its list).
+inline constexpr char kTenantEntryMark = '\x1f';
+struct ProcessingEntry {
+  std::string tenant;  // "" for the default tenant
+  std::string raw;     // the queue entry as the client pushed it
+};
+std::string processing_entry(const std::string& tenant, const std::string& raw);
+ProcessingEntry split_processing_entry(const std::string& entry);
 
 // The digest that ties a queue entry to its job record: hex sha256 of the
 // entry's bytes.

@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "base/digest.h"
@@ -260,21 +261,69 @@ RedisReply RedisClient::eval(const std::string& script, const std::vector<std::s
   return command(argv);
 }
 
-RedisReply RedisClient::transaction(const std::vector<std::vector<std::string>>& commands) {
+std::vector<RedisReply> RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands) {
   ensure_connected();
-  run({"MULTI"}, options_.command_timeout);
-  try {
-    for (const auto& c : commands) run(c, options_.command_timeout);
-  } catch (const RedisError& e) {
-    if (e.kind() == RedisError::Kind::kReply && context_) {
-      try {
-        run({"DISCARD"}, options_.command_timeout);
-      } catch (const RedisError&) {
-      }
+  if (commands.empty()) return {};
+  redisSetTimeout(context_, to_timeval(options_.command_timeout));
+  std::vector<const char*> argv;
+  std::vector<std::size_t> argvlen;
+  for (const auto& args : commands) {
+    argv.clear();
+    argvlen.clear();
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      argvlen.push_back(a.size());
     }
-    throw;
+    if (redisAppendCommandArgv(context_, static_cast<int>(args.size()), argv.data(), argvlen.data()) != REDIS_OK) {
+      std::string message = "cannot queue " + (args.empty() ? std::string() : args[0]) + " for " + url_.redacted() +
+                            ": " + context_->errstr;
+      disconnect();
+      throw RedisError(RedisError::Kind::kConnection, message);
+    }
   }
-  RedisReply reply = run({"EXEC"}, options_.command_timeout);
+  // Every reply is read before any error is thrown, so the connection stays
+  // in step with the commands sent.
+  std::vector<RedisReply> replies;
+  replies.reserve(commands.size());
+  std::optional<RedisError> first_error;
+  for (const auto& args : commands) {
+    void* raw = nullptr;
+    if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+      std::string message = std::string("connection to ") + url_.redacted() + " lost during " +
+                            (args.empty() ? "" : args[0]) + ": " + context_->errstr;
+      disconnect();
+      throw RedisError(RedisError::Kind::kConnection, message);
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    struct Free {
+      redisReply* r;
+      ~Free() { freeReplyObject(r); }
+    } free_reply{reply};
+    try {
+      throw_nested_errors(reply);
+    } catch (const RedisError& e) {
+      if (!first_error) first_error = e;
+      replies.emplace_back();
+      continue;
+    }
+    replies.push_back(convert(reply));
+  }
+  if (first_error) throw *first_error;
+  return replies;
+}
+
+RedisReply RedisClient::transaction(const std::vector<std::vector<std::string>>& commands) {
+  // MULTI, the commands and EXEC go out in one write and come back in one
+  // read: one round trip whatever the number of commands. A command Redis
+  // refuses while queueing aborts the EXEC (EXECABORT); the first error is
+  // what is thrown.
+  std::vector<std::vector<std::string>> all;
+  all.reserve(commands.size() + 2);
+  all.push_back({"MULTI"});
+  all.insert(all.end(), commands.begin(), commands.end());
+  all.push_back({"EXEC"});
+  std::vector<RedisReply> replies = pipeline(all);
+  RedisReply reply = std::move(replies.back());
   if (reply.is_nil()) throw RedisError(RedisError::Kind::kReply, "transaction aborted");
   return reply;
 }

@@ -102,8 +102,14 @@ class RedisClient {
   RedisReply eval(const std::string& script, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args);
 
-  // Runs commands as one MULTI/EXEC transaction; returns the EXEC reply
-  // array. Throws as command() (kReply if EXEC aborted).
+  // Sends commands in one write and reads their replies (one round trip);
+  // returns one reply per command, in order. Not atomic (see transaction()).
+  // Throws as command(): after reading every reply, the first error reply
+  // (kReply), or kConnection when the connection fails (then some commands
+  // may have run).
+  std::vector<RedisReply> pipeline(const std::vector<std::vector<std::string>>& commands);
+  // Runs commands as one MULTI/EXEC transaction, in one round trip; returns
+  // the EXEC reply array. Throws as command() (kReply if EXEC aborted).
   RedisReply transaction(const std::vector<std::vector<std::string>>& commands);
 
   // Calls fn until it returns without a kConnection error, at most attempts

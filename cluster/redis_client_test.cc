@@ -60,6 +60,34 @@ TEST(RedisClient, CommandsErrorsAndReconnect) {
   EXPECT_EQ(redis.retry([&] { return redis.command({"GET", "n"}); }).as_string(), "1");
 }
 
+TEST(RedisClient, PipelineAndTransactionInOneRoundTrip) {
+  TempDir dir;
+  RedisServer server(dir.path());
+  RedisClient redis(server.url());
+  // Replies in order, one per command.
+  auto replies = redis.pipeline({{"SET", "p:a", "1"}, {"INCR", "p:a"}, {"GET", "p:a"}});
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[1].as_integer(), 2);
+  EXPECT_EQ(replies[2].as_string(), "2");
+  EXPECT_TRUE(redis.pipeline({}).empty());
+  // An error reply is thrown after every reply was read: the connection
+  // stays in step (the next command gets its own reply).
+  EXPECT_THROW(redis.pipeline({{"SET", "p:b", "x"}, {"INCR", "p:b"}, {"SET", "p:c", "y"}}), RedisError);
+  EXPECT_EQ(redis.command({"GET", "p:c"}).as_string(), "y");
+  EXPECT_EQ(redis.command({"PING"}).as_string(), "PONG");
+  // A transaction: the EXEC array; a command refused while queueing aborts
+  // all of it.
+  auto exec = redis.transaction({{"INCR", "p:a"}, {"INCR", "p:a"}});
+  ASSERT_EQ(exec.as_array().size(), 2u);
+  EXPECT_EQ(exec.as_array()[1].as_integer(), 4);
+  EXPECT_THROW(redis.transaction({{"INCR", "p:a"}, {"NOSUCHCOMMAND"}}), RedisError);
+  EXPECT_EQ(redis.command({"GET", "p:a"}).as_string(), "4");
+  // A runtime error inside EXEC is thrown too (the other commands ran, as
+  // Redis runs them).
+  EXPECT_THROW(redis.transaction({{"INCR", "p:b"}, {"INCR", "p:a"}}), RedisError);
+  EXPECT_EQ(redis.command({"GET", "p:a"}).as_string(), "5");
+}
+
 TEST(RedisClient, AuthErrorsAreTyped) {
   TempDir dir;
   RedisServer server(dir.path(), {.appendonly = false, .password = "s3cret"});

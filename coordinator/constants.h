@@ -78,6 +78,10 @@ inline constexpr std::uint32_t kMaxCreditsPerWorker = 1024;
 // within a tenth of a second at one SPOP per tick; dispatch itself is
 // event-driven and does not wait for the tick.
 inline constexpr milliseconds kTickInterval{100};
+// Verified results (each a Redis round trip or two) stored between two looks
+// at the workers' messages: 8 bounds a credit's wait by 8 stores (a few ms)
+// while a burst of results still drains in few loop turns.
+inline constexpr std::size_t kStoresPerTurn = 8;
 // Cancel requests popped from Redis per tick (SPOP count): 640 per second
 // is far above any real cancel rate and keeps one tick short.
 inline constexpr std::size_t kCancelsPerTick = 64;
@@ -126,8 +130,18 @@ inline constexpr seconds kRepeatedErrorWindow{10 * 60};
 
 // A worker's Redis record (<prefix>worker:<id>, read by `zkfarm workers`) is
 // rewritten at most this often on heartbeats: fresh enough for a human,
-// one MULTI per worker every two seconds.
+// one MULTI per worker every two seconds, the records due sent together
+// once per tick (one round trip for all of them: 1000 workers are ~50
+// records per tick, not 500 round trips a second on the scheduler thread).
 inline constexpr seconds kWorkerRecordRefresh{2};
+// Resident circuit ids a Hello or heartbeat may list: a device holds a few
+// circuits resident (its memory), so 64 is far more than any holds; ids past
+// it are ignored (and logged), so a peer cannot make the coordinator or
+// Redis hold an unbounded list. Only ids of registered circuits are taken.
+inline constexpr std::size_t kMaxLoadedCircuits = 64;
+// Witness-pending task ids a heartbeat may list: a worker holds at most
+// kMaxCreditsPerWorker tasks, so more are not read.
+inline constexpr std::size_t kMaxWitnessPendingIds = 1024;
 // The record expires after max(this, 3 x dead_after) without a refresh, so a
 // coordinator that dies does not leave workers listed as alive forever.
 inline constexpr seconds kWorkerRecordMinTtl{60};

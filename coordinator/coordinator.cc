@@ -1,9 +1,12 @@
 // coordinator.cc -- see coordinator.h.
 #include "coordinator/coordinator.h"
 
+#include "cluster/tenants.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "cluster/log.h"
@@ -83,25 +86,42 @@ void Coordinator::run() {
   });
   start_verifiers();
   auto next_tick = Clock::now();
+  // Events that write to Redis (verified results, new jobs), handled a few
+  // at a time between looks at the workers' messages: a credit waits for at
+  // most kStoresPerTurn stores, not for every store of a burst.
+  std::deque<Event> deferred;
+  auto handle = [&](Event& event) {
+    try {
+      if (auto* link = std::get_if<LinkEvent>(&event)) {
+        if (!link->peer.empty()) sessions_->on_link(*link);
+      } else if (auto* prepared = std::get_if<PreparedJob>(&event)) {
+        on_prepared(std::move(*prepared));
+      } else {
+        on_verified(std::get<VerifyDone>(event));
+      }
+    } catch (const kj::Exception& e) {
+      ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
+    } catch (const RedisError& e) {
+      if (stopping_) return;
+      metrics_->redis_errors().Increment();
+      ZKLOG(kError) << "Redis error while handling an event: " << e.what();
+    }
+  };
   while (!stopping_) {
-    events_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()));
+    if (deferred.empty())
+      events_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()));
+    // Workers' messages first (credits, results to the verifiers: no Redis
+    // round trip but a changed record's lookup), then dispatch.
     for (auto& event : events_.drain()) {
       if (stopping_) break;
-      try {
-        if (auto* link = std::get_if<LinkEvent>(&event)) {
-          if (!link->peer.empty()) sessions_->on_link(*link);
-        } else if (auto* prepared = std::get_if<PreparedJob>(&event)) {
-          on_prepared(std::move(*prepared));
-        } else {
-          on_verified(std::get<VerifyDone>(event));
-        }
-      } catch (const kj::Exception& e) {
-        ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
-      } catch (const RedisError& e) {
-        if (stopping_) break;
-        metrics_->redis_errors().Increment();
-        ZKLOG(kError) << "Redis error while handling an event: " << e.what();
-      }
+      if (std::holds_alternative<LinkEvent>(event)) handle(event);
+      else deferred.push_back(std::move(event));
+    }
+    scheduler_.dispatch();
+    for (std::size_t n = 0; n < coordinator::kStoresPerTurn && !deferred.empty() && !stopping_; ++n) {
+      Event event = std::move(deferred.front());
+      deferred.pop_front();
+      handle(event);
     }
     if (Clock::now() >= next_tick) {
       try {
@@ -144,7 +164,8 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   // after the intake had claimed it: a job that is terminal in Redis is
   // never started again (it would prove partitions twice).
   const RedisReply fields = with_redis([&] {
-    return redis_.command({"HMGET", keys_.job(prepared.spec.id), JobStore::kState, JobStore::kCancelRequested});
+    return redis_.command({"HMGET", job_keys(prepared.tenant).job(prepared.job_id.empty() ? prepared.spec.id : prepared.job_id),
+                           JobStore::kState, JobStore::kCancelRequested});
   });
   const RedisReply& state = fields.as_array().at(0);
   // A cancel whose request the tick took before this job reached the
@@ -245,16 +266,29 @@ void Coordinator::on_verified(const VerifyDone& done) {
 }
 
 void Coordinator::tick() {
-  // Cancels addressed to us.
-  RedisReply cancels = with_redis([&] {
-    return redis_.command(
-        {"SPOP", keys_.cancels(config_.coordinator_id), std::to_string(coordinator::kCancelsPerTick)});
-  });
-  for (const auto& c : cancels.as_array())
-    scheduler_.end_job(c.as_string(), ErrorCode::kCancelled, "cancelled by request");
+  // Cancels addressed to us: the default tenant's and every tenant's (each
+  // names jobs of its own namespace only), in one round trip.
+  if (Clock::now() >= tenants_read_) {
+    tenants_ = with_redis([&] { return tenant_names(redis_, keys_); });
+    tenants_read_ = Clock::now() + coordinator::kTickInterval * 10;
+  }
+  std::vector<std::vector<std::string>> spops = {
+      {"SPOP", keys_.cancels(config_.coordinator_id), std::to_string(coordinator::kCancelsPerTick)}};
+  for (const auto& tenant : tenants_)
+    spops.push_back({"SPOP", keys_.for_tenant(tenant).cancels(config_.coordinator_id),
+                     std::to_string(coordinator::kCancelsPerTick)});
+  RedisReply cancels = with_redis([&] { return spops.size() == 1 ? redis_.command(spops[0]) : redis_.transaction(spops); });
+  for (std::size_t i = 0; i < spops.size(); ++i) {
+    const RedisReply& ids = spops.size() == 1 ? cancels : cancels.as_array().at(i);
+    if (ids.type != RedisReply::Type::kArray) continue;
+    for (const auto& c : ids.as_array())
+      scheduler_.end_job(scheduled_job_id(i == 0 ? "" : tenants_[i - 1], c.as_string()), ErrorCode::kCancelled,
+                         "cancelled by request");
+  }
   // Deadlines and stalled tasks.
   scheduler_.expire(unix_now(), Clock::now());
   sessions_->flush_warnings();
+  sessions_->flush_records();
 }
 
 // ---------------------------------------------------------------------------
@@ -266,9 +300,21 @@ void Coordinator::send_cancel(const std::string& peer, std::uint64_t task_id, co
   sessions_->send_cancel(peer, task_id, job_id);
 }
 
+KeyLayout Coordinator::job_keys(const std::string& tenant) const {
+  return tenant.empty() ? keys_ : keys_.for_tenant(tenant);
+}
+
+JobStore Coordinator::store_of(const ScheduledJob& job) {
+  return JobStore(redis_, job_keys(job.prepared ? job.prepared->tenant : std::string()));
+}
+
+const std::string& Coordinator::stored_id(const ScheduledJob& job) {
+  return job.prepared && !job.prepared->job_id.empty() ? job.prepared->job_id : job.id();
+}
+
 void Coordinator::job_started(const ScheduledJob& job) {
   with_redis([&] {
-    jobs_store_.event(job.id(), event_json(job.id(), "started"));
+    store_of(job).event(stored_id(job), event_json(stored_id(job), "started"));
     return 0;
   });
 }
@@ -277,33 +323,43 @@ void Coordinator::partition_proved(const ScheduledJob& job, const PartitionResul
   json extra = {{"partition", result.partition}, {"worker", result.worker}};
   const std::string extra_text = extra.dump();
   const std::string entry = to_json(result).dump();
+  // The worker's proof counter goes in the same round trip, and its record
+  // keeps an expiry (one that had expired is not left without one).
+  const std::vector<std::vector<std::string>> counter = {
+      {"HINCRBY", keys_.worker(result.worker), WorkerRecord::kProofs, "1"},
+      {"EXPIRE", keys_.worker(result.worker), sessions_->record_ttl(), "NX"}};
   with_redis([&] {
-    jobs_store_.store_proof(job.id(), result.partition, entry,
-                            event_json(job.id(), "partition_proved", extra_text.substr(1, extra_text.size() - 2)));
+    store_of(job).store_proof(stored_id(job), result.partition, entry,
+                              event_json(stored_id(job), "partition_proved", extra_text.substr(1, extra_text.size() - 2)),
+                              counter);
     return 0;
   });
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.worker(result.worker), WorkerRecord::kProofs, "1"}); });
 }
 
 void Coordinator::attempt_failed(const ScheduledJob& job, std::uint32_t) {
-  with_redis([&] { return redis_.command({"HINCRBY", keys_.job(job.id()), JobStore::kAttempts, "1"}); });
+  with_redis([&] {
+    return redis_.command({"HINCRBY", store_of(job).keys().job(stored_id(job)), JobStore::kAttempts, "1"});
+  });
 }
 
 void Coordinator::witness_pending_changed(const ScheduledJob& job, std::uint32_t count) {
   with_redis([&] {
-    return redis_.command({"HSET", keys_.job(job.id()), JobStore::kWaitingForWitness, std::to_string(count)});
+    return redis_.command(
+        {"HSET", store_of(job).keys().job(stored_id(job)), JobStore::kWaitingForWitness, std::to_string(count)});
   });
 }
 
 void Coordinator::job_finished(const ScheduledJob& job, const JobEnd& end) {
+  std::optional<JobResult> result = end.result;
+  if (result) result->id = stored_id(job);  // the id its tenant knows
   JobStore::Finish f{end.state,
                      end.code ? std::string(error_name(*end.code)) : "",
                      end.message,
-                     end.result ? to_json(*end.result).dump() : "",
+                     result ? to_json(*result).dump() : "",
                      job.prepared ? job.prepared->raw : "",
                      config_.coordinator_id,
                      config_.terminal_ttl_seconds};
-  with_redis([&] { return jobs_store_.finish(job.id(), f); });
+  with_redis([&] { return store_of(job).finish(stored_id(job), f); });
   --active_jobs_;
   if (job.prepared) held_bytes_ -= job.prepared->held_bytes;
 }

@@ -99,6 +99,11 @@ class Coordinator : private SchedulerEffects {
 
   template <class F>
   auto with_redis(F&& fn) -> decltype(fn());
+  // The key layout of a tenant's jobs ("": the default tenant's).
+  KeyLayout job_keys(const std::string& tenant) const;
+  // The store of the job's tenant's namespace, and the job's id there.
+  JobStore store_of(const ScheduledJob& job);
+  static const std::string& stored_id(const ScheduledJob& job);
 
   CoordinatorConfig config_;
   std::shared_ptr<metrics::CoordinatorMetrics> metrics_;
@@ -117,6 +122,8 @@ class Coordinator : private SchedulerEffects {
   std::unique_ptr<VerifierPool<VerifyRequest>> verifiers_;  // made in run()
   Scheduler scheduler_;
   std::unique_ptr<WorkerSessions> sessions_;  // made in run(), with the link
+  std::vector<std::string> tenants_;  // registered tenants (their cancels), re-read every 10 ticks
+  std::chrono::steady_clock::time_point tenants_read_{};
 };
 
 }  // namespace zkfarm

@@ -10,12 +10,26 @@
 
 #include "cluster/artifacts.h"
 #include "cluster/log.h"
+#include "cluster/tenants.h"
 #include "coordinator/job_check.h"
 #include "kernels/curves.h"
 
 namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+// A reply error naming a key of the wrong type: a tenant's client may write
+// its own namespace, so a job's keys may be a set where a hash belongs. It
+// spoils that entry only, never the intake of everyone else's.
+bool is_wrong_type(const RedisError& e) {
+  return e.kind() == RedisError::Kind::kReply && std::string_view(e.what()).rfind("WRONGTYPE", 0) == 0;
+}
+
+// How often intake re-reads the tenant list: a new tenant's queue is served
+// within a second, at one SMEMBERS a second.
+constexpr std::chrono::milliseconds kTenantsRefresh{1000};
+}  // namespace
 
 std::uint64_t estimate_held_bytes(std::size_t entry_bytes, std::size_t partitions, std::size_t public_bytes) {
   return 2 * std::uint64_t(entry_bytes) + std::uint64_t(partitions) * (public_bytes + coordinator::kHeldBytesPerPartition);
@@ -75,6 +89,15 @@ void Intake::run(const std::atomic<bool>& stopping) {
   // (another one could take it over meanwhile).
   if (lease_ && !lease_->wait_first_lease(stopping)) return;
   bool recovered = false;
+  // The client functions tenants submit and cancel with, as this build
+  // has them (the same text again is harmless; a user that may not load
+  // them leaves that to `zkfarm tenant add`).
+  try {
+    load_client_functions(redis);
+  } catch (const RedisError& e) {
+    ZKLOG(kInfo) << "did not load the tenants' client functions (" << e.what()
+                 << "); `zkfarm tenant add` loads them";
+  }
   std::chrono::milliseconds backoff = coordinator::kRedisRetryFirst;
   auto next_depth_sample = Clock::now();
   while (!stopping) {
@@ -94,7 +117,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
         for (const auto& job : reading_) being_read.insert(job.digest);
         recovering_.clear();
         for (auto& raw : items) {
-          auto it = being_read.find(entry_digest(raw));
+          auto it = being_read.find(entry_digest(raw));  // the entry's digest, as handle_raw counts it
           if (it != being_read.end()) {
             being_read.erase(it);
             continue;
@@ -125,7 +148,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
       if (reading_slots() >= coordinator::kJobsReadingAtOnce) {
         raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);  // critical jobs only
       } else {
-        raw = store.take_next(config_.coordinator_id);
+        raw = store.take_next(config_.coordinator_id, tenants_in_turn(redis));
         // Nothing queued: wait for a critical job, or, while jobs are being
         // read, for a read to end (the queues are polled again meanwhile).
         if (!raw && reading_.empty())
@@ -161,17 +184,25 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     const long attempts = store.begin_intake(me, digest);
     counted_.insert(digest);
     if (attempts > coordinator::kIntakeCrashLimit) {
-      const std::string id = extract_job_id(raw).value_or("");
+      const ProcessingEntry entry = split_processing_entry(raw);
+      const std::string id = extract_job_id(entry.raw).value_or("");
       const std::string reason = "set aside: coordinator " + me + " died " + std::to_string(attempts - 1) +
                                  " times while taking this job in; its queue entry is kept in " + keys_.set_aside();
-      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : id) << " " << reason;
-      store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds);
+      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : scheduled_job_id(entry.tenant, id)) << " " << reason;
+      JobStore tenant_store(redis, entry.tenant.empty() ? keys_ : keys_.for_tenant(entry.tenant));
+      tenant_store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds, entry_digest(entry.raw));
       metrics_->jobs_failed("", "unknown", "setAside").Increment();
       counted_.erase(digest);
       return;
     }
   }
-  if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
+  try {
+    if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
+  } catch (const RedisError& e) {
+    if (!is_wrong_type(e)) throw;
+    ZKLOG(kWarning) << "rejected a queue entry whose job keys have the wrong type: " << e.what();
+    store.reject_unattributable(me, raw, std::string("the job's Redis keys have the wrong type: ") + e.what());
+  }
   store.end_intake(me, digest);
   counted_.erase(digest);
 }
@@ -190,12 +221,24 @@ void Intake::fail_job(JobStore& store, const std::string& raw, const std::string
   metrics_->jobs_failed(circuit, priority, error_name(code)).Increment();
 }
 
-bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest) {
+bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::string& entry,
+                       const std::string& entry_sha256) {
   const std::string& me = config_.coordinator_id;
+  // A tenant's job: its keys are in its namespace, its entry wraps the
+  // queue entry (whose digest its job record holds).
+  const ProcessingEntry split = split_processing_entry(entry);
+  if (!split.tenant.empty() && !is_valid_tenant_name(split.tenant)) {
+    farm_store.reject_unattributable(me, entry, "a processing entry names no tenant ('" + split.tenant + "')");
+    return true;
+  }
+  const KeyLayout keys = split.tenant.empty() ? keys_ : keys_.for_tenant(split.tenant);
+  JobStore store(redis, keys);
+  const std::string& raw = split.raw;
+  const std::string digest = entry_digest(raw);
   // Labels for the job counters; stay "none"/"unknown" until the job parses.
   std::string spec_circuit, spec_priority = "unknown";
   auto fail = [&](const std::string& id, ErrorCode code, const std::string& message) {
-    fail_job(store, raw, id, spec_circuit, spec_priority, code, message);
+    fail_job(store, entry, id, spec_circuit, spec_priority, code, message);
   };
   JobSpec spec;
   try {
@@ -205,7 +248,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     auto id = extract_job_id(raw);
     if (!id) {
       ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
-      store.reject_unattributable(me, raw, std::string("invalid job: ") + e.what());
+      store.reject_unattributable(me, entry, std::string("invalid job: ") + e.what());
       return true;
     }
     // The entry did not parse, but it names an id: claim() needs only that,
@@ -217,9 +260,9 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     if (claim == JobStore::Claim::kNew || claim == JobStore::Claim::kResume)
       fail(*id, ErrorCode::kInvalidJob, std::string("invalid job: ") + e.what());
     else if (claim == JobStore::Claim::kTerminal)
-      store.drop_processing(me, raw);  // this entry's job already ended
+      store.drop_processing(me, entry);  // this entry's job already ended
     else
-      store.reject_unattributable(me, raw,
+      store.reject_unattributable(me, entry,
                                   "invalid job with the job id " + *id + ", which belongs to another submission (" +
                                       detail + "); that job was not touched: " + e.what(),
                                   "duplicateId");
@@ -232,7 +275,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
-  const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), JobStore::kSubmittedAt});
+  const RedisReply submitted = redis.command({"HGET", keys.job(spec.id), JobStore::kSubmittedAt});
   std::string detail;
   const auto claim = store.claim(spec, me, &detail, digest);
   const double intake_time = unix_now();
@@ -251,32 +294,32 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   }
   if (claim == JobStore::Claim::kTerminal) {
     ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
-    store.drop_processing(me, raw);
+    store.drop_processing(me, entry);
     return true;
   }
   if (claim == JobStore::Claim::kOwnedElsewhere) {
-    store.reject_unattributable(me, raw, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")",
+    store.reject_unattributable(me, entry, "duplicate job id " + spec.id + " (running on coordinator " + detail + ")",
                                 "duplicateId");
     return true;
   }
   if (claim == JobStore::Claim::kDuplicate) {
     ZKLOG(kWarning) << "rejected a second submission of job id " << spec.id << " (the job is " << detail << ")";
-    store.reject_unattributable(me, raw,
+    store.reject_unattributable(me, entry,
                                 "job id " + spec.id + ", which belongs to another submission (" +
                                     detail + "): this duplicate was not run and that job was not touched",
                                 "duplicateId");
     return true;
   }
-  if (redis.command({"HGET", keys_.job(spec.id), JobStore::kCancelRequested}).str == "1") {
+  if (redis.command({"HGET", keys.job(spec.id), JobStore::kCancelRequested}).str == "1") {
     const std::string cancelled(error_name(ErrorCode::kCancelled));
-    JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", raw, me, config_.terminal_ttl_seconds};
+    JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", entry, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return true;
   }
   std::optional<CircuitInfo> circuit;
   try {
-    circuit = load_circuit_info(redis, keys_, spec.circuit);
+    circuit = load_visible_circuit(redis, keys, spec.circuit);
   } catch (const RedisError&) {
     throw;
   } catch (const std::exception& e) {
@@ -291,14 +334,16 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   // worker that proves it checks its sha256 and size), on the job's own
   // threads: collect_reads() finishes the job.
   Reading job;
-  job.raw = raw;
-  job.digest = digest;
+  job.raw = entry;
+  job.digest = entry_sha256;
+  job.tenant = split.tenant;
+  job.keys = keys;
   job.spec = std::make_shared<const JobSpec>(std::move(spec));
   job.circuit = std::move(*circuit);
   job.resume = claim == JobStore::Claim::kResume;
   job.submitted_at = std::min(submitted_at, intake_time);
   job.deadline = Clock::now() + config_.intake_deadline;
-  job.held_bytes = estimate_held_bytes(raw.size(), job.spec->partitions.size(),
+  job.held_bytes = estimate_held_bytes(entry.size(), job.spec->partitions.size(),
                                        std::size_t(job.circuit.num_public) * scalar_field_bytes(job.circuit.curve));
   WitnessReads::Options options;
   options.num_public = job.circuit.num_public;
@@ -307,6 +352,8 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   options.max_bytes = witness_max_bytes(job.circuit.num_vars);
   options.budget = ReadBudget{&held_bytes_, config_.memory_budget_bytes};
   options.policy = witness_policy_;
+  // A tenant's redis:// witnesses only from its own namespace.
+  if (!job.tenant.empty()) options.policy.redis_key_prefix = job.keys.job_prefix();
   options.redis_url = config_.redis_url;
   options.deadline = job.deadline;
   options.readers = coordinator::kWitnessReadersPerJob;
@@ -340,12 +387,22 @@ void Intake::collect_reads(JobStore& store) {
     // they hold a slot (reading_slots) and their threads are joined later.
     const WitnessReads* reads = job.reads.get();
     if (!reads->idle()) expired_reads_.push_back(std::move(job.reads));
-    finish_reading(store, job, *reads);
+    try {
+      finish_reading(store, job, *reads);
+    } catch (const RedisError& e) {
+      if (!is_wrong_type(e)) throw;
+      ZKLOG(kWarning) << "rejected a queue entry whose job keys have the wrong type: " << e.what();
+      store.reject_unattributable(config_.coordinator_id, job.raw,
+                                  std::string("the job's Redis keys have the wrong type: ") + e.what());
+      store.end_intake(config_.coordinator_id, job.digest);
+      counted_.erase(job.digest);
+    }
   }
 }
 
-void Intake::finish_reading(JobStore& store, const Reading& job, const WitnessReads& reads) {
+void Intake::finish_reading(JobStore& farm_store, const Reading& job, const WitnessReads& reads) {
   const JobSpec& spec = *job.spec;
+  JobStore store(farm_store.redis(), job.keys);
   if (const std::string error = reads.redis_error(); !error.empty())
     throw RedisError(RedisError::Kind::kConnection, "reading a witness of job " + spec.id + ": " + error);
   const std::string deadline_ms = std::to_string(config_.intake_deadline.count());
@@ -364,6 +421,9 @@ void Intake::finish_reading(JobStore& store, const Reading& job, const WitnessRe
   } else {
     PreparedJob prepared = std::move(std::get<PreparedJob>(checked));
     prepared.raw = job.raw;
+    prepared.tenant = job.tenant;
+    prepared.job_id = spec.id;
+    prepared.spec.id = scheduled_job_id(job.tenant, spec.id);
     prepared.submitted_at = job.submitted_at;
     if (job.resume) prepared.stored_proofs = store.proofs(spec.id);
     prepared.held_bytes = estimate_held_bytes(prepared);
@@ -373,6 +433,18 @@ void Intake::finish_reading(JobStore& store, const Reading& job, const WitnessRe
   }
   store.end_intake(me, job.digest);
   counted_.erase(job.digest);
+}
+
+const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
+  if (Clock::now() >= tenants_read_) {
+    tenants_ = tenant_names(redis, keys_);
+    tenants_read_ = Clock::now() + kTenantsRefresh;
+  }
+  if (tenants_.size() > 1) {
+    tenant_turn_ = (tenant_turn_ + 1) % tenants_.size();
+    std::rotate(tenants_.begin(), tenants_.begin() + 1, tenants_.end());
+  }
+  return tenants_;
 }
 
 void Intake::sample_queue_depth(RedisClient& redis) {

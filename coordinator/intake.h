@@ -22,6 +22,14 @@
 // kCriticalJobsReadingBeyond critical ones beyond them), counting those
 // that failed their deadline until their reads in flight end.
 //
+// Tenants (cluster/tenants.h): the queues of every registered tenant are
+// taken from too, round-robin by tenant within a priority (the default
+// tenant's first); a tenant's job lives in its namespace, its processing
+// entry names the tenant (split_processing_entry), and it reaches the
+// scheduler as PreparedJob::tenant with the id scheduled_job_id. A tenant
+// may write its own namespace, so an entry whose job keys it gave the wrong
+// type (WRONGTYPE) goes to <p>rejected instead of stalling the intake.
+//
 // Admission: a job is taken from the queues only while fewer than
 // max_active_jobs are held or being read and their estimated bytes
 // (estimate_held_bytes, the same for a job being read) are below
@@ -81,7 +89,9 @@ class Intake {
   using Clock = std::chrono::steady_clock;
   // A claimed job whose witnesses are being read.
   struct Reading {
-    std::string raw, digest;
+    std::string raw, digest;  // the processing-list entry and its digest (intake:<id>)
+    std::string tenant;       // "" for the default tenant
+    KeyLayout keys;           // the layout of its tenant's namespace
     std::shared_ptr<const JobSpec> spec;
     CircuitInfo circuit;
     bool resume = false;  // claimed as kResume: its proved partitions are kept
@@ -116,6 +126,9 @@ class Intake {
   bool room_for_a_job();
   // The Redis queue lengths (zkfarm_queue_depth).
   void sample_queue_depth(RedisClient& redis);
+  // The registered tenants, re-read every kTenantsRefresh, rotated by one
+  // at each take (round-robin by tenant within a priority).
+  const std::vector<std::string>& tenants_in_turn(RedisClient& redis);
 
   const CoordinatorConfig& config_;
   std::shared_ptr<metrics::CoordinatorMetrics> metrics_;
@@ -133,6 +146,9 @@ class Intake {
   std::shared_ptr<Mailbox<char>> read_ended_ = std::make_shared<Mailbox<char>>();
   std::vector<Reading> reading_;
   std::vector<std::unique_ptr<WitnessReads>> expired_reads_;
+  std::vector<std::string> tenants_;  // registered tenants, in this take's turn
+  std::size_t tenant_turn_ = 0;
+  Clock::time_point tenants_read_{};
 };
 
 // What holding a prepared job costs the coordinator, estimated from its

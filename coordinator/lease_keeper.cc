@@ -1,6 +1,8 @@
 // lease_keeper.cc -- see lease_keeper.h.
 #include "coordinator/lease_keeper.h"
 
+#include "cluster/tenants.h"
+
 #include <algorithm>
 
 #include "cluster/job_store.h"
@@ -55,7 +57,7 @@ void LeaseKeeper::run(const std::atomic<bool>& stopping) {
         changed_.notify_all();
       }
       for (const auto& dead : store.expired_coordinators(me)) {
-        const std::size_t moved = store.take_over(dead, me);
+        const std::size_t moved = store.take_over(dead, me, tenant_names(redis, keys));
         if (moved == 0) continue;
         ZKLOG(kWarning) << "took over " << moved << " jobs of coordinator " << dead << " (lease expired)";
         recovery_requested_ = true;  // the intake resumes them, keeping proved partitions

@@ -13,8 +13,19 @@
 
 namespace zkfarm {
 
+// The id the scheduler knows a job by: the job's own for the default
+// tenant, "<tenant>:<id>" for a tenant's (':' is in no job id), so two
+// tenants' jobs of one id stay apart.
+inline std::string scheduled_job_id(const std::string& tenant, const std::string& id) {
+  return tenant.empty() ? id : tenant + ":" + id;
+}
+
 struct PreparedJob {
   std::string raw;  // the processing-list entry (removed when the job ends)
+  // The tenant whose namespace holds the job ("" for the default tenant:
+  // cluster/tenants.h); where a fair-share policy reads whose job it is.
+  std::string tenant;
+  std::string job_id;  // the id in its tenant's namespace (spec.id is scheduled_job_id)
   JobSpec spec;
   CircuitInfo circuit;
   // Every partition's public inputs, canonical LE, back to back: partition

@@ -2,11 +2,13 @@
 #include "coordinator/worker_sessions.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "cluster/log.h"
 #include "coordinator/prepared_job.h"
 #include "coordinator/redis_retry.h"
 #include "cluster/job_store.h"
+#include "schema/job.h"
 
 namespace zkfarm {
 
@@ -111,14 +113,16 @@ void WorkerSessions::on_link(const LinkEvent& e) {
   Session& s = it->second;
   switch (decoded->which()) {
     case wire::Envelope::Body::HEARTBEAT: {
-      std::set<std::string> loaded;
-      for (auto c : body.getHeartbeat().getLoadedCircuits()) loaded.insert(c.cStr());
-      scheduler_.set_loaded(e.peer, std::move(loaded));
+      const auto heartbeat = body.getHeartbeat();
+      scheduler_.set_loaded(e.peer, registered_loaded(s, heartbeat.getLoadedCircuits()));
       std::set<std::uint64_t> witness_pending;
-      for (auto id : body.getHeartbeat().getWitnessPending()) witness_pending.insert(id);
+      const auto pending = heartbeat.getWitnessPending();
+      for (unsigned i = 0; i < pending.size() && i < coordinator::kMaxWitnessPendingIds; ++i)
+        witness_pending.insert(pending[i]);
       scheduler_.set_witness_pending(e.peer, witness_pending);
-      s.busy.sample(Clock::now(), body.getHeartbeat().getBusyTasks() > 0);
-      if (Clock::now() - s.redis_refreshed > coordinator::kWorkerRecordRefresh) refresh_record(s, "alive");
+      const auto now = Clock::now();
+      s.busy.sample(now, heartbeat.getBusyTasks() > 0);
+      if (now - s.redis_refreshed > coordinator::kWorkerRecordRefresh) records_due_.insert(e.peer);
       break;
     }
     case wire::Envelope::Body::CREDIT: {
@@ -155,29 +159,84 @@ void WorkerSessions::on_link(const LinkEvent& e) {
   }
 }
 
-void WorkerSessions::refresh_record(Session& s, const char* state) {
+std::string WorkerSessions::record_ttl() const {
+  return std::to_string(std::max<long>(coordinator::kWorkerRecordMinTtl.count(),
+                                       coordinator::kWorkerRecordTtlDeadAfters * config_.dead_after.count() / 1000));
+}
+
+std::set<std::string> WorkerSessions::registered_loaded(Session& s, capnp::List<capnp::Text>::Reader list) {
+  std::vector<std::string> reported;
+  const std::size_t n = std::min<std::size_t>(list.size(), coordinator::kMaxLoadedCircuits);
+  reported.reserve(n);
+  for (unsigned i = 0; i < n; ++i) reported.emplace_back(list[i].cStr());
+  if (list.size() > coordinator::kMaxLoadedCircuits && warn_allowed(s.peer))
+    ZKLOG(kWarning) << "worker " << printable(s.worker_id) << " listed " << list.size()
+                    << " resident circuits; only the first " << coordinator::kMaxLoadedCircuits << " are read";
+  if (reported == s.loaded_reported) return s.loaded_registered;
+  std::set<std::string> registered;
+  std::vector<std::string> lookup = {"SMISMEMBER", keys_.circuits()};
+  for (const auto& id : reported)
+    if (is_valid_circuit_id(id)) lookup.push_back(id);
+  if (lookup.size() > 2) {
+    const RedisReply found = with_redis([&] { return redis_.command(lookup); });
+    const auto& flags = found.as_array();
+    for (std::size_t i = 0; i + 2 < lookup.size() && i < flags.size(); ++i)
+      if (flags[i].as_integer() == 1) registered.insert(lookup[i + 2]);
+  }
+  s.loaded_reported = std::move(reported);
+  s.loaded_registered = registered;
+  return registered;
+}
+
+std::vector<std::vector<std::string>> WorkerSessions::record_commands(Session& s, const char* state) {
   s.redis_refreshed = Clock::now();
-  const auto ttl = std::to_string(std::max<long>(
-      coordinator::kWorkerRecordMinTtl.count(),
-      coordinator::kWorkerRecordTtlDeadAfters * config_.dead_after.count() / 1000));
+  const std::string ttl = record_ttl();
   const auto view = scheduler_.worker(s.peer);
   std::string loaded;
   if (view)
     for (const auto& c : *view->loaded) loaded += (loaded.empty() ? "" : ",") + c;
+  const std::string key = keys_.worker(s.worker_id);
   std::vector<std::vector<std::string>> commands = {
-      {"HSET", keys_.worker(s.worker_id), WorkerRecord::kState, state, WorkerRecord::kHost, s.hostname,
+      {"MULTI"},
+      {"HSET", key, WorkerRecord::kState, state, WorkerRecord::kHost, s.hostname,
        WorkerRecord::kDevice, s.device_name, WorkerRecord::kDeviceUuid, s.device_uuid, WorkerRecord::kCoordinator,
        config_.coordinator_id, WorkerRecord::kLastSeen, std::to_string(unix_now()), WorkerRecord::kCredits,
        std::to_string(view ? view->credits : 0), WorkerRecord::kTasks, std::to_string(view ? view->tasks : 0),
        WorkerRecord::kLoaded, loaded, WorkerRecord::kQuarantined, view && view->quarantined ? "1" : "0",
        WorkerRecord::kDeviceOrdinal, std::to_string(s.device_ordinal), WorkerRecord::kBusy,
        std::to_string(s.busy.fraction())},
-      {"EXPIRE", keys_.worker(s.worker_id), ttl},
+      {"EXPIRE", key, ttl},
       {"SADD", keys_.workers(), s.worker_id},
   };
+  // The scheduler's loaded set holds registered ids only (registered_loaded
+  // and dispatch's own): each <prefix>pce set expires like the record, so a
+  // worker that stops reporting a circuit leaves nothing behind for good.
   if (view)
-    for (const auto& c : *view->loaded) commands.push_back({"SADD", keys_.pce(c), s.worker_id});
-  with_redis([&] { return redis_.transaction(commands); });
+    for (const auto& c : *view->loaded) {
+      commands.push_back({"SADD", keys_.pce(c), s.worker_id});
+      commands.push_back({"EXPIRE", keys_.pce(c), ttl});
+    }
+  commands.push_back({"EXEC"});
+  return commands;
+}
+
+void WorkerSessions::refresh_record(Session& s, const char* state) {
+  records_due_.erase(s.peer);
+  auto commands = record_commands(s, state);
+  with_redis([&] { return redis_.pipeline(commands); });
+}
+
+void WorkerSessions::flush_records() {
+  if (records_due_.empty()) return;
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& peer : records_due_) {
+    auto it = sessions_.find(peer);
+    if (it == sessions_.end()) continue;
+    auto one = record_commands(it->second, "alive");
+    commands.insert(commands.end(), std::make_move_iterator(one.begin()), std::make_move_iterator(one.end()));
+  }
+  with_redis([&] { return redis_.pipeline(commands); });
+  records_due_.clear();
 }
 
 std::string WorkerSessions::identity_refusal(const std::string& peer, const std::string& curve_key,
@@ -240,6 +299,30 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
     send_reject(peer, wire::ErrorCode::MALFORMED_MESSAGE, "hello without a usable worker id");
     return;
   }
+  auto welcome = [&] {
+    link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+                 auto w = body.initWelcome();
+                 w.setCoordinatorId(config_.coordinator_id);
+                 w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
+                 w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
+               }));
+  };
+  // A repeated Hello of a live session (the same peer, worker id, session
+  // id and key: a worker that found us silent, or one saying hello in a
+  // loop) registers nothing again: no Redis, no session replaced, its tasks
+  // kept with their attempts and clocks. It is welcomed again, and its
+  // credits start over from the Hello, as the worker's own budget does.
+  if (auto live = sessions_.find(peer); live != sessions_.end() && live->second.worker_id == worker_id &&
+                                        live->second.session_id == hello.getSessionId() &&
+                                        live->second.curve_key == curve_key) {
+    scheduler_.withdraw_credits(peer, std::numeric_limits<std::uint32_t>::max());
+    if (hello.getCredits() > 0) scheduler_.grant_credits(peer, hello.getCredits());
+    welcome();
+    if (warn_allowed(peer))
+      ZKLOG(kInfo) << "worker " << worker_id << " said hello again in its live session: welcomed again, "
+                   << "nothing else changes";
+    return;
+  }
   if (const std::string refusal = identity_refusal(peer, curve_key, worker_id, hello.getSessionId());
       !refusal.empty()) {
     if (warn_allowed(peer))
@@ -289,19 +372,14 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   offer.worker_id = worker_id;
   for (auto c : hello.getCurves())
     if (auto curve = wire::curve_from_wire(c)) offer.curves.insert(*curve);
-  for (auto c : hello.getLoadedCircuits()) offer.loaded.insert(c.cStr());
+  offer.loaded = registered_loaded(s, hello.getLoadedCircuits());
   offer.credits = hello.getCredits();
   offer.max_tasks = hello.getMaxTasks();
   offer.curve_key = curve_key;
   scheduler_.add_worker(peer, std::move(offer), carry_from);
   auto [it, inserted] = sessions_.emplace(peer, std::move(s));
   link_.track(peer);
-  link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
-               auto w = body.initWelcome();
-               w.setCoordinatorId(config_.coordinator_id);
-               w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
-               w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
-             }));
+  welcome();
   metrics_.worker_connected(worker_id).Set(1);
   ZKLOG(kInfo) << "worker " << worker_id << " joined (" << it->second.device_name << ", "
                << scheduler_.worker(peer)->credits << " credits)";
@@ -319,8 +397,12 @@ void WorkerSessions::drop(const std::string& peer, const char* why, bool tasks_c
   link_.forget(peer);
   const std::string worker_id = it->second.worker_id;
   metrics_.worker_connected(worker_id).Set(0);
-  std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), WorkerRecord::kState, "gone"}};
+  // The record keeps its expiry (one that had expired is made again, with
+  // one), so "gone" records do not pile up.
+  std::vector<std::vector<std::string>> commands = {{"HSET", keys_.worker(worker_id), WorkerRecord::kState, "gone"},
+                                                    {"EXPIRE", keys_.worker(worker_id), record_ttl()}};
   for (const auto& c : loaded) commands.push_back({"SREM", keys_.pce(c), worker_id});
+  records_due_.erase(peer);
   sessions_.erase(it);
   with_redis([&] { return redis_.transaction(commands); });
 }

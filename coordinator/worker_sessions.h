@@ -3,7 +3,8 @@
 //
 // A session starts with a Hello (protocol version, worker id, quarantine
 // checked; Welcome or Reject), lives on heartbeats (resident circuits, the
-// worker's Redis record refreshed) and credits, and ends when the worker
+// worker's Redis record refreshed: due records are written together by
+// flush_records(), one round trip per tick) and credits, and ends when the worker
 // dies (the link reports silence past dead_after), says hello again
 // (restart) or is replaced by a new session of the same worker id. Every
 // message to a worker is built here (Welcome, Reject, Task, Cancel).
@@ -18,7 +19,9 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "coordinator/busy_meter.h"
 #include "cluster/job_result.h"
@@ -45,6 +48,10 @@ class WorkerSessions {
     BusyMeter busy;           // from heartbeats (status page)
     std::uint64_t session_id = 0;
     std::chrono::steady_clock::time_point redis_refreshed{};
+    // The resident circuit list last reported (capped, as sent) and the
+    // registered ids of it: an unchanged list is not looked up again.
+    std::vector<std::string> loaded_reported;
+    std::set<std::string> loaded_registered;
   };
   // on_result: a Result from a worker with a session (the coordinator takes
   // it to the scheduler and the verifier).
@@ -64,7 +71,14 @@ class WorkerSessions {
   const Session* find(const std::string& peer) const;
   // Reports warnings held back by the rate limit (call periodically).
   void flush_warnings();
+  // Writes the worker records that heartbeats made due, all in one round
+  // trip (call once per tick). Throws RedisError when Redis fails for longer
+  // than a retry (the records stay due).
+  void flush_records();
   std::size_t size() const { return sessions_.size(); }
+  // Seconds a worker record lives without a refresh: max(kWorkerRecordMinTtl,
+  // kWorkerRecordTtlDeadAfters x dead_after).
+  std::string record_ttl() const;
 
  private:
   void on_hello(const std::string& peer, const std::string& curve_key, wire::Hello::Reader hello,
@@ -87,6 +101,14 @@ class WorkerSessions {
   // record says "gone".
   void drop(const std::string& peer, const char* why, bool tasks_carried = false);
   void refresh_record(Session& s, const char* state);
+  // The commands that rewrite s's record (one MULTI ... EXEC), with its
+  // resident circuits' <prefix>pce sets; every key they touch expires.
+  std::vector<std::vector<std::string>> record_commands(Session& s, const char* state);
+  // The registered circuit ids among the first kMaxLoadedCircuits of list
+  // (one SMISMEMBER, skipped when the list is the one s last reported).
+  // Throws RedisError as with_redis.
+  std::set<std::string> registered_loaded(Session& s, capnp::List<capnp::Text>::Reader list);
+
   void send_reject(const std::string& peer, wire::ErrorCode code, const std::string& message);
   template <class F>
   auto with_redis(F&& fn) -> decltype(fn());
@@ -100,6 +122,7 @@ class WorkerSessions {
   const std::atomic<bool>& stopping_;
   std::function<void(const Session&, wire::Result::Reader)> on_result_;
   std::map<std::string, Session> sessions_;  // by peer
+  std::set<std::string> records_due_;        // peers whose record flush_records() writes
   LogLimiter warnings_;
 };
 

@@ -177,8 +177,20 @@ class ScriptedPeer {
   void heartbeat() {
     if (std::chrono::steady_clock::now() - last_heartbeat_ < std::chrono::milliseconds(100)) return;
     last_heartbeat_ = std::chrono::steady_clock::now();
-    send([&](wire::Envelope::Body::Builder body) { body.initHeartbeat().setSequence(++sequence_); });
+    send([&](wire::Envelope::Body::Builder body) {
+      auto hb = body.initHeartbeat();
+      hb.setSequence(++sequence_);
+      if (heartbeat_circuits.empty()) return;
+      auto list = hb.initLoadedCircuits(static_cast<unsigned>(heartbeat_circuits.size()));
+      for (unsigned i = 0; i < heartbeat_circuits.size(); ++i) list.set(i, heartbeat_circuits[i]);
+    });
   }
+
+ public:
+  // The resident circuit ids every heartbeat lists (none by default).
+  std::vector<std::string> heartbeat_circuits;
+
+ private:
 
   zmq::context_t context_;
   zmq::socket_t socket_;

@@ -155,6 +155,10 @@ void RedisServer::start() {
     argv.push_back("--requirepass");
     argv.push_back(options_.password);
   }
+  if (!options_.aclfile.empty()) {
+    argv.push_back("--aclfile");
+    argv.push_back(options_.aclfile);
+  }
   process_ = std::make_unique<Process>(argv, dir_ + "/redis.log");
   bool up = eventually(
       [&] {

@@ -86,6 +86,9 @@ class RedisServer {
     // "always" (tests: an acknowledged write survives a SIGKILL) or
     // "everysec" (what deploy/ runs in production).
     std::string appendfsync = "always";
+    // --aclfile when non-empty (the users of deploy/users.acl, say); the
+    // server must be able to write it for ACL SAVE.
+    std::string aclfile;
   };
   // Starts redis-server on a free port in dir and waits until it answers.
   // Throws std::runtime_error (with the server log) if it does not come up.
