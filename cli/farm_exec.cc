@@ -36,6 +36,7 @@ const std::vector<CommandSummary>& farm_command_summaries() {
       {"result", "fetch a done job's proofs (snarkjs JSON, Filecoin binary)"},
       {"workers", "the farm's workers: device, circuits, faults, quarantine"},
       {"cancel", "cancel a farm job"},
+      {"tenant", "the farm's tenants and their credentials (admin): add, set, list, rotate, remove"},
       {"keygen", "make a CURVE key pair for coordinator/worker encryption"},
   };
   return summaries;

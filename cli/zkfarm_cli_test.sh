@@ -25,7 +25,7 @@ expect() {
 }
 
 expect "usage lists local and farm commands" 0 "farm commands" "$ZKFARM" --help
-for command in circuit submit status wait result workers cancel keygen prove verify setup; do
+for command in circuit submit status wait result workers cancel tenant keygen prove verify setup; do
   grep -Eq "^  $command " "$WORK/out" || fail "zkfarm --help does not list $command"
 done
 expect "no arguments: usage, exit 2" 2 "usage: zkfarm COMMAND" "$ZKFARM"

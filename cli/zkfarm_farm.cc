@@ -1,5 +1,6 @@
 // zkfarm_farm.cc -- `zkfarm-farm`: the farm commands of `zkfarm` (circuit,
-// submit, status, wait, result, workers, cancel, keygen; cli/farm_commands.h)
+// submit, status, wait, result, workers, cancel, tenant, keygen;
+// cli/farm_commands.h)
 // in the binary that links their libraries. `zkfarm COMMAND ...` execs
 // `zkfarm-farm COMMAND ...` for these (cli/farm_exec.h), so the arguments,
 // output and exit codes are those documented for `zkfarm`; it can also be
