@@ -55,6 +55,7 @@ bool Scheduler::add_job(ScheduledJob scheduled) {
                << (job.scheduled.tenant.empty() ? "" : ", tenant " + job.scheduled.tenant)
                << (job.proved ? ", " + std::to_string(job.proved) + " already proved" : "");
   seq_to_job_[job.seq] = id;
+  job.tenant->active_partitions += job.partitions.size() - job.proved;
   const bool all = job.proved == job.partitions.size();
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
   effects_.job_started(it->second.scheduled);
@@ -178,6 +179,7 @@ void Scheduler::release_tasks(Job& job) {
     tasks_.erase(t);
   }
   seq_to_job_.erase(job.seq);
+  job.tenant->active_partitions -= job.partitions.size() - job.proved;  // the job ends
 }
 
 void Scheduler::make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead) {
@@ -427,6 +429,11 @@ std::optional<Scheduler::WorkerView> Scheduler::worker(const std::string& peer) 
   auto it = workers_.find(peer);
   if (it == workers_.end()) return std::nullopt;
   return WorkerView{it->second.credits, it->second.tasks.size(), &it->second.loaded, it->second.quarantined};
+}
+
+std::uint64_t Scheduler::active_partitions(const std::string& tenant) const {
+  auto it = tenants_.find(tenant);
+  return it == tenants_.end() ? 0 : it->second.active_partitions;
 }
 
 std::uint32_t Scheduler::faults(const std::string& identity) const {
@@ -730,6 +737,7 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   p.phase = Phase::kProved;
   p.result = std::move(result);
   ++job.proved;
+  --job.tenant->active_partitions;
   metrics_.partitions_verified(job.spec().circuit).Increment();
   effects_.partition_proved(job.scheduled, *p.result);
   ZKLOG(kInfo) << "job " << r.job_id << " partition " << r.partition << " verified (" << job.proved << "/"
@@ -875,7 +883,8 @@ SchedulerSnapshot Scheduler::snapshot() const {
                          w.draining, w.quarantined});
   for (const auto& [name, t] : tenants_)
     s.tenants.push_back({name, t.policy, static_cast<std::uint32_t>(t.pending.size()), t.in_flight,
-                         t.reserved_in_flight, t.worker_seconds, t.reserved_seconds, t.virtual_time});
+                         t.reserved_in_flight, t.active_partitions, t.worker_seconds, t.reserved_seconds,
+                         t.virtual_time});
   s.tasks_in_flight = tasks_.size();
   return s;
 }

@@ -302,6 +302,7 @@ struct SchedulerSnapshot {
     std::string name;
     TenantPolicy policy;
     std::uint32_t pending = 0, in_flight = 0, reserved_in_flight = 0;  // partitions (critical ones not pending here)
+    std::uint64_t active_partitions = 0;  // of its running jobs, not yet proved (admission.h's figure)
     double worker_seconds = 0;    // worker time charged so far, reservations and critical included
     double reserved_seconds = 0;  // of which under its reservation
     double virtual_time = 0;      // file comment
@@ -396,6 +397,10 @@ class Scheduler {
   // in-flight partitions).
   void update_gauges();
   SchedulerSnapshot snapshot() const;
+  // The tenant's partitions pending, in flight or being verified, of its
+  // jobs running here (coordinator/admission.h TenantUsage::
+  // active_partitions); 0 for a tenant never seen.
+  std::uint64_t active_partitions(const std::string& tenant) const;
   // Faults of an identity (identity()).
   std::uint32_t faults(const std::string& identity) const;
   // The identity of a worker: "key:<curve key>" under CURVE, else its id.
@@ -434,6 +439,7 @@ class Scheduler {
     double virtual_time = 0;                        // charged seconds / weight (2b, 2c)
     double worker_seconds = 0, reserved_seconds = 0;
     std::uint32_t in_flight = 0, reserved_in_flight = 0;
+    std::uint64_t active_partitions = 0;            // its running jobs' partitions not yet proved
     Clock::time_point served_at{};                  // its last task, or when its work arrived (aging)
     std::set<PendingKey>::iterator cursor;          // dispatch(): the next partition to try
   };

@@ -1336,6 +1336,27 @@ TEST_F(FairShareTest, OneTenantSchedulesExactlyAsAFarmWithoutTenants) {
   EXPECT_EQ(run("", idle_others), without);
 }
 
+TEST_F(FairShareTest, ActivePartitionsPerTenantForAdmission) {
+  worker("a", 1);
+  s().add_job(tenant_job("acme", "acme/0", 3));
+  ScheduledJob resumed = tenant_job("acme", "acme/1", 4);
+  resumed.proved[0] = proof_of(0);
+  s().add_job(std::move(resumed));
+  s().add_job(tenant_job("other", "other/0", 2));
+  EXPECT_EQ(s().active_partitions("acme"), 6u) << "3 + the resumed job's 3 unproved";
+  EXPECT_EQ(s().active_partitions("other"), 2u);
+  EXPECT_EQ(s().active_partitions("never"), 0u);
+  s().dispatch();
+  ASSERT_EQ(effects_.tasks.size(), 1u);
+  const std::string tenant = tenant_of(effects_.tasks[0].job_id);
+  prove(effects_.tasks[0]);
+  EXPECT_EQ(s().active_partitions(tenant), tenant == "acme" ? 5u : 1u) << "a proved partition is no longer active";
+  s().end_job("acme/1", ErrorCode::kCancelled, "cancelled by request");
+  s().end_job("acme/0", ErrorCode::kCancelled, "cancelled by request");
+  EXPECT_EQ(s().active_partitions("acme"), 0u);
+  EXPECT_EQ(tenant_view("acme").active_partitions, 0u);
+}
+
 TEST_F(FairShareTest, AWeightThatIsNoNumberIsRefused) {
   FairSharePolicy policy;
   policy.tenants["ok"].weight = 2;
