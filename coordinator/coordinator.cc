@@ -182,6 +182,7 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   job.spec = std::shared_ptr<const JobSpec>(shared, &shared->spec);  // the prepared job's, not a copy
   job.curve = shared->circuit.curve;
   job.submitted_at = shared->submitted_at;
+  job.tenant = shared->tenant;  // whose share it is charged to (fair share)
   for (const auto& [index, text] : shared->stored_proofs) {
     try {
       job.proved[index] = parse_partition_result(text);
@@ -268,8 +269,18 @@ void Coordinator::on_verified(const VerifyDone& done) {
 void Coordinator::tick() {
   // Cancels addressed to us: the default tenant's and every tenant's (each
   // names jobs of its own namespace only), in one round trip.
+  // The tenant records (their weights and reservations for the scheduler's
+  // fair share), re-read every 10 ticks: two round trips. A farm without
+  // tenants has an empty policy: the default tenant alone, as before.
   if (Clock::now() >= tenants_read_) {
-    tenants_ = with_redis([&] { return tenant_names(redis_, keys_); });
+    const std::vector<TenantRecord> records = with_redis([&] { return load_tenants(redis_, keys_); });
+    tenants_.clear();
+    FairSharePolicy policy;
+    for (const auto& r : records) {
+      tenants_.push_back(r.name);
+      policy.tenants[r.name] = TenantPolicy{r.weight, r.reserved_workers};
+    }
+    scheduler_.set_tenants(std::move(policy));  // keeps what each tenant used so far
     tenants_read_ = Clock::now() + coordinator::kTickInterval * 10;
   }
   std::vector<std::vector<std::string>> spops = {
