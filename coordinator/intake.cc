@@ -317,6 +317,14 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return true;
   }
+  if (auto quota = quotas_.find(split.tenant); !split.tenant.empty() && quota != quotas_.end()) {
+    const AdmissionVerdict verdict =
+        admit_job(split.tenant, quota->second, TenantUsage{}, JobDemand{raw.size(), spec.partitions.size()});
+    if (verdict.kind == AdmissionVerdict::Kind::kRefuse) {
+      fail(spec.id, verdict.code, verdict.message);
+      return true;
+    }
+  }
   std::optional<CircuitInfo> circuit;
   try {
     circuit = load_visible_circuit(redis, keys, spec.circuit);
@@ -437,7 +445,12 @@ void Intake::finish_reading(JobStore& farm_store, const Reading& job, const Witn
 
 const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
   if (Clock::now() >= tenants_read_) {
-    tenants_ = tenant_names(redis, keys_);
+    tenants_.clear();
+    quotas_.clear();
+    for (const TenantRecord& r : load_tenants(redis, keys_)) {
+      tenants_.push_back(r.name);
+      quotas_[r.name] = TenantQuota{r.max_queued_jobs, r.max_active_partitions, r.max_job_bytes};
+    }
     tenants_read_ = Clock::now() + kTenantsRefresh;
   }
   if (tenants_.size() > 1) {
