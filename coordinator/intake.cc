@@ -17,6 +17,10 @@ namespace zkfarm {
 
 using Clock = std::chrono::steady_clock;
 
+// The source the log rate limit counts lines about queue entries under
+// (clients have no identity there).
+constexpr const char* kSubmissions = "job submissions";
+
 std::uint64_t estimate_held_bytes(std::size_t entry_bytes, std::size_t partitions, std::size_t public_bytes) {
   return 2 * std::uint64_t(entry_bytes) + std::uint64_t(partitions) * (public_bytes + coordinator::kHeldBytesPerPartition);
 }
@@ -164,7 +168,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
       const std::string id = extract_job_id(raw).value_or("");
       const std::string reason = "set aside: coordinator " + me + " died " + std::to_string(attempts - 1) +
                                  " times while taking this job in; its queue entry is kept in " + keys_.set_aside();
-      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : id) << " " << reason;
+      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : peer_text(id)) << " " << reason;
       store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds);
       metrics_->jobs_failed("", "unknown", "setAside").Increment();
       counted_.erase(digest);
@@ -178,7 +182,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
 
 void Intake::fail_job(JobStore& store, const std::string& raw, const std::string& id, const std::string& circuit,
                       const std::string& priority, ErrorCode code, const std::string& message) {
-  ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
+  ZKLOG_PEER(kWarning, kSubmissions) << "job " << peer_text(id) << " failed at intake: " << message;
   JobStore::Finish f;
   f.state = kStateFailed;
   f.error_code = error_name(code);
@@ -204,7 +208,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
     auto id = extract_job_id(raw);
     if (!id) {
-      ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
+      ZKLOG_PEER(kWarning, kSubmissions) << "rejected a submission without a usable id: " << peer_text(e.what());
       store.reject_unattributable(me, raw, std::string("invalid job: ") + e.what());
       return true;
     }
@@ -250,7 +254,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
       metrics_->job_queue_wait(spec_priority).Observe(intake_time - submitted_at);
   }
   if (claim == JobStore::Claim::kTerminal) {
-    ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
+    ZKLOG_PEER(kInfo, kSubmissions) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
     store.drop_processing(me, raw);
     return true;
   }
@@ -260,7 +264,8 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     return true;
   }
   if (claim == JobStore::Claim::kDuplicate) {
-    ZKLOG(kWarning) << "rejected a second submission of job id " << spec.id << " (the job is " << detail << ")";
+    ZKLOG_PEER(kWarning, kSubmissions) << "rejected a second submission of job id " << spec.id << " (the job is "
+                                       << detail << ")";
     store.reject_unattributable(me, raw,
                                 "job id " + spec.id + ", which belongs to another submission (" +
                                     detail + "): this duplicate was not run and that job was not touched",
