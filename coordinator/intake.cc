@@ -235,6 +235,19 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
   }
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
+  // The circuit's record before anything is counted: the job's metrics name
+  // its circuit only once the circuit is known to be registered (a job
+  // naming a made-up circuit counts as "unknown" and adds no series).
+  std::optional<CircuitInfo> circuit;
+  std::string circuit_error;
+  try {
+    circuit = load_circuit_info(redis, keys_, spec.circuit);
+  } catch (const RedisError&) {
+    throw;
+  } catch (const std::exception& e) {
+    circuit_error = e.what();
+  }
+  if (circuit) metrics_->circuit_registered(spec.circuit);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
   const RedisReply submitted = redis.command({"HGET", keys_.job(spec.id), JobStore::kSubmittedAt});
   std::string detail;
@@ -279,13 +292,8 @@ bool Intake::check_raw(RedisClient& redis, JobStore& store, const std::string& r
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return true;
   }
-  std::optional<CircuitInfo> circuit;
-  try {
-    circuit = load_circuit_info(redis, keys_, spec.circuit);
-  } catch (const RedisError&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail(spec.id, ErrorCode::kUnknownCircuit, e.what());
+  if (!circuit_error.empty()) {
+    fail(spec.id, ErrorCode::kUnknownCircuit, circuit_error);
     return true;
   }
   if (auto failure = check_job_before_reads(spec, circuit, unix_now())) {

@@ -599,8 +599,8 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
                               const std::string& worker_message) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return;
-  // The worker's words go into the log and the job's error: one line of
-  // printable text, bounded (a newline must not forge a log line).
+  // The worker's words go into the job's error as one line of printable
+  // text, bounded; into the log escaped and capped (peer_text).
   const std::string message = printable(std::string_view(worker_message).substr(0, coordinator::kMaxWorkerMessageBytes));
   Task task = t->second;
   tasks_.erase(t);
@@ -608,7 +608,7 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
   auto j = jobs_.find(task.job_id);
   if (j == jobs_.end()) return;
   ZKLOG_PEER(kWarning, task.worker_id) << "job " << task.job_id << " partition " << task.partition << ": worker " << peer_text(task.worker_id)
-                  << " reported " << error_name(code) << ": " << peer_text(message);
+                  << " reported " << error_name(code) << ": " << peer_text(worker_message);
   // The ErrorCode table (schema/error_code.h) decides: a claim that the
   // input is bad, the worker's own failure (retried elsewhere), or neither
   // (cancelled: requeued without counting an attempt).
