@@ -45,23 +45,15 @@
 
 namespace zkfarm::cuda {
 
-// A key made on the device: the proving key resident there plus the small
-// parts a .zkey and a verifying key need, on the host.
+// A key made on the device: the proving key resident there (its header,
+// gamma2 included, on the host side of DeviceProvingKey) plus the IC points a
+// .zkey and a verifying key need, on the host.
 template <class Curve>
 struct DeviceSetupKey {
   DeviceProvingKey<Curve> proving_key;
-  typename Curve::G2Affine gamma2{};
   std::vector<typename Curve::G1Affine> ic;  // num_public + 1
 
-  Groth16VerifyingKey<Curve> verifying_key() const {
-    Groth16VerifyingKey<Curve> vk;
-    vk.alpha1 = proving_key.alpha1;
-    vk.beta2 = proving_key.beta2;
-    vk.gamma2 = gamma2;
-    vk.delta2 = proving_key.delta2;
-    vk.ic = ic;
-    return vk;
-  }
+  Groth16VerifyingKey<Curve> verifying_key() const { return proving_key.header().verifying_key(ic); }
 };
 
 // Device milliseconds per stage (CUDA events on the setup stream).
@@ -108,7 +100,7 @@ DeviceSetupKey<Curve> groth16_setup_device(const DeviceContext& ctx,
   key.delta1 = g1.scalar_mul(toxic.delta).to_affine();
   key.beta2 = g2.scalar_mul(toxic.beta).to_affine();
   key.delta2 = g2.scalar_mul(toxic.delta).to_affine();
-  out.gamma2 = g2.scalar_mul(toxic.gamma).to_affine();
+  key.gamma2 = g2.scalar_mul(toxic.gamma).to_affine();
 
   const DeviceFixedBaseTable<Curve, G1> g1_table(ctx, Curve::g1_generator(), stream, config);
   const DeviceFixedBaseTable<Curve, G2> g2_table(ctx, Curve::g2_generator(), stream, config);
@@ -171,15 +163,7 @@ Groth16SetupKey<Curve> download_setup_key(const DeviceContext& ctx, const Device
   const cudaStream_t stream = ctx.stream(0);
   const DeviceProvingKey<Curve>& pk = device_key.proving_key;
   Groth16SetupKey<Curve> key;
-  key.num_vars = pk.num_vars;
-  key.num_public = pk.num_public;
-  key.domain_size = pk.domain_size;
-  key.alpha1 = pk.alpha1;
-  key.beta1 = pk.beta1;
-  key.delta1 = pk.delta1;
-  key.beta2 = pk.beta2;
-  key.gamma2 = device_key.gamma2;
-  key.delta2 = pk.delta2;
+  key.header() = pk.header();
   key.coefficients = std::move(coefficients);
   key.ic = device_key.ic;
   auto get = [stream](const auto& buffer, auto& host) {

@@ -14,11 +14,6 @@
 #                     input.json (so the coordinator, not a worker, supplies it)
 #   identical         the generator built into the artifact store writes the
 #                     same bytes as circom's wasm calculator for the same input
-#   generator-not-replaced  another build of the generator under the same
-#                     circuit is refused (record and store unchanged; the
-#                     input jobs below run the original); the same build again
-#                     is accepted; --replace-witness-generator by the registrant
-#                     replaces it
 #   mixed-job         one job: two input partitions and one witness partition
 #                     (the wasm witness, inline); every proof passes snarkjs
 #                     groth16 verify; each input partition's public signals are
@@ -36,6 +31,9 @@
 #                     there by the test-only --witgen-delay-ms) loses nothing:
 #                     the partition goes back once, without counting an
 #                     attempt, and another worker proves it
+#   generator-not-replaced  another build of the generator under the same
+#                     circuit is refused (record and store unchanged);
+#                     --replace-witness-generator by the registrant replaces it
 # Each check prints "PASS <curve> <check> (N s)" or "FAIL <curve> <check>: <why>
 # (N s)", N the seconds since the previous verdict; the last line is
 # "inputs: N passed, M failed"; exit 0 only when nothing failed.
@@ -291,42 +289,6 @@ $(log_tail "$CASE/add_prime.log" 2>/dev/null); good: exit $got_add $(log_tail "$
     fail "$CURVE identical" "C++ and wasm witnesses differ (see $CASE/farm*.wtns)"
   fi
 
-  # generator-not-replaced: another build of the circuit's generator (the
-  # same C++ with one more symbol: it passes every check against the key)
-  # is refused without --replace-witness-generator, and the record and the
-  # store keep the original, which the input jobs below run; the same
-  # generator again is harmless; the registrant's explicit replacement is
-  # accepted (and undone the same way).
-  variant=$CASE/variant_cpp
-  rm -rf "$variant" && cp -r "$C/${NAME}_cpp" "$variant"
-  echo 'extern "C" const char zkfarm_variant[] = "another build";' >>"$variant/main.cpp"
-  recorded() { redis-cli -p "$REDIS_PORT" hget "zkfarm:circuit:$circuit" witgen_sha256; }
-  stored() { sha256sum "$ZKFARM_ARTIFACTS/$circuit/witgen/witness-generator" | cut -d' ' -f1; }
-  original=$(recorded)
-  "$ZKFARM" circuit add "$CASE/circuit.zkey" --witness-generator "$variant" >"$CASE/add_variant.log" 2>&1
-  got_variant=$?
-  after_refusal="$(recorded) $(stored)"
-  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$C/${NAME}_cpp" \
-    >"$CASE/add_again.log" 2>&1
-  got_again=$?
-  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$variant" \
-    --replace-witness-generator >"$CASE/add_replace.log" 2>&1
-  got_replace=$?
-  replaced="$(recorded) $(stored)"
-  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$C/${NAME}_cpp" \
-    --replace-witness-generator >"$CASE/add_back.log" 2>&1
-  got_back=$?
-  if ((got_variant == 2)) && grep -q "already has a witness generator" "$CASE/add_variant.log" &&
-    [[ $after_refusal == "$original $original" ]] && ((got_again == 0)) && ((got_replace == 0)) &&
-    [[ $replaced != "$original $original" && ${replaced% *} == "${replaced#* }" ]] && ((got_back == 0)) &&
-    [[ "$(recorded) $(stored)" == "$original $original" ]]; then
-    pass "$CURVE generator-not-replaced"
-  else
-    fail "$CURVE generator-not-replaced" "variant: exit $got_variant $(log_tail "$CASE/add_variant.log"); record and \
-store after it: $after_refusal (original $original); same again: exit $got_again $(log_tail "$CASE/add_again.log"); \
-replace: exit $got_replace -> $replaced $(log_tail "$CASE/add_replace.log"); back: exit $got_back"
-  fi
-
   # mixed-job
   node -e '
     const fs = require("fs");
@@ -451,6 +413,35 @@ replace: exit $got_replace -> $replaced $(log_tail "$CASE/add_replace.log"); bac
     fi
   else
     fail "$CURVE killed-generating" "the slow worker never received the task: $(log_tail "$CASE/farm/worker-slow.log")"
+  fi
+  # generator-not-replaced (last: it leaves the variant registered): another
+  # build of the circuit's generator (the same C++ with one more symbol: it
+  # passes every check against the key) is refused without
+  # --replace-witness-generator, the record and the store keeping the
+  # original; the registrant's explicit replacement is accepted. Each add
+  # compiles the generator (about a minute here), so this is two adds; that
+  # the same generator again is harmless is farm_api_test's.
+  variant=$CASE/variant_cpp
+  rm -rf "$variant" && cp -r "$C/${NAME}_cpp" "$variant"
+  echo 'extern "C" const char zkfarm_variant[] = "another build";' >>"$variant/main.cpp"
+  recorded() { redis-cli -p "$REDIS_PORT" hget "zkfarm:circuit:$circuit" witgen_sha256; }
+  stored() { sha256sum "$ZKFARM_ARTIFACTS/$circuit/witgen/witness-generator" | cut -d' ' -f1; }
+  original=$(recorded)
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --witness-generator "$variant" >"$CASE/add_variant.log" 2>&1
+  got_variant=$?
+  after_refusal="$(recorded) $(stored)"
+  "$ZKFARM" circuit add "$CASE/circuit.zkey" --r1cs "$C/$NAME.r1cs" --witness-generator "$variant" \
+    --replace-witness-generator >"$CASE/add_replace.log" 2>&1
+  got_replace=$?
+  replaced="$(recorded) $(stored)"
+  if ((got_variant == 2)) && grep -q "already has a witness generator" "$CASE/add_variant.log" &&
+    [[ $after_refusal == "$original $original" ]] && ((got_replace == 0)) &&
+    [[ $replaced != "$original $original" && ${replaced% *} == "${replaced#* }" ]]; then
+    pass "$CURVE generator-not-replaced"
+  else
+    fail "$CURVE generator-not-replaced" "variant: exit $got_variant $(log_tail "$CASE/add_variant.log"); record and \
+store after it: $after_refusal (original $original); replace: exit $got_replace -> $replaced \
+$(log_tail "$CASE/add_replace.log")"
   fi
   stop_farm
 done
