@@ -61,10 +61,12 @@ inline constexpr std::size_t kMaxLogLineBytes = 4096;
 // a worker id, "job submissions"): the first kPeerLogBurst of each
 // kPeerLogWindow are logged, the rest counted and reported in one line once
 // the window has passed; at most kPeerLogSources sources are told apart (the
-// rest share one count). A peer repeating a message thousands of times thus
-// costs at most 6 lines per 10 s, and a flood of distinct ids at most ~6,000.
+// rest share one count). A worker's ordinary life (a join, a death, the
+// join of its restart, a few late results) is a handful of lines per 10 s,
+// all kept; a peer repeating a message thousands of times costs at most 11
+// lines per 10 s, and a flood of distinct ids at most ~11,000.
 inline constexpr std::chrono::milliseconds kPeerLogWindow{10000};
-inline constexpr std::size_t kPeerLogBurst = 5;
+inline constexpr std::size_t kPeerLogBurst = 10;
 inline constexpr std::size_t kPeerLogSources = 1024;
 // True when a line caused by `source` may be logged now; false when it is
 // held back (and counted). Thread-safe (one limiter per process). Also
