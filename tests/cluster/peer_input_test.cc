@@ -7,6 +7,9 @@
 //     the log stays bounded (lines and bytes), every line is one line of
 //     the logger's own format, the hostile text appears escaped (\xNN) and
 //     cut at 200 bytes, and what was held back is counted;
+//   * a worker fed the same by a coordinator (thousands of garbage frames,
+//     tasks whose job and circuit ids carry newlines, ESC and 10 KB):
+//     its log stays bounded, one line per line, escaped;
 //   * jobs naming hundreds of unregistered circuit ids: /metrics shows them
 //     all as circuit="unknown" (a bounded number of series), while a
 //     registered circuit keeps its own label.
@@ -14,10 +17,14 @@
 #include <set>
 #include <sstream>
 
+#include <zmq.hpp>
+
 #include "base/digest.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "tests/cluster/farm_fixture.h"
+#include "schema/messages.h"
+#include "schema/wire_model.h"
 #include "tests/cluster/scripted_peer.h"
 
 namespace zkfarm::testing {
@@ -119,6 +126,97 @@ TEST_F(PeerInputTest, HostileTextFromPeersLeavesTheLogBoundedSingleLineAndEscape
   start_worker("honest");
   farm::submit(options_, job_json("after", bn254_.id, {w}));
   EXPECT_EQ(wait_job("after", 60s).state, "done") << logs();
+}
+
+// Every line of a log is "<time>Z LEVEL <component>: ..." with no control
+// byte and at most 4 KiB (plus the cut's note); failures name the line.
+void expect_own_lines(const std::vector<std::string>& lines, const std::string& component) {
+  const std::regex own_line(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARN|ERROR) )" + component +
+                            ": .*$");
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(std::regex_match(line, own_line)) << "not a line of the logger: " << line.substr(0, 300);
+    EXPECT_LE(line.size(), 4096u + 200u) << line.substr(0, 300);
+    for (char c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        ADD_FAILURE() << "control byte " << int(c) << " in: " << line.substr(0, 300);
+        break;
+      }
+  }
+}
+
+// A coordinator is trusted with its workers' tasks, but what it sends is
+// still text from a peer: a worker logs it escaped and rate limits what a
+// peer can repeat.
+TEST_F(PeerInputTest, AWorkerLogsHostileCoordinatorTextBoundedAndEscaped) {
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::sndhwm, 0);  // queue everything: a ROUTER drops frames past its high-water mark
+  const int port = free_port();
+  router.bind("tcp://127.0.0.1:" + std::to_string(port));
+  const std::size_t w = start_worker("w", {"--coordinator", "tcp://127.0.0.1:" + std::to_string(port)});
+  auto receive = [&](std::chrono::milliseconds timeout, std::string* identity, std::string* body) {
+    zmq::pollitem_t item{static_cast<void*>(router), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, timeout) <= 0) return false;
+    zmq::message_t id, frame;
+    (void)router.recv(id);
+    (void)router.recv(frame);
+    *identity = id.to_string();
+    *body = frame.to_string();
+    return true;
+  };
+  std::string worker, bytes;
+  ASSERT_TRUE(receive(30s, &worker, &bytes)) << logs();  // its Hello
+  auto send = [&](const std::string& frame) {
+    router.send(zmq::buffer(worker), zmq::send_flags::sndmore);
+    router.send(zmq::buffer(frame), zmq::send_flags::none);
+  };
+  send(wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+    auto welcome = body.initWelcome();
+    welcome.setCoordinatorId("c\n2026-01-01T00:00:00.000Z ERROR worker[w]: forged\x1b[31m");
+    welcome.setHeartbeatIntervalMs(100);
+    welcome.setDeadAfterMs(60000);
+  }));
+  ASSERT_TRUE(eventually([&] { return workers_[w]->log().find("welcomed by") != std::string::npos; }, 30s))
+      << logs();
+  const std::size_t lines_before = lines_of(workers_[w]->log()).size();
+  const std::size_t bytes_before = workers_[w]->log().size();
+  const std::string forged = "\n2026-01-01T00:00:00.000Z ERROR worker[w]: forged line\r\x1b[2J";
+  const std::string ten_kb = forged + std::string(10 * 1024, 'x') + forged;
+  constexpr int kGarbage = 2000, kTasks = 3;
+  for (int i = 0; i < kGarbage; ++i) send(ten_kb);  // no envelope at all
+  for (int i = 0; i < kTasks; ++i) {
+    TaskSpec task;
+    task.task_id = 1 + i;
+    task.job_id = ten_kb;
+    task.circuit_id = ten_kb;
+    task.curve = CurveId::kBn254;
+    task.witness.location = "/nonexistent.wtns";
+    send(encode_task(task));
+  }
+  // Each task fails (no such circuit): the worker's answers show it has
+  // handled everything sent before them.
+  int answered = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (answered < kTasks && std::chrono::steady_clock::now() < deadline) {
+    if (!receive(200ms, &worker, &bytes)) continue;
+    auto decoded = wire::decode(
+        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), nullptr);
+    if (decoded && decoded->which() == wire::Envelope::Body::ERROR) ++answered;
+  }
+  ASSERT_EQ(answered, kTasks) << workers_[w]->log().substr(0, 20000);
+  const std::string log = workers_[w]->log();
+  const std::vector<std::string> lines = lines_of(log);
+  const std::size_t new_lines = lines.size() - lines_before, new_bytes = log.size() - bytes_before;
+  std::cerr << "worker log after " << kGarbage + kTasks << " hostile frames: " << new_lines << " lines, " << new_bytes
+            << " bytes\n";
+  EXPECT_LE(new_lines, 40u) << log.substr(bytes_before, 20000);
+  EXPECT_LE(new_bytes, 64u * 1024) << log.substr(bytes_before, 20000);
+  expect_own_lines(lines, "worker\\[w\\]");
+  EXPECT_NE(log.find("received: job \\x0a2026-01-01T00:00:00.000Z ERROR worker[w]: forged line\\x0d\\x1b[2J"),
+            std::string::npos)
+      << log.substr(bytes_before, 20000);
+  EXPECT_NE(log.find("...(" + std::to_string(ten_kb.size()) + " bytes)"), std::string::npos);
 }
 
 TEST_F(PeerInputTest, OnlyRegisteredCircuitsGetMetricLabels) {
