@@ -2,6 +2,7 @@
 #include "coordinator/worker_sessions.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "cluster/log.h"
 #include "coordinator/prepared_job.h"
@@ -241,6 +242,30 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
     send_reject(peer, wire::ErrorCode::MALFORMED_MESSAGE, "hello without a usable worker id");
     return;
   }
+  auto welcome = [&] {
+    link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
+                 auto w = body.initWelcome();
+                 w.setCoordinatorId(config_.coordinator_id);
+                 w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
+                 w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
+               }));
+  };
+  // A repeated Hello of a live session (the same peer, worker id, session
+  // id and key: a worker that found us silent, or one saying hello in a
+  // loop) registers nothing again: no Redis, no session replaced, its tasks
+  // kept with their attempts and clocks. It is welcomed again, and its
+  // credits start over from the Hello, as the worker's own budget does.
+  if (auto live = sessions_.find(peer); live != sessions_.end() && live->second.worker_id == worker_id &&
+                                        live->second.session_id == hello.getSessionId() &&
+                                        live->second.curve_key == curve_key) {
+    scheduler_.withdraw_credits(peer, std::numeric_limits<std::uint32_t>::max());
+    if (hello.getCredits() > 0) scheduler_.grant_credits(peer, hello.getCredits());
+    welcome();
+    if (warn_allowed(peer))
+      ZKLOG(kInfo) << "worker " << worker_id << " said hello again in its live session: welcomed again, "
+                   << "nothing else changes";
+    return;
+  }
   if (const std::string refusal = identity_refusal(peer, curve_key, worker_id, hello.getSessionId());
       !refusal.empty()) {
     if (warn_allowed(peer))
@@ -297,12 +322,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   scheduler_.add_worker(peer, std::move(offer), carry_from);
   auto [it, inserted] = sessions_.emplace(peer, std::move(s));
   link_.track(peer);
-  link_.send(peer, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
-               auto w = body.initWelcome();
-               w.setCoordinatorId(config_.coordinator_id);
-               w.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval.count()));
-               w.setDeadAfterMs(static_cast<std::uint32_t>(config_.dead_after.count()));
-             }));
+  welcome();
   metrics_.worker_connected(worker_id).Set(1);
   ZKLOG_PEER(kInfo, peer) << "worker " << peer_text(worker_id) << " joined (" << peer_text(it->second.device_name) << ", "
                << scheduler_.worker(peer)->credits << " credits)";

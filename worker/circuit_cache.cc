@@ -87,13 +87,24 @@ std::string mismatch(const std::string& path, const SealedCopy& copy, const std:
 }  // namespace
 
 CircuitCache::CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover,
-                           std::size_t max_resident, std::string key_prefix, HttpLimits http)
+                           std::size_t max_resident, std::string key_prefix, HttpLimits http,
+                           std::optional<std::uint64_t> disk_budget)
     : store_(is_http_url(artifacts) ? std::string() : artifacts), remote_(is_http_url(artifacts)),
       base_url_(remote_ ? artifacts : std::string()), cache_dir_(std::move(cache_dir)), prover_(prover),
       max_resident_(std::max<std::size_t>(1, max_resident)), keys_(std::move(key_prefix)), http_(std::move(http)) {
   if (remote_ && base_url_.back() != '/') base_url_ += '/';
   if (remote_ && cache_dir_.empty())
     throw std::invalid_argument("--artifacts " + redact_url(base_url_) + " is a URL: give --cache-dir too");
+  if (!cache_dir_.empty()) budget_ = std::make_unique<CacheBudget>(cache_dir_, disk_budget);
+}
+
+void CircuitCache::make_room(const std::string& id, std::uint64_t bytes) {
+  if (!budget_) return;
+  try {
+    budget_->make_room(id, bytes);
+  } catch (const CacheBudgetExceeded& e) {
+    throw prover::Error(ErrorCode::kInternal, e.what());
+  }
 }
 
 std::vector<std::string> CircuitCache::resident() const {
@@ -291,6 +302,7 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
     if (file.bytes > have) needed += file.bytes - have;
   }
   if (needed > 0) {
+    make_room(id, needed);
     fs::create_directories(cache_dir_, ec);
     const auto free_bytes = free_space(cache_dir_);
     if (free_bytes && *free_bytes < needed)
@@ -306,6 +318,10 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
     fetch(file, file.path != info->zkey_path && file.path != info->pce_path);
     zkey = zkey || file.path == info->zkey_path;
     pce = pce || file.path == info->pce_path;
+  }
+  if (budget_) {
+    budget_->stored(id);
+    budget_->used(id);
   }
   if (!zkey || !pce)
     throw prover::Error(ErrorCode::kBadCircuit, "circuit " + id + ": its record lists no zkey or no PCE");
@@ -326,6 +342,7 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
     if (auto it = loaded_.find(id); it != loaded_.end()) {
       lru_.remove(id);
       lru_.push_front(id);
+      if (budget_) budget_->used(id);
       if (was_resident) *was_resident = true;
       return it->second;
     }
@@ -348,9 +365,24 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
       else if (file.path == info.pce_path) pce.emplace(checked_remote(file));
     }
   } else {
+    if (budget_) {
+      // The store's zkey and PCE not yet copied into the cache.
+      std::uint64_t needed = 0;
+      std::error_code ec;
+      for (const std::string& relative : {ArtifactStore::zkey_relative(id), ArtifactStore::pce_relative(id)})
+        if (!fs::exists(cache_dir_ + "/" + relative, ec)) {
+          const auto n = fs::file_size(store_.absolute(relative), ec);
+          if (!ec) needed += n;
+        }
+      if (needed > 0) make_room(id, needed);
+    }
     zkey.emplace(checked_local(id, ArtifactStore::zkey_relative(id), id));
     const std::string pce_relative = ArtifactStore::pce_relative(id);
     pce.emplace(checked_local(id, pce_relative, recorded_sha256(id, pce_relative, redis)));
+  }
+  if (budget_) {
+    budget_->stored(id);
+    budget_->used(id);
   }
   prover::CircuitSource source{zkey->source(), pce->source(), ""};
   source.zkey_file = mapped(*zkey, zkey->source());

@@ -21,6 +21,11 @@
 // which witgen::run_generator hashes at every run) once per process start.
 // The PCE also carries its own checksum, verified when it is parsed. Loaded circuits stay resident (up to max_resident, least
 // recently used evicted first) so later partitions move only the witness.
+// The cache directory on disk is kept under a size budget (cache_budget.h):
+// before a circuit's files are written there, least recently used
+// circuits' files are removed (never the circuit's own, nor one pinned by a
+// witness generator about to run); a circuit removed and needed again is
+// fetched and checked again like a new one.
 //
 // Thread-safe; loads are serialized (one at a time is what the disk, the
 // network and the prover want anyway).
@@ -31,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,6 +47,7 @@
 #include "cluster/http_fetch.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
+#include "worker/cache_budget.h"
 #include "prover/prover.h"
 
 namespace zkfarm {
@@ -49,9 +56,11 @@ class CircuitCache {
  public:
   // `artifacts`: the store's directory, or its http(s):// URL (then
   // cache_dir must be set, and get() needs a Redis connection for the
-  // circuit records under `key_prefix`).
+  // circuit records under `key_prefix`). disk_budget: at most this many
+  // bytes of circuit files in cache_dir (nullopt: no budget).
   CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover, std::size_t max_resident,
-               std::string key_prefix = kDefaultKeyPrefix, HttpLimits http = {});
+               std::string key_prefix = kDefaultKeyPrefix, HttpLimits http = {},
+               std::optional<std::uint64_t> disk_budget = std::nullopt);
   // Throws prover::Error: kUnknownCircuit (no artifacts for id), kBadCircuit
   // (a file whose hash is not the recorded one, or files that do not load),
   // kOutOfMemory, kDeviceFault, kInternal (I/O, a failed download, no room
@@ -68,6 +77,9 @@ class CircuitCache {
   // Circuits evicted since construction (zkfarm_circuit_cache_evictions_total).
   std::uint64_t evictions() const;
   bool remote() const { return remote_; }
+  // The cache directory's budget (nullptr without a cache directory): pin a
+  // circuit there while its files are read outside this class.
+  CacheBudget* budget() { return budget_.get(); }
   // A store served over HTTP: removes the cached file at `relative` (found
   // not to match its record), so the next local_root() or get() downloads
   // it again. No-op for a store on a file system.
@@ -93,6 +105,9 @@ class CircuitCache {
   // Downloads (if needed) and checks one file into the cache; returns its
   // path. hash_cached: hash a file an earlier process cached before use.
   std::string fetch(const ArtifactFile& file, bool hash_cached);
+  // Room under the budget for `bytes` more of circuit id (load_mutex_ held).
+  // Throws prover::Error(kInternal) when what is in use leaves too little.
+  void make_room(const std::string& id, std::uint64_t bytes);
   // Fetches every file of circuit id into the cache (load_mutex_ held).
   CircuitInfo fetch_all(const std::string& id, RedisClient* redis);
 
@@ -110,6 +125,7 @@ class CircuitCache {
   std::map<std::string, std::shared_ptr<const prover::Circuit>> loaded_;
   std::list<std::string> lru_;  // front: most recent
   std::uint64_t evictions_ = 0;  // guarded by mutex_
+  std::unique_ptr<CacheBudget> budget_;  // with a cache directory
 };
 
 }  // namespace zkfarm

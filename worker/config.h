@@ -36,6 +36,10 @@ struct WorkerConfig {
   std::vector<std::string> witness_url_allow{kDefaultWitnessUrlAllow};
   std::string artifacts;  // required: no store is a sensible guess
   std::string cache_dir;  // empty: use the store in place
+  // --cache-budget: most bytes of circuit files in cache_dir, least
+  // recently used circuits removed first (cache_budget.h, whose
+  // auto_budget() gives the default and its reason); "none": unbounded.
+  std::string cache_budget{kAutoValue};
   // Partitions proved at once. One: a device proves fastest one proof at a
   // time (the kernels fill it), and the CPU prover uses every core.
   std::uint32_t slots = 1;

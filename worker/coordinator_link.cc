@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "cluster/curve_keys.h"
 #include "cluster/log.h"
@@ -253,6 +254,14 @@ void CoordinatorLink::connect_all(Clock::time_point now) {
       socket.set(zmq::sockopt::curve_publickey, curve_public_key(config_.curve_secret_key));
       socket.set(zmq::sockopt::curve_secretkey, config_.curve_secret_key);
     }
+    // Before connect(), so that no event is missed.
+    const std::string monitor_endpoint = "inproc://zkfarm-link-monitor-" + std::to_string(session.index);
+    if (zmq_socket_monitor(socket.handle(), monitor_endpoint.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+      throw zmq::error_t();
+    session.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
+    session.monitor->set(zmq::sockopt::linger, 0);
+    session.monitor->connect(monitor_endpoint);
     socket.connect(endpoint);
     session.next_hello = session.last_heard = session.next_heartbeat = now;
     session.next_miss_check = now + session.heartbeat_interval;
@@ -279,7 +288,7 @@ void CoordinatorLink::tend(Session& session, Clock::time_point now, bool* sample
     warn_unanswered(session, now);
     session.next_unanswered_warning = now + config_.unanswered_repeat;
   }
-  if (!session.welcomed && now >= session.next_hello) {
+  if (!session.welcomed && session.connected && now >= session.next_hello) {
     send(session, hello_bytes());
     session.next_hello = now + kHelloRepeat;
   }
@@ -329,6 +338,25 @@ void CoordinatorLink::receive(Session& session) {
   }
 }
 
+void CoordinatorLink::read_monitor(Session& session, Clock::time_point now) {
+  for (;;) {
+    // Each event: a frame of a 16-bit event and a 32-bit value, then one
+    // naming the endpoint.
+    zmq::message_t event, endpoint;
+    if (!session.monitor->recv(event, zmq::recv_flags::dontwait)) return;
+    if (event.more()) (void)session.monitor->recv(endpoint, zmq::recv_flags::none);
+    if (event.size() < sizeof(std::uint16_t)) continue;
+    std::uint16_t kind = 0;
+    std::memcpy(&kind, event.data(), sizeof kind);
+    if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      session.connected = true;
+      if (!session.welcomed) session.next_hello = now;
+    } else if (kind == ZMQ_EVENT_DISCONNECTED) {
+      session.connected = false;
+    }
+  }
+}
+
 int CoordinatorLink::run() {
   connect_all(Clock::now());
   sigset_t signals;
@@ -356,6 +384,7 @@ int CoordinatorLink::run() {
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
     items.push_back({nullptr, pipeline_.progress_fd(), ZMQ_POLLIN, 0});
     for (Session& session : sessions_) items.push_back({session.socket->handle(), 0, ZMQ_POLLIN, 0});
+    for (Session& session : sessions_) items.push_back({session.monitor->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), kPollTimeout);
     if (items[1].revents & ZMQ_POLLIN) {
       signalfd_siginfo info;
@@ -372,6 +401,8 @@ int CoordinatorLink::run() {
       // again under its own task id and ignores this one.
       for (const Finished& f : pipeline_.take_finished()) send(sessions_[f.session], f.bytes);
     }
+    for (std::size_t k = 0; k < sessions_.size(); ++k)
+      if (items[3 + sessions_.size() + k].revents & ZMQ_POLLIN) read_monitor(sessions_[k], Clock::now());
     for (std::size_t k = 0; k < sessions_.size(); ++k)
       if (items[3 + k].revents & ZMQ_POLLIN) receive(sessions_[k]);
   }

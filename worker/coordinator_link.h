@@ -4,7 +4,8 @@
 // A worker serves every coordinator of the farm (--coordinator, repeatable),
 // so when one dies and another takes its jobs over the worker goes on
 // proving for the survivor. Per coordinator the link keeps a session: it
-// sends Hello (every second) until Welcome, heartbeats every interval the
+// sends Hello (every second, and only while its connection is up) until
+// Welcome, heartbeats every interval the
 // Welcome gave (the link never proves, so a long proof never silences a
 // healthy worker), turns Tasks into pipeline submissions and Cancels into
 // cancellations, and sends each answer (Result or TaskError) on the socket
@@ -71,6 +72,12 @@ class CoordinatorLink {
     std::size_t index = 0;
     std::string endpoint;
     std::unique_ptr<zmq::socket_t> socket;
+    // The socket's monitor (handshakes and disconnects): a Hello goes out
+    // only on a connection that is up, so none is queued for a coordinator
+    // that is not there (a Hello queued every second through an outage
+    // reached it all at once when it came back).
+    std::unique_ptr<zmq::socket_t> monitor;
+    bool connected = false;
     std::string coordinator_id;  // from Welcome
     bool welcomed = false;
     std::chrono::milliseconds heartbeat_interval{1000};  // until Welcome says otherwise
@@ -92,6 +99,9 @@ class CoordinatorLink {
   void send_progress();
   void handle_frame(Session& session, const zmq::message_t& frame);
   void receive(Session& session);
+  // Reads the monitor's events: connected on a completed handshake (a
+  // Hello goes out at once if not welcomed), not connected on a disconnect.
+  void read_monitor(Session& session, std::chrono::steady_clock::time_point now);
   // Carries out the credits policy's decisions.
   void balance_credits(std::chrono::steady_clock::time_point now);
   // Forgets a session's credits (it died or rejected us); hello again at next_hello.

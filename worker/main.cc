@@ -24,6 +24,7 @@
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "witgen/witness_generator.h"
+#include "worker/cache_budget.h"
 #include "worker/config.h"
 #include "worker/worker.h"
 
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
             "--artifacts)")
       .value("cache-dir", defaults.cache_dir, "local cache for artifacts (default: read the store in place)")
+      .value("cache-budget", defaults.cache_budget,
+             "most bytes of circuit files in --cache-dir, least recently used circuits removed first (never one "
+             "in use): auto (90% of its files plus its disk's free space at start), none, bytes, or e.g. 200GiB")
       .value("ca-file", defaults.ca_file, "PEM CA bundle for https:// witnesses and artifacts (default: the system CAs)")
       .list("witness-url-allow",
             "where http(s):// witnesses may come from: hosts (any scheme and port), URL prefixes "
@@ -162,6 +166,12 @@ int main(int argc, char** argv) {
       throw FlagError(e.what());
     }
     config.cache_dir = flags.get("cache-dir");
+    config.cache_budget = flags.get("cache-budget");
+    try {
+      CacheBudget::parse(config.cache_budget, 0);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
     config.ca_file = flags.get("ca-file");
     if (!flags.get_list("witness-url-allow").empty()) config.witness_url_allow = flags.get_list("witness-url-allow");
     try {

@@ -2,6 +2,7 @@
 #include "worker/witgen_pool.h"
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -41,6 +42,9 @@ witgen::GeneratorFiles WitgenPool::generator_files(const QueuedTask& task, Redis
 }
 
 std::vector<std::uint8_t> WitgenPool::run(const QueuedTask& task, RedisClient* redis, std::uint64_t witness_bytes) {
+  // The generator's files stay in the cache until this run has read them.
+  std::optional<CacheBudgetPin> pin;
+  if (CacheBudget* budget = cache_.budget()) pin.emplace(*budget, task.circuit_id);
   for (int attempt = 0;; ++attempt) {
     const witgen::GeneratorFiles generator = generator_files(task, redis);
     try {

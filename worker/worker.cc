@@ -40,6 +40,21 @@ WitnessPolicy witness_policy(const WorkerConfig& config) {
 // coordinator tells a restarted worker from the one it knew.
 std::uint64_t new_session_id() { return std::random_device{}() * 0x100000000ull + std::random_device{}(); }
 
+// --cache-budget in bytes (nullopt: none, or no cache directory).
+std::optional<std::uint64_t> cache_budget(const WorkerConfig& config) {
+  if (config.cache_dir.empty()) return std::nullopt;
+  const std::uint64_t automatic = CacheBudget::auto_budget(config.cache_dir).value_or(0);
+  if (config.cache_budget == kAutoValue && automatic == 0) {
+    ZKLOG(kWarning) << "--cache-budget auto: cannot read the free space of " << config.cache_dir
+                    << "; the cache has no budget";
+    return std::nullopt;
+  }
+  const auto budget = CacheBudget::parse(config.cache_budget, automatic);
+  ZKLOG(kInfo) << "artifact cache " << config.cache_dir << ": "
+               << (budget ? "budget " + std::to_string(*budget >> 20) + " MiB" : std::string("no budget"));
+  return budget;
+}
+
 }  // namespace
 
 Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
@@ -47,7 +62,7 @@ Worker::Worker(WorkerConfig config, std::unique_ptr<prover::Prover> prover)
       metrics_(std::make_shared<metrics::WorkerMetrics>(config_.worker_id, device_label(prover_->device()),
                                                         kWorkerVersion)),
       cache_(config_.artifacts, config_.cache_dir, *prover_, config_.max_resident, config_.key_prefix,
-             http_limits(config_)),
+             http_limits(config_), cache_budget(config_)),
       witness_policy_(witness_policy(config_)),
       witgen_pool_(config_, cache_, *metrics_),
       stages_(config_, *prover_, cache_, witness_policy_, *metrics_),
@@ -87,6 +102,13 @@ void Worker::sample_metrics() {
   if (evictions > evictions_reported_) {
     metrics_->circuit_cache_evictions().Increment(static_cast<double>(evictions - evictions_reported_));
     evictions_reported_ = evictions;
+  }
+  if (const CacheBudget* budget = cache_.budget()) {
+    metrics_->artifact_cache_bytes().Set(static_cast<double>(budget->bytes()));
+    if (const std::uint64_t removed = budget->evictions(); removed > disk_evictions_reported_) {
+      metrics_->artifact_cache_evictions().Increment(static_cast<double>(removed - disk_evictions_reported_));
+      disk_evictions_reported_ = removed;
+    }
   }
 }
 

@@ -74,6 +74,7 @@ class Worker {
   TaskPipeline pipeline_;
   CoordinatorLink link_;
   std::uint64_t evictions_reported_ = 0;  // link thread
+  std::uint64_t disk_evictions_reported_ = 0;  // link thread
 };
 
 }  // namespace zkfarm

@@ -20,6 +20,26 @@ __global__ void scale_table_kernel(const F* in, F* out, F factor, std::uint32_t 
   if (i < count) out[i] = ntt_kernels::load(in + i) * factor;
 }
 
+template <class F>
+using PassKernel = void (*)(ntt_kernels::PassArgs<F>);
+
+// The shaped kernel for a pass of s stages (ntt_kernels::shaped(pass)).
+template <class F>
+PassKernel<F> shaped_kernel(unsigned s, bool dit) {
+  namespace nk = ntt_kernels;
+  switch (s) {
+    case 5: return dit ? nk::ntt_shaped_pass_kernel<5, true, F> : nk::ntt_shaped_pass_kernel<5, false, F>;
+    case 6: return dit ? nk::ntt_shaped_pass_kernel<6, true, F> : nk::ntt_shaped_pass_kernel<6, false, F>;
+    case 7: return dit ? nk::ntt_shaped_pass_kernel<7, true, F> : nk::ntt_shaped_pass_kernel<7, false, F>;
+    case 8: return dit ? nk::ntt_shaped_pass_kernel<8, true, F> : nk::ntt_shaped_pass_kernel<8, false, F>;
+    case 9: return dit ? nk::ntt_shaped_pass_kernel<9, true, F> : nk::ntt_shaped_pass_kernel<9, false, F>;
+    case 11: return dit ? nk::ntt_shaped_pass_kernel<11, true, F> : nk::ntt_shaped_pass_kernel<11, false, F>;
+    default: throw std::logic_error("GpuNtt: no shaped kernel for " + std::to_string(s) + " stages");
+  }
+}
+static_assert(ntt_kernels::kShapedMinStages == 5 && ntt_kernels::kShapedMaxStages == 9 &&
+              ntt_kernels::kShapedTileLog == 11, "shaped_kernel() lists these shapes");
+
 // Returns log2(n); throws std::invalid_argument unless n = 2^k, k <= 27.
 inline unsigned checked_log(std::size_t n, const char* what) {
   if (n == 0 || (n & (n - 1)) != 0)
@@ -35,7 +55,9 @@ inline unsigned checked_log(std::size_t n, const char* what) {
 
 template <class Fr>
 GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config)
-    : ctx_(ctx), tile_log_((config.validate(), config.tile_log ? config.tile_log : kDefaultTileLog)) {
+    : ctx_(ctx),
+      tile_log_((config.validate(), config.tile_log ? config.tile_log : kDefaultTileLog)),
+      generic_passes_(config.generic_passes) {
   using F = typename DeviceFieldOf<Fr>::type;
   ctx_.activate();
   const cudaStream_t stream = ctx_.stream(0);
@@ -54,6 +76,11 @@ GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config)
   // Tiles of 2^11 elements need 64 KB of shared memory (opt-in above 48 KB).
   ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_kernels::ntt_group_pass_kernel<3, F>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(F) << ntt_kernels::kTileLog)));
+  for (unsigned s : {5u, 6u, 7u, 8u, 9u, 11u})
+    for (bool dit : {false, true})
+      ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_detail::shaped_kernel<F>(s, dit),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(sizeof(F) << ntt_kernels::kShapedTileLog)));
   ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -91,7 +118,9 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
       const unsigned blocks = unsigned(args.tiles());
       const std::size_t smem = tile_size * sizeof(F);
       // Eight elements a thread; tiles of 2 and 4 elements (n = 2, 4) one thread.
-      if (tile_log >= 3) {
+      if (!generic_passes_ && nk::shaped(args.pass)) {
+        ZKFARM_CUDA_LAUNCH(ntt_detail::shaped_kernel<F>(args.pass.s, dit)<<<blocks, tile_size >> 3, smem, stream>>>(args));
+      } else if (tile_log >= 3) {
         ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<3, F><<<blocks, tile_size >> 3, smem, stream>>>(args));
       } else if (tile_log == 2) {
         ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<2, F><<<blocks, 1, smem, stream>>>(args));

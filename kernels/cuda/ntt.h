@@ -31,6 +31,10 @@ struct GpuNttConfig {
   // [8, 11]. Smaller tiles fit more blocks on an SM; larger ones need fewer
   // early-pass columns. 0 = the measured default.
   unsigned tile_log = 0;
+  // Run every pass through the generic register-pass kernel (run-time
+  // shape), as before the shaped kernels (ntt_kernels.cuh "Shaped passes");
+  // kept to time the two side by side (gpu_benchmark).
+  bool generic_passes = false;
 
   // Throws std::invalid_argument for out-of-range values.
   void validate() const {
@@ -69,6 +73,7 @@ class GpuNtt {
 
   const DeviceContext& ctx_;
   unsigned tile_log_;
+  bool generic_passes_;
   DeviceBuffer<Fr> lo_, hi_, local_fwd_, local_inv_, mid_;
 };
 

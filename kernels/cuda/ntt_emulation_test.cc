@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/ntt_kernels.cuh"
@@ -54,8 +55,39 @@ void group_pass_emulated(const nk::PassArgs<F>& args) {
   }
 }
 
+// The arguments ntt_shaped_pass_kernel<S, DIT> computes with (shaped_args):
+// the same pass as `args`, branch_free set.
+template <class F>
+nk::PassArgs<F> shaped_emulated(const nk::PassArgs<F>& args) {
+  auto pick = [&](auto s) {
+    constexpr unsigned S = decltype(s)::value;
+    return args.dit ? nk::shaped_args<S, true>(args) : nk::shaped_args<S, false>(args);
+  };
+  nk::PassArgs<F> shaped;
+  switch (args.pass.s) {
+    case 5: shaped = pick(std::integral_constant<unsigned, 5>{}); break;
+    case 6: shaped = pick(std::integral_constant<unsigned, 6>{}); break;
+    case 7: shaped = pick(std::integral_constant<unsigned, 7>{}); break;
+    case 8: shaped = pick(std::integral_constant<unsigned, 8>{}); break;
+    case 9: shaped = pick(std::integral_constant<unsigned, 9>{}); break;
+    case 11: shaped = pick(std::integral_constant<unsigned, 11>{}); break;
+    default: ADD_FAILURE() << "no shaped kernel for " << args.pass.s << " stages"; return args;
+  }
+  EXPECT_EQ(shaped.pass.s, args.pass.s);
+  EXPECT_EQ(shaped.pass.column_log, args.pass.column_log);
+  EXPECT_EQ(shaped.pass.j0, args.pass.j0);
+  EXPECT_EQ(shaped.dit, args.dit);
+  EXPECT_TRUE(shaped.branch_free);
+  return shaped;
+}
+
+// Passes run by GpuNtt::run: the shaped kernel where nk::shaped(pass)
+// (GpuNttConfig's default), or the generic one for all (generic_passes).
+enum class Kernels { kDefault, kGeneric };
+
 template <class Fr>
-void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileLog) {
+void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileLog,
+                  Kernels kernels = Kernels::kDefault, unsigned* shaped_passes = nullptr) {
   using F = typename DeviceFieldOf<Fr>::type;
   static const nk::HostTables<Fr> host;
   const std::size_t n = values.size();
@@ -92,7 +124,10 @@ void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileL
       args.tables.coset_hi = coset;
       args.dit = dit;
       const unsigned tile_log = args.pass.s + args.pass.column_log;
-      if (tile_log >= 3) group_pass_emulated<3>(args);
+      if (kernels == Kernels::kDefault && nk::shaped(args.pass)) {
+        group_pass_emulated<nk::kRadixLog>(shaped_emulated(args));
+        if (shaped_passes != nullptr) ++*shaped_passes;
+      } else if (tile_log >= 3) group_pass_emulated<3>(args);
       else if (tile_log == 2) group_pass_emulated<2>(args);
       else group_pass_emulated<1>(args);
     }
@@ -187,7 +222,7 @@ TEST(NttEmulation, Bn254SmallerTiles) {
 
 // 2^21: two early passes (5 + 5 stages, 64 columns per tile) before the last;
 // the first pass's twists come from lo * hi (M = 2^21), the second's from
-// the mid table.
+// the mid table (shaped kernels, branch_free: every twist multiplied in).
 TEST(NttEmulation, Bn254TwoEarlyPasses) {
   std::mt19937_64 rng(7);
   const auto input = random_values<Bn254Fr>(std::size_t(1) << 21, rng);
@@ -198,7 +233,8 @@ TEST(NttEmulation, Bn254TwoEarlyPasses) {
 }
 
 // 2^20 odd coset: one early pass of 9 stages with M = 2^20 > 2^19, so the
-// transposed pass applies lo * hi twists on load.
+// transposed pass applies lo * hi twists on load (shaped kernels; the
+// inverse's exponent of w^0 wraps to 0).
 TEST(NttEmulation, Bn254OddCosetOneEarlyPass) {
   std::mt19937_64 rng(9);
   const auto input = random_values<Bn254Fr>(std::size_t(1) << 20, rng);
@@ -206,6 +242,58 @@ TEST(NttEmulation, Bn254OddCosetOneEarlyPass) {
   evaluations_to_odd_coset<Bn254Fr>(expected);
   run_emulated(Op::kCoset, got);
   ASSERT_TRUE(got == expected);
+}
+
+// The shaped kernels (every 2^11-tile shape: early passes of 5..9 stages
+// and the last of 11) against the CPU NTT, forward, inverse and odd coset,
+// and the generic kernel on the same input (2^16..2^20 are one early pass
+// of 5..9 stages).
+template <class Fr>
+void check_shaped(unsigned log_n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  const auto input = random_values<Fr>(std::size_t(1) << log_n, rng);
+  for (Op op : {Op::kForward, Op::kInverse, Op::kCoset}) {
+    std::vector<Fr> expected = input, got = input, generic = input;
+    if (op == Op::kForward) ntt<Fr>(expected);
+    if (op == Op::kInverse) intt<Fr>(expected);
+    if (op == Op::kCoset) evaluations_to_odd_coset<Fr>(expected);
+    unsigned shaped_passes = 0;
+    run_emulated(op, got, nk::kTileLog, Kernels::kDefault, &shaped_passes);
+    EXPECT_EQ(shaped_passes, nk::make_plan(log_n).count * (op == Op::kCoset ? 2u : 1u)) << log_n;
+    ASSERT_TRUE(got == expected) << Fr::kName << " 2^" << log_n << " op " << int(op) << " (shaped)";
+    run_emulated(op, generic, nk::kTileLog, Kernels::kGeneric);
+    ASSERT_TRUE(generic == expected) << Fr::kName << " 2^" << log_n << " op " << int(op) << " (generic)";
+  }
+}
+
+// Kept to seconds: 2^16 and 2^17 (5 and 6 stages) on BN254, 2^16 on
+// BLS12-381; 7 and 8 stages at 2^18 / 2^19 forward only; 9 stages are the
+// 2^20 odd coset below, two early passes the 2^21 forward below (both
+// through the shaped kernels, the default).
+TEST(NttEmulation, Bn254ShapedPasses) {
+  check_shaped<Bn254Fr>(16, 16);
+  check_shaped<Bn254Fr>(17, 17);
+}
+TEST(NttEmulation, Bls12381ShapedPasses) { check_shaped<Bls12381Fr>(16, 3); }
+TEST(NttEmulation, Bn254ShapedSevenAndEightStages) {
+  for (unsigned log_n : {18u, 19u}) {
+    std::mt19937_64 rng(log_n);
+    const auto input = random_values<Bn254Fr>(std::size_t(1) << log_n, rng);
+    std::vector<Bn254Fr> expected = input, got = input;
+    ntt<Bn254Fr>(expected);
+    run_emulated(Op::kForward, got);
+    ASSERT_TRUE(got == expected) << log_n;
+  }
+}
+
+// Every shape of the plans at 2^11 tiles from 2^12 to 2^27 past the first
+// few sizes has a shaped kernel: the large transforms never fall back to
+// the generic kernel.
+TEST(NttEmulation, LargePlansAreShaped) {
+  for (unsigned log_n = 16; log_n <= nk::kMaxLogN; ++log_n) {
+    const nk::Plan plan = nk::make_plan(log_n);
+    for (unsigned p = 0; p < plan.count; ++p) EXPECT_TRUE(nk::shaped(plan.passes[p])) << log_n << " pass " << p;
+  }
 }
 
 // Every register-group layout of the passes up to 2^27: for each element j

@@ -196,6 +196,12 @@ struct PassArgs {
   // i times coset_hi-folded constant * g^rev(i), g = w_{2n}) when coset_hi
   // is set.
   bool dit = false;
+  // Shaped passes only (ntt_shaped_pass_kernel, see "Shaped passes" below):
+  // a twiddle or twist whose index varies across the lanes of a warp is
+  // multiplied in even when it is 1, so that no multiplication sits behind a
+  // divergent branch; only those known to be 1 for the whole warp are
+  // skipped. Same results (x * 1 = x exactly: mont_mul's output is reduced).
+  bool branch_free = false;
 
   ZKFARM_HD unsigned column_total_log() const { return log_n - pass.j0 - pass.s; }  // log2 S
   ZKFARM_HD std::uint32_t tile_size() const { return 1u << (pass.s + pass.column_log); }
@@ -267,11 +273,13 @@ ZKFARM_HD std::uint32_t swizzle(std::uint32_t e) { return e ^ ((e >> 3) & 31u); 
 // from the mid table when M <= 2^19, else lo * hi.
 template <class F>
 ZKFARM_HD bool twist_factor(const PassArgs<F>& a, std::uint32_t e, std::uint64_t column, F* out) {
-  if (a.column_total_log() == 0 || column == 0) return false;
+  if (a.column_total_log() == 0) return false;
+  if (!a.branch_free && column == 0) return false;
   const unsigned m_log = a.log_n - a.pass.j0;  // M = 2^m_log
   std::uint64_t exponent = column * reverse_bits(e >> a.pass.column_log, a.pass.s);  // < M
-  if (exponent == 0) return false;
-  if (a.inverse) exponent = (std::uint64_t(1) << m_log) - exponent;
+  if (!a.branch_free && exponent == 0) return false;
+  // (2^M - 0) mod 2^M = 0: the inverse of w^0 is w^0 (branch_free only).
+  if (a.inverse) exponent = ((std::uint64_t(1) << m_log) - exponent) & ((std::uint64_t(1) << m_log) - 1);
   if (m_log <= kMidLog) {
     *out = load(a.tables.mid + (exponent << (kMidLog - m_log)));
   } else {
@@ -300,22 +308,30 @@ ZKFARM_HD void group_load(const PassArgs<F>& a, std::uint64_t tile, std::uint32_
 template <unsigned R, unsigned K, class F>
 ZKFARM_HD void group_stage_bit(const PassArgs<F>& a, unsigned q, std::uint32_t t, unsigned p, F* r) {
   const unsigned h_log = a.pass.s - q - 1;
+  const std::uint32_t m_mask = (1u << h_log) - 1;
   const F* local = a.inverse ? a.tables.local_inv : a.tables.local_fwd;
+  // branch_free: m's bits that come from the thread index (the same for the
+  // warp only by chance); when there are none, m == 0 is warp-uniform (and
+  // a compile-time fact in the shaped kernels) and the product is skipped.
+  const unsigned tile_log = a.pass.s + a.pass.column_log;
+  const std::uint32_t m_from_thread =
+      (group_element((1u << (tile_log - R)) - 1, p, R, 0) >> a.pass.column_log) & m_mask;
   ZKFARM_DEVICE_UNROLL
   for (std::uint32_t j = 0; j < (1u << R); ++j) {
     if (j & (1u << K)) continue;
     const std::uint32_t row = group_element(t, p, R, j) >> a.pass.column_log;
-    const std::uint32_t m = row & ((1u << h_log) - 1);
+    const std::uint32_t m = row & m_mask;
+    const bool twiddle = a.branch_free && m_from_thread != 0 ? true : m != 0;
     const F x = r[j];
     F y = r[j | (1u << K)];
     if (a.dit) {
-      if (m != 0) y = y * load(local + (m << (kLocalLog - a.pass.s + q)));
+      if (twiddle) y = y * load(local + (m << (kLocalLog - a.pass.s + q)));
       r[j] = x + y;
       r[j | (1u << K)] = x - y;
     } else {
       r[j] = x + y;
       F d = x - y;
-      if (m != 0) d = d * load(local + (m << (kLocalLog - a.pass.s + q)));
+      if (twiddle) d = d * load(local + (m << (kLocalLog - a.pass.s + q)));
       r[j | (1u << K)] = d;
     }
   }
@@ -338,10 +354,14 @@ ZKFARM_HD void group_stage(const PassArgs<F>& a, const Group& gr, unsigned q, st
 template <unsigned R, class F>
 ZKFARM_HD void group_stages(const PassArgs<F>& a, unsigned i, std::uint32_t t, F* r) {
   const Group gr = make_group(a.pass, R, i);
+  // Unrolled only where the group's size is a compile-time constant (the
+  // shaped kernels); #pragma unroll leaves a run-time count alone.
   if (a.dit) {
-    for (unsigned q = gr.q0 + gr.g; q-- > gr.q0;) group_stage<R>(a, gr, q, t, r);
+    ZKFARM_DEVICE_UNROLL
+    for (unsigned d = 0; d < gr.g; ++d) group_stage<R>(a, gr, gr.q0 + gr.g - 1 - d, t, r);
   } else {
-    for (unsigned q = gr.q0; q < gr.q0 + gr.g; ++q) group_stage<R>(a, gr, q, t, r);
+    ZKFARM_DEVICE_UNROLL
+    for (unsigned d = 0; d < gr.g; ++d) group_stage<R>(a, gr, gr.q0 + d, t, r);
   }
 }
 
@@ -384,6 +404,38 @@ ZKFARM_HD void group_store(const PassArgs<F>& a, std::uint64_t tile, std::uint32
     }
     a.data[g] = v;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Shaped passes. The passes of the large transforms have few shapes (tiles
+// of 2^11: s stages with 2^(11 - s) columns, s in 5..9, and the last pass of
+// 11 stages); ntt_shaped_pass_kernel<S, DIT> is the register pass with s,
+// the column count and the direction as compile-time constants: every group
+// layout, stage bit and register index folds away, the stage loops unroll
+// into straight-line code in which the independent products of a stage can
+// interleave, and it runs branch_free (PassArgs). The generic kernel keeps
+// every other shape (and every shape with GpuNttConfig::generic_passes).
+
+constexpr unsigned kShapedTileLog = 11;
+constexpr unsigned kShapedMinStages = 5;
+constexpr unsigned kShapedMaxStages = 9;  // early passes; the last has kShapedTileLog
+
+// True when `pass` has a shaped kernel.
+ZKFARM_HD bool shaped(const Pass& pass) {
+  if (pass.s + pass.column_log != kShapedTileLog) return false;
+  return pass.s == kShapedTileLog || (pass.s >= kShapedMinStages && pass.s <= kShapedMaxStages);
+}
+
+// The arguments as the shaped kernel for S stages and direction DIT sees
+// them (equal to `a` for a shaped pass, with the constants visible to the
+// compiler), branch_free set.
+template <unsigned S, bool DIT, class F>
+ZKFARM_HD PassArgs<F> shaped_args(PassArgs<F> a) {
+  a.pass.s = S;
+  a.pass.column_log = kShapedTileLog - S;
+  a.dit = DIT;
+  a.branch_free = true;
+  return a;
 }
 
 enum class Scale : int { kNone = 0, kConstant = 1 };
@@ -433,6 +485,33 @@ __global__ void __launch_bounds__(kThreads, 2) ntt_group_pass_kernel(PassArgs<F>
     const unsigned i = args.dit ? groups - 1 - step : step;
     if (step > 0) {
       group_put<R>(args, args.dit ? i + 1 : i - 1, t, r, ntt_tile);
+      __syncthreads();
+      group_get<R>(args, i, t, r, ntt_tile);
+      __syncthreads();
+    }
+    group_stages<R>(args, i, t, r);
+  }
+  group_store<R>(args, tile, t, r);
+}
+
+// The register pass with a compile-time shape (see "Shaped passes"): one
+// tile of 2^11 elements per block, 256 threads, 64 KB of shared memory.
+// The caller launches it only for a pass with pass.s == S and args.dit == DIT.
+template <unsigned S, bool DIT, class F>
+__global__ void __launch_bounds__(kThreads, 2) ntt_shaped_pass_kernel(PassArgs<F> runtime_args) {
+  constexpr unsigned R = kRadixLog;
+  constexpr unsigned groups = (S + R - 1) / R;
+  const PassArgs<F> args = shaped_args<S, DIT>(runtime_args);
+  extern __shared__ std::uint32_t ntt_tile[];
+  const std::uint64_t tile = blockIdx.x;
+  const std::uint32_t t = threadIdx.x;
+  F r[1u << R];
+  group_load<R>(args, tile, t, r);
+  ZKFARM_DEVICE_UNROLL
+  for (unsigned step = 0; step < groups; ++step) {
+    const unsigned i = DIT ? groups - 1 - step : step;
+    if (step > 0) {
+      group_put<R>(args, DIT ? i + 1 : i - 1, t, r, ntt_tile);
       __syncthreads();
       group_get<R>(args, i, t, r, ntt_tile);
       __syncthreads();

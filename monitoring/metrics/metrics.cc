@@ -321,6 +321,10 @@ WorkerMetrics::WorkerMetrics(std::string_view worker_id, std::string_view device
   circuit_cache_evictions_ =
       &counter("zkfarm_circuit_cache_evictions_total", "Resident circuits evicted to make room.").Add({});
   circuit_cache_resident_ = &gauge("zkfarm_circuit_cache_resident", "Circuits resident now.").Add({});
+  artifact_cache_evictions_ = &counter("zkfarm_artifact_cache_evictions_total",
+                                       "Circuits whose files were removed from the cache directory (--cache-budget).")
+                                   .Add({});
+  artifact_cache_bytes_ = &gauge("zkfarm_artifact_cache_bytes", "Bytes of circuit files in the cache directory.").Add({});
   witgen_duration_ = &histogram_child(
       histogram("zkfarm_witgen_duration_seconds", "Time of one witness generator run (an input partition)."), {},
       work_duration_buckets());

@@ -252,6 +252,9 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Histogram& circuit_load_duration(std::string_view circuit);
   prometheus::Counter& circuit_cache_evictions() { return *circuit_cache_evictions_; }
   prometheus::Gauge& circuit_cache_resident() { return *circuit_cache_resident_; }
+  // The cache directory on disk (--cache-budget).
+  prometheus::Counter& artifact_cache_evictions() { return *artifact_cache_evictions_; }
+  prometheus::Gauge& artifact_cache_bytes() { return *artifact_cache_bytes_; }
 
   // The witness generator pool (input partitions).
   prometheus::Histogram& witgen_duration() { return *witgen_duration_; }
@@ -290,6 +293,8 @@ class WorkerMetrics final : public FarmMetrics {
   prometheus::Family<prometheus::Histogram>* circuit_load_duration_;
   prometheus::Counter* circuit_cache_evictions_;
   prometheus::Gauge* circuit_cache_resident_;
+  prometheus::Counter* artifact_cache_evictions_;
+  prometheus::Gauge* artifact_cache_bytes_;
   prometheus::Histogram* witgen_duration_;
   prometheus::Family<prometheus::Counter>* witgen_failures_;
   prometheus::Gauge* witgen_queue_depth_;

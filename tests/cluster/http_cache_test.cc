@@ -5,7 +5,10 @@
 //  * a cache dir without room for a circuit fails the task with an error
 //    naming the space needed and free, leaves no partial file behind (nor
 //    does a write that runs out of room anyway), and the worker goes on
-//    serving once there is room.
+//    serving once there is room;
+//  * a cache dir under --cache-budget: circuits beyond it remove the least
+//    recently used circuit's files, the disk stays under the budget, and a
+//    circuit needed again is downloaded and checked again.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -169,6 +172,64 @@ TEST_F(HttpCacheTest, AWriteThatRunsOutOfRoomLeavesNoPartialFile) {
   s = wait_job("room", 60s);
   ASSERT_EQ(s.state, "done") << s.error << logs();
   expect_result_verifies("room", 1);
+}
+
+// Bytes of the files under `dir` (recursively).
+std::uint64_t bytes_under(const std::string& dir) {
+  std::uint64_t total = 0;
+  if (!fs::exists(dir)) return 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file()) total += entry.file_size();
+  return total;
+}
+
+// Probe: the artifact cache on disk was never evicted.
+TEST_F(HttpCacheTest, TheCacheDirStaysUnderItsBudgetAndARemovedCircuitIsFetchedAgain) {
+  witness_file("bls12381_mul.wtns");
+  const std::uint64_t bn = bytes_under(options_.artifacts + "/" + bn254_.id);
+  const std::uint64_t bls = bytes_under(options_.artifacts + "/" + bls12381_.id);
+  // Room for either circuit, not both.
+  const std::uint64_t budget = std::max(bn, bls) + std::min(bn, bls) / 2;
+  ASSERT_LT(budget, bn + bls);
+  const std::string cache = dir_->file("cache-budget");
+  http_ = range_server(dir_->path(), dir_->file("http-server.txt"), std::vector<std::string>{});
+  start_coordinator({"--witness-url-allow", "127.0.0.1"});
+  // One circuit resident in memory: the next job of the first circuit loads
+  // it from the cache directory again.
+  start_worker("w1", {"--witness-url-allow", "127.0.0.1", "--artifacts", http_->url() + "artifacts/", "--cache-dir",
+                      cache, "--max-resident", "1", "--cache-budget", std::to_string(budget)});
+  const std::string zkey = "/artifacts/" + bn254_.id + "/circuit.zkey";
+  struct Step {
+    std::string job;
+    const CircuitInfo* circuit;
+    std::string witness;
+  };
+  const std::vector<Step> steps = {{"bn-1", &bn254_, "bn128_mul.wtns"},
+                                   {"bls-1", &bls12381_, "bls12381_mul.wtns"},
+                                   {"bn-2", &bn254_, "bn128_mul.wtns"}};
+  for (const Step& step : steps) {
+    farm::submit(options_, job_json(step.job, step.circuit->id, {http_->url() + step.witness}));
+    farm::JobStatus s = wait_job(step.job, 60s);
+    ASSERT_EQ(s.state, "done") << step.job << ": " << s.error << logs();
+    expect_result_verifies(step.job, 1);
+    const std::uint64_t held = bytes_under(cache);
+    EXPECT_LE(held, budget) << "after " << step.job;
+    EXPECT_TRUE(fs::exists(cache + "/" + step.circuit->id)) << step.job;
+    std::cout << "after " << step.job << ": " << held << " bytes cached, budget " << budget << "\n";
+  }
+  // bls-1 removed bn254's files, bn-2 removed bls12381's and downloaded
+  // bn254 again (and checked it: its copy's sha256 is its id).
+  EXPECT_FALSE(fs::exists(cache + "/" + bls12381_.id)) << logs();
+  const std::string log = workers_[0]->log();
+  EXPECT_NE(log.find("removed circuit " + bn254_.id + "'s files"), std::string::npos) << log;
+  EXPECT_NE(log.find("removed circuit " + bls12381_.id + "'s files"), std::string::npos) << log;
+  const std::string served = http_->log();
+  std::size_t gets = 0;
+  for (std::size_t at = served.find("request GET " + zkey); at != std::string::npos;
+       at = served.find("request GET " + zkey, at + 1))
+    ++gets;
+  EXPECT_EQ(gets, 2u) << served;
+  EXPECT_EQ(sha256_file_hex(cache + "/" + bn254_.id + "/circuit.zkey"), bn254_.id);
 }
 
 }  // namespace

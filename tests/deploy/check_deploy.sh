@@ -39,6 +39,12 @@
 #                          shipped settings (the password is required, the
 #                          coordinator logs in and runs a job's transitions,
 #                          the worker is admitted over CURVE)
+#   acl-farm        the per-role ACL users deploy/redis.conf documents, as
+#                   written there: a real redis-server with those lines, a
+#                   coordinator, a CPU worker reading its artifacts from an
+#                   HTTP store and the CLI each log in as their own user and
+#                   prove a job end to end (an HTTP and a redis:// witness);
+#                   the worker user cannot write
 # Touches nothing outside a temporary directory; Redis listens on a Unix
 # socket only.
 set -uo pipefail
@@ -542,6 +548,128 @@ systemd_farm() {
   echo "redis.conf requires the password; the coordinator logged in and failed a queued job; the worker was admitted over CURVE"
 }
 
+# acl_lines PASSWORD: the ACL users deploy/redis.conf documents (its
+# "#   user zkfarm-..." lines), uncommented, with PASSWORD in place.
+acl_lines() {
+  sed -n 's/^#   \(user zkfarm-[a-z]* on >PASSWORD .*\)$/\1/p' deploy/redis.conf | sed "s/>PASSWORD />$1 /"
+}
+
+# The per-role ACL users of deploy/redis.conf, exactly as written there: a
+# redis-server started with deploy/redis.conf and those lines (on a free
+# loopback port), the CLI as zkfarm-client (circuit add, submit, wait,
+# result), the coordinator as zkfarm-coordinator, a CPU worker as
+# zkfarm-worker reading its artifacts from an HTTP store
+# (tests/cluster/range_http_server.py) into a cache, one witness over HTTP
+# and one in Redis. The job must be done, its proofs must verify, no
+# process may meet NOPERM, and the worker user must be refused a write.
+acl_farm() {
+  local bin
+  bazel build //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm || return 1
+  bin=$(bazel info bazel-bin 2>/dev/null) || return 1
+  local dir=$TMP/acl-farm
+  mkdir -p "$dir/redis" "$dir/srv/artifacts" "$dir/srv/witnesses" "$dir/cache" "$dir/result"
+  local password=acl-check-password
+  local lines
+  lines=$(acl_lines "$password")
+  local users
+  users=$(grep -c '^user ' <<<"$lines")
+  if ((users != 3)); then
+    echo "expected 3 ACL users (coordinator, client, worker) in deploy/redis.conf, found $users:"
+    echo "$lines"
+    return 1
+  fi
+  { echo "include $ROOT/deploy/redis.conf"; echo "$lines"; } >"$dir/redis-acl.conf"
+  local redis_port coordinator_port http_port
+  redis_port=$(free_port)
+  coordinator_port=$(free_port)
+  http_port=$(free_port)
+  redis-server "$dir/redis-acl.conf" --port "$redis_port" --dir "$dir/redis" --daemonize no \
+    --logfile "$dir/redis.log" &
+  local redis_pid=$!
+  $PYTHON tests/cluster/range_http_server.py "$http_port" --directory "$dir/srv" 2>"$dir/http.log" &
+  local http_pid=$!
+  local url="redis://%s:$password@127.0.0.1:$redis_port/0"
+  local zkfarm=$bin/cli/zkfarm
+  local -a farm
+  # shellcheck disable=SC2059  # the format is ours: the user goes in the URL
+  farm=(--redis "$(printf "$url" zkfarm-client)" --artifacts "$dir/srv/artifacts")
+  local coordinator_pid='' worker_pid='' problem='' circuit='' job='' _
+  for _ in $(seq 100); do
+    [[ $(redis-cli -p "$redis_port" --user zkfarm-client --pass "$password" --no-auth-warning ping 2>&1) == PONG ]] &&
+      break
+    sleep 0.1
+  done
+  cp formats/testdata/bn128_mul.wtns "$dir/srv/witnesses/w.wtns"
+  if ! circuit=$("$zkfarm" circuit add formats/testdata/bn128_mul.zkey "${farm[@]}" 2>"$dir/client.log"); then
+    problem="zkfarm circuit add as zkfarm-client failed"
+  elif ! redis-cli -p "$redis_port" --user zkfarm-client --pass "$password" --no-auth-warning -x \
+    SET zkfarm:witness:acl-check <formats/testdata/bn128_mul.wtns >>"$dir/client.log" 2>&1; then
+    problem="zkfarm-client cannot SET a redis:// witness"
+  elif [[ $(redis-cli -p "$redis_port" --user zkfarm-worker --pass "$password" --no-auth-warning \
+    SET zkfarm:witness:acl-check x 2>&1) != *NOPERM* ]]; then
+    problem="the zkfarm-worker user may write (expected NOPERM)"
+  else
+    # shellcheck disable=SC2059
+    "$bin/coordinator/zkfarm-coordinator" --id acl-check --redis "$(printf "$url" zkfarm-coordinator)" \
+      --listen "tcp://127.0.0.1:$coordinator_port" --artifacts "$dir/srv/artifacts" \
+      --witness-url-allow 127.0.0.1 --metrics-listen 127.0.0.1:0 >"$dir/coordinator.log" 2>&1 &
+    coordinator_pid=$!
+    # shellcheck disable=SC2059
+    ZKFARM_THREADS=1 "$bin/worker/zkfarm-worker" --cpu --id acl/cpu --redis "$(printf "$url" zkfarm-worker)" \
+      --coordinator "tcp://127.0.0.1:$coordinator_port" --artifacts "http://127.0.0.1:$http_port/artifacts/" \
+      --cache-dir "$dir/cache" --witness-url-allow 127.0.0.1 --metrics-listen 127.0.0.1:0 \
+      >"$dir/worker.log" 2>&1 &
+    worker_pid=$!
+    if ! job=$("$zkfarm" submit "$circuit" "$dir/srv/witnesses/w.wtns" \
+      --witness-url-base "http://127.0.0.1:$http_port/witnesses/" "${farm[@]}" 2>>"$dir/client.log"); then
+      problem="zkfarm submit as zkfarm-client failed"
+    fi
+    # The redis:// partition: a second job (submit's --witness-url-base names local files only).
+    local job2=''
+    if [[ -z $problem ]] && ! job2=$("$zkfarm" submit "$circuit" "redis://zkfarm:witness:acl-check" "${farm[@]}" \
+      2>>"$dir/client.log"); then
+      problem="zkfarm submit of a redis:// witness as zkfarm-client failed"
+    fi
+    local id state
+    for id in $job $job2; do
+      [[ -n $problem ]] && break
+      state=$("$zkfarm" wait "$id" --timeout 60 --quiet "${farm[@]}" 2>>"$dir/client.log" |
+        $PYTHON -c 'import json, sys; print(json.load(sys.stdin).get("state", ""))' 2>>"$dir/client.log")
+      if [[ $state != "done" ]]; then
+        problem="job $id ended '$state', not done"
+      elif ! "$zkfarm" result "$id" --out "$dir/result/$id" "${farm[@]}" >>"$dir/client.log" 2>&1; then
+        problem="zkfarm result $id as zkfarm-client failed"
+      elif ! "$zkfarm" verify "$dir/srv/artifacts/$circuit/vk.json" "$dir/result/$id/public.json" \
+        "$dir/result/$id/proof.json" >>"$dir/client.log" 2>&1; then
+        problem="the proof of job $id does not verify"
+      fi
+    done
+    if [[ -z $problem ]] && ! grep -q "downloaded http://127.0.0.1:$http_port/artifacts/$circuit/circuit.zkey" \
+      "$dir/worker.log"; then
+      problem="the worker did not download the circuit from the HTTP store"
+    fi
+  fi
+  if [[ -z $problem ]] && grep -E "NOPERM|WRONGPASS|NOAUTH" "$dir"/*.log; then
+    problem="Redis refused a command of a role (above)"
+  fi
+  [[ -n $worker_pid ]] && { kill "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null; }
+  [[ -n $coordinator_pid ]] && { kill "$coordinator_pid" 2>/dev/null; wait "$coordinator_pid" 2>/dev/null; }
+  kill "$http_pid" "$redis_pid" 2>/dev/null
+  wait "$http_pid" "$redis_pid" 2>/dev/null
+  if [[ -n $problem ]]; then
+    echo "$problem"
+    echo "== ACL lines"
+    echo "${lines//>$password />PASSWORD }"
+    for log in "$dir"/*.log; do
+      echo "== $log"
+      tail -20 "$log"
+    done
+    return 1
+  fi
+  echo "$users ACL users of deploy/redis.conf: the CLI, the coordinator and an HTTP-store worker proved 2 jobs" \
+    "(an HTTP and a redis:// witness) under them; the worker user may not write"
+}
+
 check tools check_tools
 check metric-names metric_names
 check metric-names-selftest metric_names_selftest
@@ -563,6 +691,7 @@ check coordinators-listed-selftest coordinators_listed_selftest
 check reaping-init reaping_init
 check secure-defaults secure_defaults
 check systemd-farm systemd_farm
+check acl-farm acl_farm
 
 ((failed == 0)) || echo "failed: ${failures[*]}"
 echo "check_deploy: $passed passed, $failed failed"

@@ -113,7 +113,8 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name, con
                unsigned min_log) {
   const GpuNtt<Fr> gpu(ctx, config);
   const cudaStream_t s = ctx.stream(0);
-  const std::string label = config.tile_log ? " tile 2^" + std::to_string(config.tile_log) : "";
+  std::string label = config.tile_log ? " tile 2^" + std::to_string(config.tile_log) : "";
+  if (config.generic_passes) label += " generic";
   for (unsigned log_n = min_log; log_n <= o.ntt_max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::vector<Fr> input = testing::random_elements<Fr>(n, 1000 + log_n);
@@ -139,9 +140,16 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name, con
 
 template <class Fr>
 void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
+  const unsigned large = std::max(o.quick ? 16u : o.ntt_min_log, 24u);
   bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, o.quick ? 16 : o.ntt_min_log);
-  // The other tile size at the large sizes (GpuNttConfig::tile_log).
-  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{10}, std::max(o.quick ? 16u : o.ntt_min_log, 24u));
+  // At the large sizes: the generic pass kernel (the default before the
+  // shaped kernels), the other tile size (GpuNttConfig::tile_log; generic
+  // kernel too), and the default again (the run-to-run spread).
+  GpuNttConfig generic;
+  generic.generic_passes = true;
+  bench_ntt<Fr>(ctx, o, name, generic, large);
+  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{10}, large);
+  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, large);
 }
 
 template <class Curve, class G>

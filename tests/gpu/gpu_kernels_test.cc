@@ -294,6 +294,59 @@ TEST(GpuNtt, Bls12381Large) {
   check_ntt_large<Bls12381Fr>();
 }
 
+// The shaped pass kernels (the default) against the generic kernel
+// (GpuNttConfig::generic_passes, the kernel the CPU comparisons above
+// established before the shaped ones) at large plans (two and three
+// passes, 2^27 included):
+// forward, inverse and odd coset equal element for element, and forward
+// then inverse returns the input. Sizes 2^16..2^22 are compared with the
+// CPU NTT by check_ntt / check_ntt_large through the shaped kernels too.
+template <class Fr>
+void check_shaped_equals_generic(std::initializer_list<unsigned> sizes) {
+  const GpuNtt<Fr> shaped(*context());
+  GpuNttConfig generic_config;
+  generic_config.generic_passes = true;
+  const GpuNtt<Fr> generic(*context(), generic_config);
+  const cudaStream_t s = context()->stream(0);
+  for (unsigned log_n : sizes) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::vector<Fr> input = random_elements<Fr>(n, 31 + log_n);
+    DeviceBuffer<Fr> a(n, s), b(n, s);
+    std::vector<Fr> got(n), want(n);
+    for (int op = 0; op < 3; ++op) {
+      a.upload(input.data(), n, s);
+      b.upload(input.data(), n, s);
+      const GpuNtt<Fr>* both[2] = {&shaped, &generic};
+      Fr* data[2] = {a.data(), b.data()};
+      for (int k = 0; k < 2; ++k) {
+        if (op == 0) both[k]->forward(data[k], n, s);
+        if (op == 1) both[k]->inverse(data[k], n, s);
+        if (op == 2) both[k]->evaluations_to_odd_coset(data[k], n, s);
+      }
+      a.download(got.data(), n, s);
+      b.download(want.data(), n, s);
+      ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+      ASSERT_TRUE(got == want) << Fr::kName << " 2^" << log_n << " op " << op << ": shaped != generic";
+      ASSERT_FALSE(got == input) << Fr::kName << " 2^" << log_n << " op " << op << ": nothing was written";
+    }
+    a.upload(input.data(), n, s);
+    shaped.forward(a.data(), n, s);
+    shaped.inverse(a.data(), n, s);
+    a.download(got.data(), n, s);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+    ASSERT_TRUE(got == input) << Fr::kName << " round trip 2^" << log_n;
+  }
+}
+
+TEST(GpuNtt, Bn254ShapedEqualsGeneric) {
+  REQUIRE_GPU();
+  check_shaped_equals_generic<Bn254Fr>({21u, 24u, 26u});
+}
+TEST(GpuNtt, Bls12381ShapedEqualsGeneric) {
+  REQUIRE_GPU();
+  check_shaped_equals_generic<Bls12381Fr>({22u, 27u});
+}
+
 // --- MSM --------------------------------------------------------------------
 
 // How a test MSM runs: whether through shifted bases (a table built on the
