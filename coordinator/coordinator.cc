@@ -100,7 +100,8 @@ void Coordinator::run() {
         on_verified(std::get<VerifyDone>(event));
       }
     } catch (const kj::Exception& e) {
-      ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
+      ZKLOG_PEER(kWarning, "messages that fail to read")
+          << "dropped a message that failed to read: " << peer_text(e.getDescription().cStr());
     } catch (const RedisError& e) {
       if (stopping_) return;
       metrics_->redis_errors().Increment();
@@ -205,9 +206,9 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
   const std::uint64_t task_id = result.getTaskId();
   auto accepted = scheduler_.on_result(session.peer, task_id);
   if (!accepted) {
-    std::string job;
-    for (char c : std::string(result.getJobId().cStr())) job += (c >= 32 && c < 127) ? c : '?';
-    ZKLOG(kInfo) << "ignored a late or unknown result for task " << task_id << " (job " << job << ")";
+    ZKLOG_PEER(kInfo, session.peer) << "ignored a late or unknown result for task " << task_id << " (job "
+                                    << peer_text(result.getJobId().cStr()) << ") from worker "
+                                    << peer_text(session.worker_id);
     return;
   }
   VerifyRequest request;
@@ -238,7 +239,7 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
         std::copy(from, from + static_cast<std::ptrdiff_t>(n8), to);
       }
       if (differs)
-        ZKLOG(kWarning) << "worker " << session.worker_id << " reported public inputs for job " << accepted->job_id
+        ZKLOG_PEER(kWarning, session.peer) << "worker " << peer_text(session.worker_id) << " reported public inputs for job " << accepted->job_id
                         << " partition " << accepted->partition
                         << " that are not its input's; verifying against the input's";
     }
@@ -300,6 +301,7 @@ void Coordinator::tick() {
   scheduler_.expire(unix_now(), Clock::now());
   sessions_->flush_warnings();
   sessions_->flush_records();
+  flush_peer_log();
 }
 
 // ---------------------------------------------------------------------------

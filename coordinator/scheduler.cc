@@ -116,8 +116,8 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
     if (!task) continue;
     auto j = jobs_.find(task->job_id);
     if (j == jobs_.end()) continue;
-    ZKLOG(kWarning) << "task " << task_id << " (job " << task->job_id << " partition " << task->partition
-                    << ") goes back to the queue: worker " << task->worker_id << " had not begun it after "
+    ZKLOG_PEER(kWarning, task->worker_id) << "task " << task_id << " (job " << task->job_id << " partition " << task->partition
+                    << ") goes back to the queue: worker " << peer_text(task->worker_id) << " had not begun it after "
                     << config_.witness_timeout.count() / 1000 << " s";
     j->second.partitions[task->partition].avoid.insert(task->identity);
     requeue(task->job_id, task->partition, "notStarted");
@@ -361,8 +361,8 @@ void Scheduler::remove_worker(const std::string& peer, std::string_view reason) 
   for (std::uint64_t task_id : w.tasks) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
-    ZKLOG(kInfo) << "task " << task_id << " (job " << t->second.job_id << " partition " << t->second.partition
-                 << ") goes back to the queue: worker " << w.worker_id << " "
+    ZKLOG_PEER(kInfo, w.worker_id) << "task " << task_id << " (job " << t->second.job_id << " partition " << t->second.partition
+                 << ") goes back to the queue: worker " << peer_text(w.worker_id) << " "
                  << (reason == "workerDead" ? "died" : "replaced by a new hello");
     const std::string job_id = t->second.job_id;
     const std::uint32_t partition = t->second.partition;
@@ -447,8 +447,8 @@ void Scheduler::count_fault(const std::string& identity, const std::string& work
   effects_.faults_changed(worker_id, +1);
   if (n < config_.quarantine_after) return;
   const std::string curve_key = identity.rfind("key:", 0) == 0 ? identity.substr(4) : "";
-  ZKLOG(kError) << "worker " << worker_id << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")")
-                << " quarantined after " << n << " faults (last: " << why << ")";
+  ZKLOG(kError) << "worker " << peer_text(worker_id) << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")")
+                << " quarantined after " << n << " faults (last: " << peer_text(why) << ")";
   // Every session of the identity stops getting tasks, and what it holds
   // goes back to pending (cancelled at the worker): a rogue must not keep
   // its partitions until they time out.
@@ -579,7 +579,7 @@ Scheduler::Placement Scheduler::place(const PendingKey& key, const Pick& pick, s
   p.phase = Phase::kAssigned;
   p.task_id = task_id;
   ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec().id << " partition " << partition << " -> "
-                << best->worker_id;
+                << peer_text(best->worker_id);
   auto& current =
       priority == static_cast<int>(Priority::kCritical) ? critical_round_ : t.current_round[static_cast<std::size_t>(priority)];
   current = std::max(current, round);
@@ -658,7 +658,7 @@ void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task
                  " after worker " + claim.worker_id + " reported " + std::string(error_name(claim.code)) + ")");
     return;
   }
-  ZKLOG(kWarning) << "job " << job.spec().id << " partition " << partition << ": worker " << task.worker_id
+  ZKLOG_PEER(kWarning, task.worker_id) << "job " << job.spec().id << " partition " << partition << ": worker " << peer_text(task.worker_id)
                   << " says the input is bad (" << error_name(code)
                   << "); checking it on another worker before failing the job";
   p.claims[task.identity] = Claim{code, message, task.worker_id};
@@ -704,8 +704,8 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   Partition& p = job.partitions[r.partition];
   if (p.phase != Phase::kVerifying) return;
   if (!valid) {
-    ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
-                    << " is invalid: " << reason;
+    ZKLOG_PEER(kWarning, r.worker_id) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << peer_text(r.worker_id)
+                    << " is invalid: " << peer_text(reason);
     p.invalid_by[r.identity] = r.worker_id;
     metrics_.partitions_invalid(job.spec().circuit, r.worker_id).Increment();
     count_fault(r.identity, r.worker_id, "invalid proof");
@@ -773,8 +773,8 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
                               const std::string& worker_message) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return;
-  // The worker's words go into the log and the job's error: one line of
-  // printable text, bounded (a newline must not forge a log line).
+  // The worker's words go into the job's error as one line of printable
+  // text, bounded; into the log escaped and capped (peer_text).
   const std::string message = printable(std::string_view(worker_message).substr(0, coordinator::kMaxWorkerMessageBytes));
   Task task = t->second;
   settle(task);
@@ -782,8 +782,8 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
   if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
   auto j = jobs_.find(task.job_id);
   if (j == jobs_.end()) return;
-  ZKLOG(kWarning) << "job " << task.job_id << " partition " << task.partition << ": worker " << task.worker_id
-                  << " reported " << error_name(code) << ": " << message;
+  ZKLOG_PEER(kWarning, task.worker_id) << "job " << task.job_id << " partition " << task.partition << ": worker " << peer_text(task.worker_id)
+                  << " reported " << error_name(code) << ": " << peer_text(worker_message);
   // The ErrorCode table (schema/error_code.h) decides: a claim that the
   // input is bad, the worker's own failure (retried elsewhere), or neither
   // (cancelled: requeued without counting an attempt).
