@@ -100,7 +100,8 @@ void Coordinator::run() {
         on_verified(std::get<VerifyDone>(event));
       }
     } catch (const kj::Exception& e) {
-      ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
+      ZKLOG_PEER(kWarning, "messages that fail to read")
+          << "dropped a message that failed to read: " << peer_text(e.getDescription().cStr());
     } catch (const RedisError& e) {
       if (stopping_) return;
       metrics_->redis_errors().Increment();
@@ -182,6 +183,7 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   job.spec = std::shared_ptr<const JobSpec>(shared, &shared->spec);  // the prepared job's, not a copy
   job.curve = shared->circuit.curve;
   job.submitted_at = shared->submitted_at;
+  job.tenant = shared->tenant;  // whose share it is charged to (fair share)
   for (const auto& [index, text] : shared->stored_proofs) {
     try {
       job.proved[index] = parse_partition_result(text);
@@ -204,9 +206,9 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
   const std::uint64_t task_id = result.getTaskId();
   auto accepted = scheduler_.on_result(session.peer, task_id);
   if (!accepted) {
-    std::string job;
-    for (char c : std::string(result.getJobId().cStr())) job += (c >= 32 && c < 127) ? c : '?';
-    ZKLOG(kInfo) << "ignored a late or unknown result for task " << task_id << " (job " << job << ")";
+    ZKLOG_PEER(kInfo, session.peer) << "ignored a late or unknown result for task " << task_id << " (job "
+                                    << peer_text(result.getJobId().cStr()) << ") from worker "
+                                    << peer_text(session.worker_id);
     return;
   }
   VerifyRequest request;
@@ -237,7 +239,7 @@ void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result
         std::copy(from, from + static_cast<std::ptrdiff_t>(n8), to);
       }
       if (differs)
-        ZKLOG(kWarning) << "worker " << session.worker_id << " reported public inputs for job " << accepted->job_id
+        ZKLOG_PEER(kWarning, session.peer) << "worker " << peer_text(session.worker_id) << " reported public inputs for job " << accepted->job_id
                         << " partition " << accepted->partition
                         << " that are not its input's; verifying against the input's";
     }
@@ -268,8 +270,18 @@ void Coordinator::on_verified(const VerifyDone& done) {
 void Coordinator::tick() {
   // Cancels addressed to us: the default tenant's and every tenant's (each
   // names jobs of its own namespace only), in one round trip.
+  // The tenant records (their weights and reservations for the scheduler's
+  // fair share), re-read every 10 ticks: two round trips. A farm without
+  // tenants has an empty policy: the default tenant alone, as before.
   if (Clock::now() >= tenants_read_) {
-    tenants_ = with_redis([&] { return tenant_names(redis_, keys_); });
+    const std::vector<TenantRecord> records = with_redis([&] { return load_tenants(redis_, keys_); });
+    tenants_.clear();
+    FairSharePolicy policy;
+    for (const auto& r : records) {
+      tenants_.push_back(r.name);
+      policy.tenants[r.name] = TenantPolicy{r.weight, r.reserved_workers};
+    }
+    scheduler_.set_tenants(std::move(policy));  // keeps what each tenant used so far
     tenants_read_ = Clock::now() + coordinator::kTickInterval * 10;
   }
   std::vector<std::vector<std::string>> spops = {
@@ -289,6 +301,7 @@ void Coordinator::tick() {
   scheduler_.expire(unix_now(), Clock::now());
   sessions_->flush_warnings();
   sessions_->flush_records();
+  flush_peer_log();
 }
 
 // ---------------------------------------------------------------------------

@@ -31,6 +31,10 @@ bool is_wrong_type(const RedisError& e) {
 constexpr std::chrono::milliseconds kTenantsRefresh{1000};
 }  // namespace
 
+// The source the log rate limit counts lines about queue entries under
+// (clients have no identity there).
+constexpr const char* kSubmissions = "job submissions";
+
 std::uint64_t estimate_held_bytes(std::size_t entry_bytes, std::size_t partitions, std::size_t public_bytes) {
   return 2 * std::uint64_t(entry_bytes) + std::uint64_t(partitions) * (public_bytes + coordinator::kHeldBytesPerPartition);
 }
@@ -188,7 +192,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
       const std::string id = extract_job_id(entry.raw).value_or("");
       const std::string reason = "set aside: coordinator " + me + " died " + std::to_string(attempts - 1) +
                                  " times while taking this job in; its queue entry is kept in " + keys_.set_aside();
-      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : scheduled_job_id(entry.tenant, id)) << " " << reason;
+      ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : peer_text(scheduled_job_id(entry.tenant, id))) << " " << reason;
       JobStore tenant_store(redis, entry.tenant.empty() ? keys_ : keys_.for_tenant(entry.tenant));
       tenant_store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds, entry_digest(entry.raw));
       metrics_->jobs_failed("", "unknown", "setAside").Increment();
@@ -209,7 +213,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
 
 void Intake::fail_job(JobStore& store, const std::string& raw, const std::string& id, const std::string& circuit,
                       const std::string& priority, ErrorCode code, const std::string& message) {
-  ZKLOG(kWarning) << "job " << id << " failed at intake: " << message;
+  ZKLOG_PEER(kWarning, kSubmissions) << "job " << peer_text(id) << " failed at intake: " << message;
   JobStore::Finish f;
   f.state = kStateFailed;
   f.error_code = error_name(code);
@@ -247,7 +251,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
     auto id = extract_job_id(raw);
     if (!id) {
-      ZKLOG(kWarning) << "rejected a submission without a usable id: " << e.what();
+      ZKLOG_PEER(kWarning, kSubmissions) << "rejected a submission without a usable id: " << peer_text(e.what());
       store.reject_unattributable(me, entry, std::string("invalid job: ") + e.what());
       return true;
     }
@@ -274,6 +278,19 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
   }
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
+  // The circuit's record before anything is counted: the job's metrics name
+  // its circuit only once the circuit is known to be registered (a job
+  // naming a made-up circuit counts as "unknown" and adds no series).
+  std::optional<CircuitInfo> circuit;
+  std::string circuit_error;
+  try {
+    circuit = load_visible_circuit(redis, keys, spec.circuit);
+  } catch (const RedisError&) {
+    throw;
+  } catch (const std::exception& e) {
+    circuit_error = e.what();
+  }
+  if (circuit) metrics_->circuit_registered(spec.circuit);
   // Read before claim(), which stamps submitted_at on jobs pushed without it.
   const RedisReply submitted = redis.command({"HGET", keys.job(spec.id), JobStore::kSubmittedAt});
   std::string detail;
@@ -293,7 +310,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
       metrics_->job_queue_wait(spec_priority).Observe(intake_time - submitted_at);
   }
   if (claim == JobStore::Claim::kTerminal) {
-    ZKLOG(kInfo) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
+    ZKLOG_PEER(kInfo, kSubmissions) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
     store.drop_processing(me, entry);
     return true;
   }
@@ -303,7 +320,8 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     return true;
   }
   if (claim == JobStore::Claim::kDuplicate) {
-    ZKLOG(kWarning) << "rejected a second submission of job id " << spec.id << " (the job is " << detail << ")";
+    ZKLOG_PEER(kWarning, kSubmissions) << "rejected a second submission of job id " << spec.id << " (the job is "
+                                       << detail << ")";
     store.reject_unattributable(me, entry,
                                 "job id " + spec.id + ", which belongs to another submission (" +
                                     detail + "): this duplicate was not run and that job was not touched",
@@ -317,13 +335,16 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return true;
   }
-  std::optional<CircuitInfo> circuit;
-  try {
-    circuit = load_visible_circuit(redis, keys, spec.circuit);
-  } catch (const RedisError&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail(spec.id, ErrorCode::kUnknownCircuit, e.what());
+  if (auto quota = quotas_.find(split.tenant); !split.tenant.empty() && quota != quotas_.end()) {
+    const AdmissionVerdict verdict =
+        admit_job(split.tenant, quota->second, TenantUsage{}, JobDemand{raw.size(), spec.partitions.size()});
+    if (verdict.kind == AdmissionVerdict::Kind::kRefuse) {
+      fail(spec.id, verdict.code, verdict.message);
+      return true;
+    }
+  }
+  if (!circuit_error.empty()) {
+    fail(spec.id, ErrorCode::kUnknownCircuit, circuit_error);
     return true;
   }
   if (auto failure = check_job_before_reads(spec, circuit, unix_now())) {
@@ -437,7 +458,12 @@ void Intake::finish_reading(JobStore& farm_store, const Reading& job, const Witn
 
 const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
   if (Clock::now() >= tenants_read_) {
-    tenants_ = tenant_names(redis, keys_);
+    tenants_.clear();
+    quotas_.clear();
+    for (const TenantRecord& r : load_tenants(redis, keys_)) {
+      tenants_.push_back(r.name);
+      quotas_[r.name] = TenantQuota{r.max_queued_jobs, r.max_active_partitions, r.max_job_bytes};
+    }
     tenants_read_ = Clock::now() + kTenantsRefresh;
   }
   if (tenants_.size() > 1) {

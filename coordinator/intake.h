@@ -35,6 +35,12 @@
 // (estimate_held_bytes, the same for a job being read) are below
 // memory_budget_bytes.
 //
+// Quotas (coordinator/admission.h): a tenant's job is asked about with
+// admit_job after its claim, with its tenant's record's quotas; so far with
+// no usage figures (none queued ahead, none active), so only the refusals
+// that need none act: an entry over max-job-bytes, or a job of more
+// partitions than max-active-partitions, fails quotaExceeded at intake.
+//
 // Hostile entries: each entry's intake is counted in <p>intake:<id> before
 // it starts (once per process) and forgotten when it ends, so an entry that
 // crashed kIntakeCrashLimit coordinator processes is set aside (the list
@@ -48,6 +54,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -58,6 +65,7 @@
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "cluster/mailbox.h"
+#include "coordinator/admission.h"
 #include "coordinator/config.h"
 #include "coordinator/lease_keeper.h"
 #include "coordinator/prepared_job.h"
@@ -147,6 +155,7 @@ class Intake {
   std::vector<Reading> reading_;
   std::vector<std::unique_ptr<WitnessReads>> expired_reads_;
   std::vector<std::string> tenants_;  // registered tenants, in this take's turn
+  std::map<std::string, TenantQuota> quotas_;  // the registered tenants' quotas, read with tenants_
   std::size_t tenant_turn_ = 0;
   Clock::time_point tenants_read_{};
 };

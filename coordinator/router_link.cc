@@ -105,7 +105,7 @@ void RouterLink::answer_zap() {
       text = "key not in the allowlist";
       if (warn_allowed(request[3].to_string()))
         ZKLOG(kWarning) << "ZAP denied a worker with CURVE public key " << z85 << " from "
-                        << request[3].to_string();
+                        << peer_text(request[3].to_string());
     }
   }
   const std::string request_id = request.size() > 1 ? request[1].to_string() : "";
@@ -124,10 +124,10 @@ void RouterLink::run() {
       zmq::message_t id(peer.data(), peer.size()), body(bytes.data(), bytes.size());
       if (!socket_.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
       if (!socket_.send(body, zmq::send_flags::dontwait) && warn_allowed(peer))
-        ZKLOG(kWarning) << "send queue to " << printable(peer) << " full, frame dropped";
+        ZKLOG(kWarning) << "send queue to " << peer_text(peer) << " full, frame dropped";
     } catch (const zmq::error_t& e) {
       // EHOSTUNREACH: the peer disconnected (router_mandatory).
-      ZKLOG(kDebug) << "cannot send to " << printable(peer) << ": " << e.what();
+      ZKLOG(kDebug) << "cannot send to " << peer_text(peer) << ": " << e.what();
     }
   };
   for (;;) {
@@ -136,7 +136,7 @@ void RouterLink::run() {
       const std::string hb = heartbeat_bytes(++sequence);
       for (auto it = last_seen.begin(); it != last_seen.end();) {
         if (now - it->second > options_.dead_after) {
-          ZKLOG(kWarning) << "peer " << printable(it->first) << " silent for more than "
+          ZKLOG(kWarning) << "peer " << peer_text(it->first) << " silent for more than "
                           << options_.dead_after.count() << " ms: dead";
           events_(LinkEvent{LinkEvent::Kind::kDead, it->first, {}});
           it = last_seen.erase(it);
@@ -151,7 +151,7 @@ void RouterLink::run() {
       }
       next_tick = now + options_.heartbeat_interval;
       warnings_.flush(now, [](const std::string& peer, std::size_t held_back, std::chrono::milliseconds window) {
-        ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << printable(peer)
+        ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << peer_text(peer)
                         << " in the last " << window.count() / 1000 << " s)";
       });
     }
@@ -190,7 +190,7 @@ void RouterLink::run() {
       if (parts.size() != 2) {
         const std::string from = parts.empty() ? std::string() : parts[0].to_string();
         if (warn_allowed(from))
-          ZKLOG(kWarning) << "dropped a message of " << parts.size() << " frames from " << printable(from)
+          ZKLOG(kWarning) << "dropped a message of " << parts.size() << " frames from " << peer_text(from)
                           << " (expected identity + envelope)";
         continue;
       }
@@ -199,7 +199,7 @@ void RouterLink::run() {
       auto bytes = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(parts[1].data()), parts[1].size());
       if (!wire::decode(bytes, &error)) {
         if (warn_allowed(peer))
-          ZKLOG(kWarning) << "dropped a malformed message from " << printable(peer) << ": " << error;
+          ZKLOG(kWarning) << "dropped a malformed message from " << peer_text(peer) << ": " << peer_text(error);
         continue;
       }
       if (auto it = last_seen.find(peer); it != last_seen.end()) it->second = Clock::now();

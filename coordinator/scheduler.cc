@@ -2,7 +2,9 @@
 #include "coordinator/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "cluster/log.h"
 #include "coordinator/result_assembly.h"
@@ -29,6 +31,7 @@ bool Scheduler::add_job(ScheduledJob scheduled) {
   const std::string id = scheduled.id();
   if (jobs_.count(id)) return false;
   Job job;
+  job.tenant = &tenant(scheduled.tenant);
   job.seq = next_seq_++;
   job.started = unix_seconds();
   job.partitions.resize(scheduled.spec->partitions.size());
@@ -49,8 +52,10 @@ bool Scheduler::add_job(ScheduledJob scheduled) {
     }
   ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
                << job.spec().circuit.substr(0, 12) << ", priority " << priority_name(job.spec().priority)
+               << (job.scheduled.tenant.empty() ? "" : ", tenant " + job.scheduled.tenant)
                << (job.proved ? ", " + std::to_string(job.proved) + " already proved" : "");
   seq_to_job_[job.seq] = id;
+  job.tenant->active_partitions += job.partitions.size() - job.proved;
   const bool all = job.proved == job.partitions.size();
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
   effects_.job_started(it->second.scheduled);
@@ -89,6 +94,7 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) return std::nullopt;
     Task task = t->second;
+    settle(task);
     tasks_.erase(t);
     if (auto w = workers_.find(task.peer); w != workers_.end()) w->second.tasks.erase(task_id);
     effects_.send_cancel(task.peer, task_id, task.job_id);
@@ -110,8 +116,8 @@ void Scheduler::expire(double unix_now, Clock::time_point now) {
     if (!task) continue;
     auto j = jobs_.find(task->job_id);
     if (j == jobs_.end()) continue;
-    ZKLOG(kWarning) << "task " << task_id << " (job " << task->job_id << " partition " << task->partition
-                    << ") goes back to the queue: worker " << task->worker_id << " had not begun it after "
+    ZKLOG_PEER(kWarning, task->worker_id) << "task " << task_id << " (job " << task->job_id << " partition " << task->partition
+                    << ") goes back to the queue: worker " << peer_text(task->worker_id) << " had not begun it after "
                     << config_.witness_timeout.count() / 1000 << " s";
     j->second.partitions[task->partition].avoid.insert(task->identity);
     requeue(task->job_id, task->partition, "notStarted");
@@ -163,25 +169,125 @@ void Scheduler::release_tasks(Job& job) {
   const std::string& id = job.spec().id;
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i) {
     Partition& p = job.partitions[i];
-    if (p.phase == Phase::kPending) pending_.erase(p.pending_key);
+    if (p.phase == Phase::kPending) pending_set(job, p.pending_key).erase(p.pending_key);
     if (p.phase != Phase::kAssigned) continue;
     auto t = tasks_.find(p.task_id);
     if (t == tasks_.end()) continue;
     effects_.send_cancel(t->second.peer, p.task_id, id);
     if (auto w = workers_.find(t->second.peer); w != workers_.end()) w->second.tasks.erase(p.task_id);
+    settle(t->second);
     tasks_.erase(t);
   }
   seq_to_job_.erase(job.seq);
+  job.tenant->active_partitions -= job.partitions.size() - job.proved;  // the job ends
 }
 
 void Scheduler::make_pending(Job& job, std::uint32_t partition, std::uint64_t rounds_ahead) {
   Partition& p = job.partitions[partition];
-  p.pending_since = Clock::now();
+  p.pending_since = now();
   const int priority = static_cast<int>(job.spec().priority);
   const double deadline = job.spec().deadline_unix.value_or(std::numeric_limits<double>::infinity());
-  p.pending_key = {priority, deadline, current_round_[static_cast<std::size_t>(priority)] + rounds_ahead, job.seq,
+  if (job.spec().priority == Priority::kCritical) {
+    p.pending_key = {priority, deadline, critical_round_ + rounds_ahead, job.seq, partition};
+    critical_pending_.insert(p.pending_key);
+    return;
+  }
+  Tenant& t = *job.tenant;
+  p.pending_key = {priority, deadline, t.current_round[static_cast<std::size_t>(priority)] + rounds_ahead, job.seq,
                    partition};
-  pending_.insert(p.pending_key);
+  if (t.pending.empty()) {
+    // Its work arrives: at the farm's virtual time, not below (idle time
+    // earns no credit), and the aging clock starts.
+    t.virtual_time = std::max(t.virtual_time, virtual_now_);
+    t.served_at = p.pending_since;
+  }
+  t.pending.insert(p.pending_key);
+}
+
+std::set<Scheduler::PendingKey>& Scheduler::pending_set(const Job& job, const PendingKey& key) {
+  return std::get<0>(key) == static_cast<int>(Priority::kCritical) ? critical_pending_ : job.tenant->pending;
+}
+
+// ---------------------------------------------------------------------------
+// Tenants
+
+Scheduler::Tenant& Scheduler::tenant(const std::string& name) {
+  auto [it, inserted] = tenants_.try_emplace(name);
+  if (inserted) {
+    it->second.name = name;
+    if (auto p = policy_.tenants.find(name); p != policy_.tenants.end()) it->second.policy = p->second;
+    it->second.cursor = it->second.pending.end();
+  }
+  return it->second;
+}
+
+void Scheduler::set_tenants(FairSharePolicy policy) {
+  for (const auto& [name, p] : policy.tenants)
+    if (!std::isfinite(p.weight) || p.weight < 0)
+      throw std::invalid_argument("tenant " + (name.empty() ? std::string("(default)") : name) + ": weight " +
+                                  std::to_string(p.weight) + " is not a finite number >= 0");
+  policy_ = std::move(policy);
+  for (auto& [name, t] : tenants_) {
+    auto p = policy_.tenants.find(name);
+    t.policy = p == policy_.tenants.end() ? TenantPolicy{} : p->second;
+  }
+}
+
+double Scheduler::dispatch_charge(const std::string& circuit) const {
+  auto it = fastest_task_.find(circuit);
+  return std::max(kMinTaskCharge, it == fastest_task_.end() ? kUnmeasuredTaskCharge : it->second);
+}
+
+void Scheduler::settle(const Task& task) {
+  if (!task.tenant) return;
+  Tenant& t = *task.tenant;
+  const double held = std::chrono::duration<double>(now() - task.sent).count();
+  const double rest = std::max(0.0, held - task.charged);  // never negative: virtual time only grows
+  t.worker_seconds += rest;
+  if (t.in_flight > 0) --t.in_flight;
+  if (task.reserved) {
+    t.reserved_seconds += rest;
+    if (t.reserved_in_flight > 0) --t.reserved_in_flight;
+  } else {
+    t.virtual_time += rest / (t.policy.weight > 0 ? t.policy.weight : 1.0);
+  }
+}
+
+Scheduler::Pick Scheduler::pick_tenant(const std::vector<Tenant*>& candidates, Clock::time_point now) const {
+  const Tenant* reserve = nullptr;   // 2a
+  const Tenant* starved = nullptr;   // 2a's aging
+  const Tenant* weighted = nullptr;  // 2b
+  const Tenant* leftover = nullptr;  // 2c
+  const auto limit = policy_.starvation_limit;
+  for (const Tenant* t : candidates) {
+    if (t->cursor == t->pending.end()) continue;  // nothing a worker can take now
+    if (t->reserved_in_flight < t->policy.reserved_workers) {
+      // Smallest fraction of the reservation in use (cross-multiplied), then
+      // virtual time, then the name (candidates are in name order).
+      auto in_use = [](const Tenant& x, const Tenant& y) {
+        return std::uint64_t{x.reserved_in_flight} * y.policy.reserved_workers;
+      };
+      if (!reserve || in_use(*t, *reserve) < in_use(*reserve, *t) ||
+          (in_use(*t, *reserve) == in_use(*reserve, *t) && t->virtual_time < reserve->virtual_time))
+        reserve = t;
+    }
+    if (t->policy.weight > 0) {
+      if (limit.count() > 0 && now - t->served_at > limit && (!starved || t->served_at < starved->served_at))
+        starved = t;
+      if (!weighted || t->virtual_time < weighted->virtual_time ||
+          (t->virtual_time == weighted->virtual_time && t->in_flight < weighted->in_flight))
+        weighted = t;
+    } else if (!leftover || t->virtual_time < leftover->virtual_time) {
+      leftover = t;
+    }
+  }
+  auto mut = [](const Tenant* t) { return const_cast<Tenant*>(t); };
+  if (reserve) {
+    if (starved) return {mut(starved), starved->reserved_in_flight < starved->policy.reserved_workers, false};
+    return {mut(reserve), true, false};
+  }
+  if (weighted) return {mut(weighted), false, true};
+  return {mut(leftover), false, false};
 }
 
 void Scheduler::requeue(const std::string& job_id, std::uint32_t partition, std::string_view reason) {
@@ -255,11 +361,12 @@ void Scheduler::remove_worker(const std::string& peer, std::string_view reason) 
   for (std::uint64_t task_id : w.tasks) {
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
-    ZKLOG(kInfo) << "task " << task_id << " (job " << t->second.job_id << " partition " << t->second.partition
-                 << ") goes back to the queue: worker " << w.worker_id << " "
+    ZKLOG_PEER(kInfo, w.worker_id) << "task " << task_id << " (job " << t->second.job_id << " partition " << t->second.partition
+                 << ") goes back to the queue: worker " << peer_text(w.worker_id) << " "
                  << (reason == "workerDead" ? "died" : "replaced by a new hello");
     const std::string job_id = t->second.job_id;
     const std::uint32_t partition = t->second.partition;
+    settle(t->second);
     tasks_.erase(t);
     if (auto j = jobs_.find(job_id); j != jobs_.end()) j->second.partitions[partition].avoid.insert(w.identity);
     requeue(job_id, partition, reason);
@@ -324,6 +431,11 @@ std::optional<Scheduler::WorkerView> Scheduler::worker(const std::string& peer) 
   return WorkerView{it->second.credits, it->second.tasks.size(), &it->second.loaded, it->second.quarantined};
 }
 
+std::uint64_t Scheduler::active_partitions(const std::string& tenant) const {
+  auto it = tenants_.find(tenant);
+  return it == tenants_.end() ? 0 : it->second.active_partitions;
+}
+
 std::uint32_t Scheduler::faults(const std::string& identity) const {
   auto it = faults_.find(identity);
   return it == faults_.end() ? 0 : it->second;
@@ -335,8 +447,8 @@ void Scheduler::count_fault(const std::string& identity, const std::string& work
   effects_.faults_changed(worker_id, +1);
   if (n < config_.quarantine_after) return;
   const std::string curve_key = identity.rfind("key:", 0) == 0 ? identity.substr(4) : "";
-  ZKLOG(kError) << "worker " << worker_id << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")")
-                << " quarantined after " << n << " faults (last: " << why << ")";
+  ZKLOG(kError) << "worker " << peer_text(worker_id) << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")")
+                << " quarantined after " << n << " faults (last: " << peer_text(why) << ")";
   // Every session of the identity stops getting tasks, and what it holds
   // goes back to pending (cancelled at the worker): a rogue must not keep
   // its partitions until they time out.
@@ -357,6 +469,7 @@ void Scheduler::count_fault(const std::string& identity, const std::string& work
     auto t = tasks_.find(task_id);
     if (t == tasks_.end()) continue;
     const Task task = t->second;
+    settle(task);
     tasks_.erase(t);
     effects_.send_cancel(task.peer, task_id, task.job_id);
     if (auto j = jobs_.find(task.job_id); j != jobs_.end()) j->second.partitions[task.partition].avoid.insert(identity);
@@ -371,7 +484,7 @@ void Scheduler::refund_fault(const std::string& identity, const std::string& wor
 
 void Scheduler::note_failure(const std::string& identity, const std::string& worker_id, std::string_view kind,
                              const std::string& what) {
-  const auto now = Clock::now();
+  const auto now = this->now();
   auto [it, first] = last_failure_.try_emplace({identity, std::string(kind)}, now);
   const bool repeated = !first && now - it->second < coordinator::kRepeatedErrorWindow;
   it->second = now;
@@ -400,67 +513,122 @@ void Scheduler::witness_failed(Job& job, const Task& task, const std::string& me
 // ---------------------------------------------------------------------------
 // Tasks
 
-bool Scheduler::any_credit() const {
+std::uint64_t Scheduler::free_credits() const {
+  std::uint64_t free = 0;
   for (const auto& [peer, w] : workers_)
-    if (w.credits > 0 && !w.draining && !w.quarantined) return true;
-  return false;
+    if (!w.draining && !w.quarantined) free += w.credits;
+  return free;
+}
+
+Scheduler::Placement Scheduler::place(const PendingKey& key, const Pick& pick, std::vector<std::string>& unverifiable) {
+  const auto [priority, deadline, round, seq, partition] = key;
+  auto seq_it = seq_to_job_.find(seq);
+  if (seq_it == seq_to_job_.end()) return Placement::kGone;
+  auto job_it = jobs_.find(seq_it->second);
+  if (job_it == jobs_.end()) return Placement::kGone;
+  Job& job = job_it->second;
+  Partition& p = job.partitions[partition];
+  const std::string& circuit = job.spec().circuit;
+  Worker* best = nullptr;
+  bool any_capable_unavoided = false;
+  auto score = [&](const Worker& w) {
+    return std::make_tuple(!p.avoid.count(w.identity), w.loaded.count(circuit) > 0, w.credits);
+  };
+  bool any_checker = false;
+  for (auto& [peer, w] : workers_) {
+    if (w.draining || w.quarantined || !w.curves.count(job.scheduled.curve)) continue;
+    if (!p.claims.empty() && !can_check_claims(p, w)) continue;
+    any_checker = true;
+    if (!p.avoid.count(w.identity)) any_capable_unavoided = true;
+    if (w.credits == 0) continue;
+    if (!best || score(w) > score(*best)) best = &w;
+  }
+  if (!p.claims.empty() && !any_checker) {
+    unverifiable.push_back(job.spec().id);
+    return Placement::kSkipped;
+  }
+  // A worker that failed this partition gets it again only when no other
+  // capable worker exists at all (a farm of one must still retry).
+  if (!best || (p.avoid.count(best->identity) && any_capable_unavoided)) return Placement::kSkipped;
+  const std::uint64_t task_id = next_task_id_++;
+  const Clock::time_point sent = now();
+  if (p.pending_since != Clock::time_point{})
+    metrics_.partition_dispatch_wait(priority_name(job.spec().priority))
+        .Observe(std::chrono::duration<double>(sent - p.pending_since).count());
+  effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.scheduled, partition, p.attempts});
+  --best->credits;
+  best->tasks.insert(task_id);
+  best->loaded.insert(circuit);  // it will load it: prefer it for the rest of the job
+  Task task{job.spec().id, partition, best->peer, best->worker_id, best->identity, sent};
+  // The tenant pays for it (file comment, "virtual time").
+  Tenant& t = *job.tenant;
+  task.tenant = &t;
+  task.charged = dispatch_charge(circuit);
+  task.reserved = pick.reserved;
+  ++t.in_flight;
+  t.served_at = sent;
+  t.worker_seconds += task.charged;
+  if (task.reserved) {
+    ++t.reserved_in_flight;
+    t.reserved_seconds += task.charged;
+  } else {
+    if (pick.weighted) virtual_now_ = std::max(virtual_now_, t.virtual_time);
+    t.virtual_time += task.charged / (t.policy.weight > 0 ? t.policy.weight : 1.0);
+  }
+  tasks_[task_id] = std::move(task);
+  p.phase = Phase::kAssigned;
+  p.task_id = task_id;
+  ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec().id << " partition " << partition << " -> "
+                << peer_text(best->worker_id);
+  auto& current =
+      priority == static_cast<int>(Priority::kCritical) ? critical_round_ : t.current_round[static_cast<std::size_t>(priority)];
+  current = std::max(current, round);
+  return Placement::kPlaced;
 }
 
 void Scheduler::dispatch() {
-  if (!any_credit()) return;
+  // Nothing below changes a credit but the ones it spends: counted once.
+  std::uint64_t free = free_credits();
+  if (free == 0) return;
   std::vector<std::string> unverifiable;  // jobs with a claim no connected worker can check
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    const auto [priority, deadline, round, seq, partition] = *it;
-    auto job_it = jobs_.find(seq_to_job_[seq]);
-    if (job_it == jobs_.end()) {
-      it = pending_.erase(it);
-      continue;
+  // 1. Critical partitions of every tenant.
+  for (auto it = critical_pending_.begin(); it != critical_pending_.end() && free > 0;) {
+    switch (place(*it, Pick{}, unverifiable)) {
+      case Placement::kGone: it = critical_pending_.erase(it); break;
+      case Placement::kPlaced:
+        it = critical_pending_.erase(it);
+        --free;
+        break;
+      case Placement::kSkipped: ++it; break;
     }
-    Job& job = job_it->second;
-    Partition& p = job.partitions[partition];
-    const std::string& circuit = job.spec().circuit;
-    Worker* best = nullptr;
-    bool any_capable_unavoided = false;
-    auto score = [&](const Worker& w) {
-      return std::make_tuple(!p.avoid.count(w.identity), w.loaded.count(circuit) > 0, w.credits);
-    };
-    bool any_checker = false;
-    for (auto& [peer, w] : workers_) {
-      if (w.draining || w.quarantined || !w.curves.count(job.scheduled.curve)) continue;
-      if (!p.claims.empty() && !can_check_claims(p, w)) continue;
-      any_checker = true;
-      if (!p.avoid.count(w.identity)) any_capable_unavoided = true;
-      if (w.credits == 0) continue;
-      if (!best || score(w) > score(*best)) best = &w;
+  }
+  // 2. A tenant per free slot; each one's partitions in order, those no
+  // worker can take passed over for the rest of this call (credits only
+  // go down in it, so they stay so).
+  std::vector<Tenant*> candidates;
+  if (free > 0)
+    for (auto& [name, t] : tenants_)
+      if (!t.pending.empty()) {
+        t.cursor = t.pending.begin();
+        candidates.push_back(&t);
+      }
+  const Clock::time_point now = this->now();
+  while (free > 0) {
+    const Pick pick = pick_tenant(candidates, now);
+    if (!pick.tenant) break;
+    Tenant& t = *pick.tenant;
+    while (t.cursor != t.pending.end()) {
+      const Placement placed = place(*t.cursor, pick, unverifiable);
+      if (placed == Placement::kSkipped) {
+        ++t.cursor;
+        continue;
+      }
+      t.cursor = t.pending.erase(t.cursor);
+      if (placed == Placement::kPlaced) {
+        --free;
+        break;
+      }
     }
-    // A worker that failed this partition gets it again only when no other
-    // capable worker exists at all (a farm of one must still retry).
-    if (!p.claims.empty() && !any_checker) {
-      unverifiable.push_back(job.spec().id);
-      ++it;
-      continue;
-    }
-    if (!best || (p.avoid.count(best->identity) && any_capable_unavoided)) {
-      ++it;
-      continue;
-    }
-    const std::uint64_t task_id = next_task_id_++;
-    if (p.pending_since != Clock::time_point{})
-      metrics_.partition_dispatch_wait(priority_name(job.spec().priority))
-          .Observe(std::chrono::duration<double>(Clock::now() - p.pending_since).count());
-    effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.scheduled, partition, p.attempts});
-    --best->credits;
-    best->tasks.insert(task_id);
-    best->loaded.insert(circuit);  // it will load it: prefer it for the rest of the job
-    tasks_[task_id] = Task{job.spec().id, partition, best->peer, best->worker_id, best->identity, Clock::now()};
-    p.phase = Phase::kAssigned;
-    p.task_id = task_id;
-    ZKLOG(kDebug) << "task " << task_id << ": job " << job.spec().id << " partition " << partition << " -> "
-                  << best->worker_id;
-    auto& current = current_round_[static_cast<std::size_t>(priority)];
-    current = std::max(current, round);
-    it = pending_.erase(it);
-    if (!any_credit()) break;
   }
   for (const auto& id : unverifiable) {
     auto j = jobs_.find(id);
@@ -490,7 +658,7 @@ void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task
                  " after worker " + claim.worker_id + " reported " + std::string(error_name(claim.code)) + ")");
     return;
   }
-  ZKLOG(kWarning) << "job " << job.spec().id << " partition " << partition << ": worker " << task.worker_id
+  ZKLOG_PEER(kWarning, task.worker_id) << "job " << job.spec().id << " partition " << partition << ": worker " << peer_text(task.worker_id)
                   << " says the input is bad (" << error_name(code)
                   << "); checking it on another worker before failing the job";
   p.claims[task.identity] = Claim{code, message, task.worker_id};
@@ -505,6 +673,7 @@ std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std:
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return std::nullopt;
   Task task = t->second;
+  settle(task);
   tasks_.erase(t);
   if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
   auto j = jobs_.find(task.job_id);
@@ -520,7 +689,7 @@ std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std:
   accepted.identity = task.identity;
   accepted.attempt = p.attempts;
   accepted.prepared = job.scheduled.prepared;
-  accepted.received = Clock::now();
+  accepted.received = now();
   accepted.worker_seconds = std::chrono::duration<double>(accepted.received - task.sent).count();
   if (task.proving) accepted.proving_seconds = std::chrono::duration<double>(accepted.received - *task.proving).count();
   if (p.pending_since != Clock::time_point{})
@@ -535,8 +704,8 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   Partition& p = job.partitions[r.partition];
   if (p.phase != Phase::kVerifying) return;
   if (!valid) {
-    ZKLOG(kWarning) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << r.worker_id
-                    << " is invalid: " << reason;
+    ZKLOG_PEER(kWarning, r.worker_id) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << peer_text(r.worker_id)
+                    << " is invalid: " << peer_text(reason);
     p.invalid_by[r.identity] = r.worker_id;
     metrics_.partitions_invalid(job.spec().circuit, r.worker_id).Increment();
     count_fault(r.identity, r.worker_id, "invalid proof");
@@ -556,6 +725,10 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
     double& slowest = slowest_task_[job.spec().circuit];
     slowest = std::max(slowest, *r.proving_seconds);
   }
+  // Dispatch to result, the fair share's charge at dispatch (a verified
+  // result only: a forged instant one must not lower it).
+  if (auto [fastest, first] = fastest_task_.try_emplace(job.spec().circuit, r.worker_seconds); !first)
+    fastest->second = std::min(fastest->second, r.worker_seconds);
   for (const auto& [identity, claim] : p.claims)
     count_fault(identity, claim.worker_id, "said the input of job " + r.job_id + " partition " + std::to_string(r.partition) +
                                " was bad (" + std::string(error_name(claim.code)) + "), but worker " +
@@ -564,6 +737,7 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   p.phase = Phase::kProved;
   p.result = std::move(result);
   ++job.proved;
+  --job.tenant->active_partitions;
   metrics_.partitions_verified(job.spec().circuit).Increment();
   effects_.partition_proved(job.scheduled, *p.result);
   ZKLOG(kInfo) << "job " << r.job_id << " partition " << r.partition << " verified (" << job.proved << "/"
@@ -599,16 +773,17 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
                               const std::string& worker_message) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer) return;
-  // The worker's words go into the log and the job's error: one line of
-  // printable text, bounded (a newline must not forge a log line).
+  // The worker's words go into the job's error as one line of printable
+  // text, bounded; into the log escaped and capped (peer_text).
   const std::string message = printable(std::string_view(worker_message).substr(0, coordinator::kMaxWorkerMessageBytes));
   Task task = t->second;
+  settle(task);
   tasks_.erase(t);
   if (auto w = workers_.find(peer); w != workers_.end()) w->second.tasks.erase(task_id);
   auto j = jobs_.find(task.job_id);
   if (j == jobs_.end()) return;
-  ZKLOG(kWarning) << "job " << task.job_id << " partition " << task.partition << ": worker " << task.worker_id
-                  << " reported " << error_name(code) << ": " << message;
+  ZKLOG_PEER(kWarning, task.worker_id) << "job " << task.job_id << " partition " << task.partition << ": worker " << peer_text(task.worker_id)
+                  << " reported " << error_name(code) << ": " << peer_text(worker_message);
   // The ErrorCode table (schema/error_code.h) decides: a claim that the
   // input is bad, the worker's own failure (retried elsewhere), or neither
   // (cancelled: requeued without counting an attempt).
@@ -644,20 +819,20 @@ void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, Er
 void Scheduler::on_witness_started(const std::string& peer, std::uint64_t task_id) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer || t->second.witness) return;
-  t->second.witness = Clock::now();
+  t->second.witness = now();
 }
 
 void Scheduler::on_witness_ready(const std::string& peer, std::uint64_t task_id) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer || t->second.ready) return;
-  t->second.ready = Clock::now();
+  t->second.ready = now();
   if (!t->second.witness) t->second.witness = t->second.ready;
 }
 
 void Scheduler::on_proving(const std::string& peer, std::uint64_t task_id) {
   auto t = tasks_.find(task_id);
   if (t == tasks_.end() || t->second.peer != peer || t->second.proving) return;
-  t->second.proving = Clock::now();
+  t->second.proving = now();
   if (!t->second.ready) t->second.ready = t->second.proving;
   if (!t->second.witness) t->second.witness = t->second.proving;
 }
@@ -672,7 +847,9 @@ void Scheduler::update_gauges() {
     return index < 4 ? index : 3;
   };
   for (const auto& [id, job] : jobs_) ++active[slot(job.spec().priority)];
-  for (const auto& key : pending_) ++pending[slot(static_cast<Priority>(std::get<0>(key)))];
+  pending[slot(Priority::kCritical)] += static_cast<double>(critical_pending_.size());
+  for (const auto& [name, t] : tenants_)
+    for (const auto& key : t.pending) ++pending[slot(static_cast<Priority>(std::get<0>(key)))];
   for (std::size_t i = 0; i < 4; ++i) {
     const std::string name = priority_name(static_cast<Priority>(i));
     metrics_.jobs_active(name).Set(active[i]);
@@ -687,6 +864,7 @@ SchedulerSnapshot Scheduler::snapshot() const {
     SchedulerSnapshot::Job j;
     j.id = id;
     j.circuit = job.spec().circuit;
+    j.tenant = job.scheduled.tenant;
     j.priority = job.spec().priority;
     j.deadline_unix = job.spec().deadline_unix;
     j.partitions = static_cast<std::uint32_t>(job.partitions.size());
@@ -703,6 +881,10 @@ SchedulerSnapshot Scheduler::snapshot() const {
   for (const auto& [peer, w] : workers_)
     s.workers.push_back({peer, w.worker_id, w.credits, static_cast<std::uint32_t>(w.tasks.size()), faults(w.identity),
                          w.draining, w.quarantined});
+  for (const auto& [name, t] : tenants_)
+    s.tenants.push_back({name, t.policy, static_cast<std::uint32_t>(t.pending.size()), t.in_flight,
+                         t.reserved_in_flight, t.active_partitions, t.worker_seconds, t.reserved_seconds,
+                         t.virtual_time});
   s.tasks_in_flight = tasks_.size();
   return s;
 }

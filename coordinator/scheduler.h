@@ -19,6 +19,65 @@
 // round R + k, so jobs of one priority share the workers partition by
 // partition and none starves behind a bigger or older one.
 //
+// Tenants and fair share. Every job belongs to a tenant (ScheduledJob::
+// tenant; "" is the default tenant, the only one of a farm without
+// tenants). set_tenants() gives each tenant a weight and a number of
+// reserved workers (TenantPolicy; a tenant it does not name has weight
+// kDefaultTenantWeight and none reserved). Whenever a worker has a free
+// credit, the partition it gets is chosen so:
+//  1. Critical partitions first, of every tenant, in the order above
+//     (deadline, round, arrival).
+//  2. Else a tenant with pending work is picked, and it gets its first
+//     partition, in the order above, that a free worker can take. Inside a
+//     tenant the order is exactly the farm's order above: priority,
+//     deadline, then round-robin between its jobs (rounds are counted per
+//     tenant), the older job first within a round. The tenant picked:
+//     a. while a tenant has fewer tasks in flight taken under its
+//        reservation than its reserved_workers: such a tenant (the one
+//        using the smallest fraction of its reservation, then the lowest
+//        virtual time); that task is taken under its reservation. Except
+//        aging: if a tenant of weight > 0 with work has not been served
+//        for starvation_limit (since its last task, or since its work
+//        arrived), the one waiting longest gets the slot instead;
+//     b. else the tenant of weight > 0 with the lowest virtual time (ties:
+//        fewer tasks in flight, then the name);
+//     c. else (only tenants of weight 0 have work) the one of them with the
+//        lowest virtual time: weight 0 is "what is left over".
+// A reserved worker is a task slot (a worker of one slot, as GPUs are, is
+// one worker). Reservations keep no worker idle (a tenant without work
+// leaves its slots to the others) and preempt no running task: they take
+// the next slots that free.
+//
+// Virtual time: the worker time a tenant's tasks took (each task held from
+// its dispatch to its result, error, timeout or loss), divided by the
+// tenant's weight. A task is charged in two parts, so that a tenant's
+// virtual time never decreases: at dispatch the fastest task measured for
+// its circuit (a lower bound of what it will take; kUnmeasuredTaskCharge
+// before one is measured, at least kMinTaskCharge), the rest when it ends.
+// Tasks taken under a reservation (2a) are charged to the reservation and
+// not to virtual time, so what remains beyond the reservations is divided
+// by weight. Critical tasks are charged to virtual time: they go first,
+// they are not free. A tenant whose work arrives after it had none starts
+// at the farm's current virtual time (that of the last tenant picked in
+// 2b), not below: idle time earns no credit. Since virtual times only
+// grow, that is at or below every tenant with work, so its first partition
+// goes to the next free slot (unless critical work, a reservation or a
+// starved tenant comes first). Over a run in which tenants keep work
+// queued, each one's share of the worker time beyond the reservations
+// tends to its weight over the sum of the weights, whatever its tasks'
+// durations (scheduler_test: FairShare...).
+//
+// No starvation: each pick in 2b raises the picked tenant's virtual time by
+// at least kMinTaskCharge / weight, so a tenant of weight > 0 with work that
+// a worker can take is picked after finitely many picks of others; picks
+// in 2a (reservations adding up to every slot) are bounded by aging: such a
+// tenant waits at most starvation_limit plus one slot's freeing. Critical
+// work is above all this: a tenant whose critical jobs fill the farm delays
+// every other (intake's max-active-partitions quota bounds it). Weight 0
+// may wait for ever while others have work, by definition.
+// With a single tenant (or none), every pick is that tenant and the order
+// is exactly the farm's order above.
+//
 // Who a worker is: under CURVE its key (an allowlisted key is one worker
 // identity, whatever worker ids it says hello with), else its worker id.
 // Faults, avoid sets, claims and the "two different workers" rules all
@@ -79,6 +138,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -100,6 +160,38 @@ namespace zkfarm {
 
 struct PreparedJob;  // coordinator/prepared_job.h: opaque to the scheduler
 
+// A tenant's weight when no policy names it: every tenant alike gets an
+// equal share, as one tenant of a farm without tenants gets all of it.
+inline constexpr double kDefaultTenantWeight = 1.0;
+// What a task is charged at dispatch before any task of its circuit was
+// measured (file comment, "virtual time"): below any partition the
+// benchmarks measured (the smallest take about a second), so the charge
+// stays a lower bound; its only use is spreading a burst of free slots
+// between tenants before the first result.
+inline constexpr double kUnmeasuredTaskCharge = 0.1;  // seconds
+// The least a dispatch charges: keeps every pick's charge above zero (the
+// no-starvation argument).
+inline constexpr double kMinTaskCharge = 0.001;  // seconds
+// How long a tenant of weight > 0 with work may go unserved before it
+// takes the next slot ahead of the reservations (aging). Far longer than a
+// partition (seconds to a few minutes on the benchmarks' circuits), so
+// only reservations that hold every slot ever trigger it, and the weights
+// are not disturbed.
+inline constexpr std::chrono::milliseconds kDefaultStarvationLimit{300'000};
+
+// One tenant's share of the workers (issue 27: weight, reserved workers).
+struct TenantPolicy {
+  double weight = kDefaultTenantWeight;  // >= 0; 0: only what others leave
+  std::uint32_t reserved_workers = 0;    // task slots it gets first while it has work
+};
+
+// The fair-share policy: every tenant's weight and reservation.
+struct FairSharePolicy {
+  std::map<std::string, TenantPolicy> tenants;  // by tenant name ("" the default tenant)
+  // Aging (file comment, 2a); 0: none.
+  std::chrono::milliseconds starvation_limit = kDefaultStarvationLimit;
+};
+
 struct SchedulerConfig {
   std::uint32_t max_attempts = coordinator::kDefaultMaxAttempts;
   std::uint32_t quarantine_after = coordinator::kDefaultQuarantineAfter;
@@ -111,6 +203,9 @@ struct SchedulerConfig {
   std::chrono::milliseconds witness_timeout = coordinator::kDefaultWitnessTimeout;
   // Most tasks one worker holds at once, whatever it says its device holds.
   std::uint32_t max_tasks_per_worker = coordinator::kDefaultMaxTasksPerWorker;
+  // The clock of task times and fair share; empty: steady_clock::now (the
+  // unit tests simulate hours of farm time with their own).
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 // What the scheduler needs to know of a job: the one JobSpec (shared with
@@ -121,6 +216,7 @@ struct ScheduledJob {
   double submitted_at = 0;                            // unix seconds (job latency)
   std::map<std::uint32_t, PartitionResult> proved;    // resumed: verified before a restart
   std::shared_ptr<const PreparedJob> prepared;        // handed back to the effects untouched
+  std::string tenant;                                 // whose job: the queue intake took it from; "" the default tenant
 
   const std::string& id() const { return spec->id; }
 };
@@ -191,7 +287,7 @@ struct AcceptedResult {
 // What the scheduler holds, for a status page (copied out; cheap: no proofs).
 struct SchedulerSnapshot {
   struct Job {
-    std::string id, circuit;
+    std::string id, circuit, tenant;
     Priority priority = Priority::kNormal;
     std::optional<double> deadline_unix;
     std::uint32_t partitions = 0, pending = 0, assigned = 0, verifying = 0, proved = 0;
@@ -201,8 +297,19 @@ struct SchedulerSnapshot {
     std::uint32_t credits = 0, tasks = 0, faults = 0;
     bool draining = false, quarantined = false;
   };
+  // Every tenant the scheduler has seen (with its policy) and its usage.
+  struct Tenant {
+    std::string name;
+    TenantPolicy policy;
+    std::uint32_t pending = 0, in_flight = 0, reserved_in_flight = 0;  // partitions (critical ones not pending here)
+    std::uint64_t active_partitions = 0;  // of its running jobs, not yet proved (admission.h's figure)
+    double worker_seconds = 0;    // worker time charged so far, reservations and critical included
+    double reserved_seconds = 0;  // of which under its reservation
+    double virtual_time = 0;      // file comment
+  };
   std::vector<Job> jobs;
   std::vector<Worker> workers;
+  std::vector<Tenant> tenants;
   std::size_t tasks_in_flight = 0;
 };
 
@@ -225,6 +332,13 @@ class Scheduler {
   // Fails every job whose deadline is before unix_now, and treats every task
   // held longer than the task timeout at `now` as a fault of its worker.
   void expire(double unix_now, Clock::time_point now);
+
+  // The fair-share policy (file comment). Tenants it does not name (and the
+  // default tenant unless named) get weight kDefaultTenantWeight and no
+  // reservation; what a tenant has used so far is kept. Throws
+  // std::invalid_argument, changing nothing, for a weight that is negative
+  // or not finite (the message names the tenant).
+  void set_tenants(FairSharePolicy policy);
 
   // --- Workers (by peer: the link's routing id) ---
   // A new session. The caller has dropped any older one of the worker first,
@@ -283,6 +397,10 @@ class Scheduler {
   // in-flight partitions).
   void update_gauges();
   SchedulerSnapshot snapshot() const;
+  // The tenant's partitions pending, in flight or being verified, of its
+  // jobs running here (coordinator/admission.h TenantUsage::
+  // active_partitions); 0 for a tenant never seen.
+  std::uint64_t active_partitions(const std::string& tenant) const;
   // Faults of an identity (identity()).
   std::uint32_t faults(const std::string& identity) const;
   // The identity of a worker: "key:<curve key>" under CURVE, else its id.
@@ -311,9 +429,24 @@ class Scheduler {
     Clock::time_point pending_since{};      // when it last became pending
     PendingKey pending_key{};               // while pending
   };
+  // A tenant's queue and usage (file comment, "tenants and fair share").
+  // Never erased (tenants are registered: few), so Job and Task point here.
+  struct Tenant {
+    std::string name;
+    TenantPolicy policy;
+    std::set<PendingKey> pending;                   // its pending partitions but the critical ones
+    std::array<std::uint64_t, 4> current_round{};   // per priority: round of its last dispatch
+    double virtual_time = 0;                        // charged seconds / weight (2b, 2c)
+    double worker_seconds = 0, reserved_seconds = 0;
+    std::uint32_t in_flight = 0, reserved_in_flight = 0;
+    std::uint64_t active_partitions = 0;            // its running jobs' partitions not yet proved
+    Clock::time_point served_at{};                  // its last task, or when its work arrived (aging)
+    std::set<PendingKey>::iterator cursor;          // dispatch(): the next partition to try
+  };
   struct Job {
     ScheduledJob scheduled;
     const JobSpec& spec() const { return *scheduled.spec; }
+    Tenant* tenant = nullptr;  // never null once added
     std::uint64_t seq = 0;
     std::vector<Partition> partitions;
     std::size_t proved = 0;
@@ -338,7 +471,17 @@ class Scheduler {
     std::optional<Clock::time_point> ready;         // its witness was ready (or its proof began)
     std::optional<Clock::time_point> proving;       // its proof began
     bool witness_pending = false;  // the worker's last heartbeat listed it
+    Tenant* tenant = nullptr;      // charged for it
+    double charged = 0;            // seconds charged at dispatch
+    bool reserved = false;         // taken under the tenant's reservation
   };
+  // How dispatch() picked a tenant (file comment, 2a-2c).
+  struct Pick {
+    Tenant* tenant = nullptr;
+    bool reserved = false;  // 2a: under its reservation
+    bool weighted = false;  // 2b: moves the farm's virtual time
+  };
+  enum class Placement { kGone, kPlaced, kSkipped };
 
   // Adds a partition to pending_ and starts its dispatch-wait clock; it is
   // due `rounds_ahead` scheduling rounds after the current one of its
@@ -371,14 +514,39 @@ class Scheduler {
   void complete_job(const std::string& job_id);
   // Cancels the job's tasks at their workers and forgets them.
   void release_tasks(Job& job);
-  bool any_credit() const;
+  // Free credits of the workers that may take tasks.
+  std::uint64_t free_credits() const;
+  // Tries to send the pending partition `key` to the best worker (the file
+  // comment's affinity, avoid and claims rules), charging `pick`'s tenant
+  // (or the job's own, for a critical partition). kGone: its job has ended;
+  // kSkipped: no worker can take it now (a claim nobody can check adds the
+  // job to `unverifiable`). The caller erases the key unless kSkipped.
+  Placement place(const PendingKey& key, const Pick& pick, std::vector<std::string>& unverifiable);
+  // The tenant that gets the next free slot among `candidates` (those whose
+  // cursor is not at the end), or a Pick without one.
+  Pick pick_tenant(const std::vector<Tenant*>& candidates, Clock::time_point now) const;
+  // The tenant of that name, created with its policy on first use.
+  Tenant& tenant(const std::string& name);
+  // The pending set a partition's key lives in: critical_pending_ or the
+  // job's tenant's.
+  std::set<PendingKey>& pending_set(const Job& job, const PendingKey& key);
+  // What a task of `circuit` is charged at dispatch (file comment).
+  double dispatch_charge(const std::string& circuit) const;
+  // Charges the rest of a task's worker time to its tenant; called for
+  // every task once, as it leaves tasks_.
+  void settle(const Task& task);
+  Clock::time_point now() const { return config_.clock ? config_.clock() : Clock::now(); }
 
   SchedulerConfig config_;
   SchedulerEffects& effects_;
   metrics::CoordinatorMetrics& metrics_;
   std::map<std::string, Job> jobs_;
-  std::set<PendingKey> pending_;
-  std::array<std::uint64_t, 4> current_round_{};  // per priority: round of the last dispatch
+  std::set<PendingKey> critical_pending_;         // critical partitions of every tenant
+  std::uint64_t critical_round_ = 0;              // round of the last critical dispatch
+  FairSharePolicy policy_;
+  std::map<std::string, Tenant> tenants_;         // by name
+  double virtual_now_ = 0;                        // the farm's virtual time (file comment)
+  std::map<std::string, double> fastest_task_;    // by circuit: seconds, dispatch to result (dispatch_charge)
   std::map<std::uint64_t, std::string> seq_to_job_;
   std::map<std::string, Worker> workers_;  // by peer
   std::map<std::uint64_t, Task> tasks_;

@@ -97,11 +97,13 @@ void WitnessReads::reader_main() {
 }
 
 WitnessRead WitnessReads::read_one(const WitnessRef& ref, std::unique_ptr<RedisClient>& redis) {
-  // An HTTP read may take the time left to the deadline, no more (whole
-  // seconds: what HttpLimits counts in); the intake gives up at the
-  // deadline itself, this only ends the transfer.
+  // An HTTP read may take the time left to the deadline and one second
+  // more (whole seconds: what HttpLimits counts in); the intake gives up at
+  // the deadline itself, so its error is the one a job gets, and this only
+  // ends the transfer (without the second, curl's own timeout could end the
+  // read first under load and name itself instead).
   WitnessPolicy policy = options_.policy;
-  const auto left = std::chrono::ceil<std::chrono::seconds>(options_.deadline - Clock::now());
+  const auto left = std::chrono::ceil<std::chrono::seconds>(options_.deadline - Clock::now()) + std::chrono::seconds(1);
   policy.http.timeout = std::max(std::chrono::seconds(1), std::min(left, policy.http.timeout));
   policy.http.connect_timeout = std::min(policy.http.connect_timeout, policy.http.timeout);
   try {

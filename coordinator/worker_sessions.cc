@@ -32,7 +32,7 @@ bool WorkerSessions::warn_allowed(const std::string& peer) { return warnings_.al
 
 void WorkerSessions::flush_warnings() {
   warnings_.flush(Clock::now(), [](const std::string& peer, std::size_t held_back, std::chrono::milliseconds window) {
-    ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << printable(peer)
+    ZKLOG(kWarning) << "suppressed repeated warnings (" << held_back << " more from peer " << peer_text(peer)
                     << " in the last " << window.count() / 1000 << " s)";
   });
 }
@@ -101,7 +101,7 @@ void WorkerSessions::on_link(const LinkEvent& e) {
   if (!decoded->version_ok()) {
     if (warn_allowed(e.peer))
       ZKLOG(kWarning) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
-                    << decoded->envelope().getProtocolVersion() << " from " << printable(e.peer);
+                    << decoded->envelope().getProtocolVersion() << " from " << peer_text(e.peer);
     return;
   }
   auto it = sessions_.find(e.peer);
@@ -149,13 +149,14 @@ void WorkerSessions::on_link(const LinkEvent& e) {
       break;
     }
     case wire::Envelope::Body::SHUTDOWN:
-      ZKLOG(kInfo) << "worker " << s.worker_id << " is draining: " << body.getShutdown().getReason().cStr();
+      ZKLOG_PEER(kInfo, e.peer) << "worker " << peer_text(s.worker_id)
+                                << " is draining: " << peer_text(body.getShutdown().getReason().cStr());
       scheduler_.set_draining(e.peer);
       break;
     default:
       if (warn_allowed(e.peer))
         ZKLOG(kWarning) << "dropped an unexpected " << wire::body_name(decoded->which()) << " from worker "
-                      << s.worker_id;
+                      << peer_text(s.worker_id);
   }
 }
 
@@ -287,7 +288,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
                               bool envelope_version_ok) {
   if (!envelope_version_ok || hello.getProtocolVersion() != wire::PROTOCOL_VERSION) {
     if (warn_allowed(peer))
-      ZKLOG(kWarning) << "rejected worker " << printable(hello.getWorkerId().cStr()) << ": protocol version "
+      ZKLOG(kWarning) << "rejected worker " << peer_text(hello.getWorkerId().cStr()) << ": protocol version "
                     << hello.getProtocolVersion() << ", expected " << wire::PROTOCOL_VERSION;
     send_reject(peer, wire::ErrorCode::PROTOCOL_VERSION,
                 "coordinator speaks protocol version " + std::to_string(wire::PROTOCOL_VERSION) + ", worker " +
@@ -326,7 +327,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   if (const std::string refusal = identity_refusal(peer, curve_key, worker_id, hello.getSessionId());
       !refusal.empty()) {
     if (warn_allowed(peer))
-      ZKLOG(kWarning) << "refused a hello as worker " << printable(worker_id) << " from peer " << printable(peer)
+      ZKLOG(kWarning) << "refused a hello as worker " << peer_text(worker_id) << " from peer " << peer_text(peer)
                       << (curve_key.empty() ? "" : " (CURVE key " + curve_key + ")") << ": " << refusal;
     send_reject(peer, wire::ErrorCode::WORKER_ID_TAKEN, refusal);
     return;
@@ -340,7 +341,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   });
   metrics_.worker_quarantined(worker_id).Set(quarantined ? 1 : 0);
   if (quarantined) {
-    if (warn_allowed(peer)) ZKLOG(kWarning) << "rejected quarantined worker " << printable(worker_id);
+    if (warn_allowed(peer)) ZKLOG(kWarning) << "rejected quarantined worker " << peer_text(worker_id);
     send_reject(peer, wire::ErrorCode::DEVICE_FAULT,
                 "worker " + worker_id + " is quarantined after repeated faults (SREM " + keys_.quarantine() + " " +
                     worker_id + (key_member.empty() ? "" : " " + key_member) + " to readmit)");
@@ -381,7 +382,7 @@ void WorkerSessions::on_hello(const std::string& peer, const std::string& curve_
   link_.track(peer);
   welcome();
   metrics_.worker_connected(worker_id).Set(1);
-  ZKLOG(kInfo) << "worker " << worker_id << " joined (" << it->second.device_name << ", "
+  ZKLOG_PEER(kInfo, peer) << "worker " << peer_text(worker_id) << " joined (" << peer_text(it->second.device_name) << ", "
                << scheduler_.worker(peer)->credits << " credits)";
   refresh_record(it->second, "alive");
 }
@@ -410,7 +411,7 @@ void WorkerSessions::drop(const std::string& peer, const char* why, bool tasks_c
 void WorkerSessions::on_dead(const std::string& peer) {
   auto it = sessions_.find(peer);
   if (it == sessions_.end()) return;
-  ZKLOG(kWarning) << "worker " << it->second.worker_id << " is dead (no heartbeat)";
+  ZKLOG_PEER(kWarning, peer) << "worker " << peer_text(it->second.worker_id) << " is dead (no heartbeat)";
   metrics_.worker_deaths(it->second.worker_id).Increment();
   drop(peer, "died");
 }

@@ -23,7 +23,7 @@ constexpr bool kClaims = true, kRetried = true, kNo = false;
 
 // One row per code, in the enum's order (checked below). A code whose wire
 // name is its own name is what that wire code decodes to.
-constexpr std::array<Row, 27> kTable = {{
+constexpr std::array<Row, 28> kTable = {{
     {ErrorCode::kInvalidJob, "invalidJob", "internal", kExitBadInput, kNo, kNo},
     {ErrorCode::kDuplicateId, "duplicateId", "internal", kExitBadInput, kNo, kNo},
     {ErrorCode::kUnknownCircuit, "unknownCircuit", "unknownCircuit", kExitBadInput, kNo, kRetried},
@@ -48,6 +48,9 @@ constexpr std::array<Row, 27> kTable = {{
     {ErrorCode::kCancelled, "cancelled", "cancelled", kExitMachineFailed, kNo, kNo},
     {ErrorCode::kDeadlineExceeded, "deadlineExceeded", "internal", kExitMachineFailed, kNo, kNo},
     {ErrorCode::kSetAside, "setAside", "internal", kExitMachineFailed, kNo, kNo},
+    // Refused (or held) at intake by its tenant's quota: the coordinator's
+    // own, never reported by a worker.
+    {ErrorCode::kQuotaExceeded, "quotaExceeded", "internal", kExitBadInput, kNo, kNo},
     {ErrorCode::kProtocolVersion, "protocolVersion", "protocolVersion", kExitMachineFailed, kNo, kRetried},
     {ErrorCode::kMalformedMessage, "malformedMessage", "malformedMessage", kExitMachineFailed, kNo, kRetried},
     {ErrorCode::kUnknownSession, "unknownSession", "unknownSession", kExitMachineFailed, kNo, kRetried},

@@ -16,8 +16,9 @@
 // Names are the camelCase names of schema/zkfarm.capnp ErrorCode for the
 // codes a worker reports, plus the prover's own (badCircuit, noDevice: they
 // travel as artifactChecksum and deviceFault) and the coordinator's own
-// (invalidJob, duplicateId, setAside, invalidProof, taskTimeout,
-// deadlineExceeded: they never travel). A code that travels under its own
+// (invalidJob, duplicateId, setAside, quotaExceeded, invalidProof,
+// taskTimeout, deadlineExceeded: they never travel, so the Cap'n Proto enum
+// has none of them). A code that travels under its own
 // name is what error_from_wire() returns for that wire code.
 #pragma once
 
@@ -51,6 +52,7 @@ enum class ErrorCode {
   kCancelled,           // cancelled by request (or a task cancelled by the coordinator)
   kDeadlineExceeded,    // the job's deadline passed
   kSetAside,            // its queue entry crashed the coordinator's intake repeatedly
+  kQuotaExceeded,       // over a quota of its tenant (coordinator/admission.h)
   // Protocol-level codes (Reject; a worker may wrongly put one in a TaskError).
   kProtocolVersion,
   kMalformedMessage,
@@ -72,7 +74,8 @@ std::string_view wire_name(ErrorCode code);
 
 // `zkfarm prove`'s exit code: 2 when the input files (or the --device given)
 // are wrong, 3 when the machine failed and running again, or elsewhere, may
-// succeed.
+// succeed. quotaExceeded is 2: the request is over what its tenant may ask,
+// nothing failed (a script that retries on 3 must not hammer the farm).
 int exit_code(ErrorCode code);
 
 // True for codes that say the job's input is bad (bad witness, wrong length,

@@ -40,8 +40,8 @@ TEST(ErrorCodeTable, NamesAreTheOnesUsersSee) {
                             "witnessChecksum",  "badCircuit",       "noDevice",        "witnessUnavailable",
                             "artifactChecksum", "outOfMemory",      "deviceFault",     "internal",
                             "invalidProof",     "taskTimeout",      "cancelled",       "deadlineExceeded",
-                            "setAside",         "protocolVersion",  "malformedMessage", "unknownSession",
-                            "shuttingDown",     "workerIdTaken",    "unknown"};
+                            "setAside",         "quotaExceeded",    "protocolVersion", "malformedMessage",
+                            "unknownSession",   "shuttingDown",     "workerIdTaken",   "unknown"};
   ASSERT_EQ(std::size(expected), kCodeCount);
   for (std::size_t i = 0; i < kCodeCount; ++i) EXPECT_EQ(error_name(code_at(i)), expected[i]);
 }
@@ -61,14 +61,15 @@ TEST(ErrorCodeTable, BadInputClaimsAndRetries) {
                          ErrorCode::kOutOfMemory, ErrorCode::kDeviceFault, ErrorCode::kInternal,
                          ErrorCode::kInvalidProof, ErrorCode::kTaskTimeout, ErrorCode::kUnknownCircuit})
     EXPECT_TRUE(retried_elsewhere(code)) << error_name(code);
-  for (ErrorCode code : {ErrorCode::kCancelled, ErrorCode::kDeadlineExceeded, ErrorCode::kInvalidJob})
+  for (ErrorCode code : {ErrorCode::kCancelled, ErrorCode::kDeadlineExceeded, ErrorCode::kInvalidJob,
+                         ErrorCode::kQuotaExceeded})
     EXPECT_FALSE(retried_elsewhere(code)) << error_name(code);
 }
 
 TEST(ErrorCodeTable, ProveExitCodes) {
   for (ErrorCode code : {ErrorCode::kWrongCurve, ErrorCode::kWitnessLength, ErrorCode::kBadWitness,
                          ErrorCode::kUnsatisfied, ErrorCode::kUnknownCircuit, ErrorCode::kBadCircuit,
-                         ErrorCode::kNoDevice})
+                         ErrorCode::kNoDevice, ErrorCode::kQuotaExceeded})
     EXPECT_EQ(exit_code(code), 2) << error_name(code);
   for (ErrorCode code : {ErrorCode::kWitnessUnavailable, ErrorCode::kOutOfMemory, ErrorCode::kDeviceFault,
                          ErrorCode::kCancelled, ErrorCode::kInternal})
@@ -95,6 +96,7 @@ TEST(WireErrorCodes, ProverCodesTravelAsTheWorkersFault) {
   EXPECT_EQ(to_wire(ErrorCode::kBadInput), wire::ErrorCode::BAD_INPUT);
   // The coordinator's own codes never travel; sent anyway they are internal.
   EXPECT_EQ(to_wire(ErrorCode::kInvalidJob), wire::ErrorCode::INTERNAL);
+  EXPECT_EQ(to_wire(ErrorCode::kQuotaExceeded), wire::ErrorCode::INTERNAL);
 }
 
 // Encodes `task`, decodes the frame as a daemon would and reads it back.

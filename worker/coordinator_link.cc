@@ -157,7 +157,7 @@ void CoordinatorLink::balance_credits(Clock::time_point now) {
   for (const CreditMove& move : credits_.balance(now, pipeline_.held(), draining_)) {
     Session& session = sessions_[move.coordinator];
     if (move.kind == CreditMove::Kind::kWithdraw) {
-      ZKLOG(kDebug) << "coordinator " << session.coordinator_id << " left " << move.credits
+      ZKLOG(kDebug) << "coordinator " << peer_text(session.coordinator_id) << " left " << move.credits
                     << " credit(s) unused; offering them to another";
       send(session, wire::encode_envelope([&](wire::Envelope::Body::Builder body) {
              auto c = body.initCredit();
@@ -176,22 +176,24 @@ void CoordinatorLink::handle_frame(Session& session, const zmq::message_t& frame
   auto decoded = wire::decode(
       std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(frame.data()), frame.size()), &error);
   if (!decoded) {
-    ZKLOG(kWarning) << "dropped a malformed message from the coordinator at " << session.endpoint << ": " << error;
+    ZKLOG_PEER(kWarning, session.endpoint) << "dropped a malformed message from the coordinator at " << session.endpoint
+                                           << ": " << peer_text(error);
     return;
   }
   auto body = decoded->envelope().getBody();
   if (decoded->which() == wire::Envelope::Body::REJECT) {
     // Readable whatever the coordinator's version (Reject is stable).
     auto r = body.getReject();
-    ZKLOG(kWarning) << "coordinator at " << session.endpoint << " rejected us (" << wire::error_code_name(r.getCode())
-                    << "): " << r.getMessage().cStr();
+    ZKLOG_PEER(kWarning, session.endpoint) << "coordinator at " << session.endpoint << " rejected us ("
+                                           << wire::error_code_name(r.getCode())
+                                           << "): " << peer_text(r.getMessage().cStr());
     end_session(session, Clock::now() + (r.getCode() == wire::ErrorCode::UNKNOWN_SESSION
                                              ? std::chrono::milliseconds(0)
                                              : kHelloAfterReject));
     return;
   }
   if (!decoded->version_ok()) {
-    ZKLOG(kWarning) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
+    ZKLOG_PEER(kWarning, session.endpoint) << "dropped a " << wire::body_name(decoded->which()) << " of protocol version "
                     << decoded->envelope().getProtocolVersion();
     return;
   }
@@ -204,14 +206,14 @@ void CoordinatorLink::handle_frame(Session& session, const zmq::message_t& frame
       session.coordinator_id = w.getCoordinatorId().cStr();
       if (w.getHeartbeatIntervalMs() > 0) session.heartbeat_interval = std::chrono::milliseconds(w.getHeartbeatIntervalMs());
       if (w.getDeadAfterMs() > 0) session.dead_after = std::chrono::milliseconds(w.getDeadAfterMs());
-      ZKLOG(kInfo) << "welcomed by coordinator " << session.coordinator_id << " at " << session.endpoint;
+      ZKLOG(kInfo) << "welcomed by coordinator " << peer_text(session.coordinator_id) << " at " << session.endpoint;
       break;
     }
     case wire::Envelope::Body::HEARTBEAT: break;
     case wire::Envelope::Body::TASK: {
       QueuedTask task = task_from_wire(body.getTask(), session.index);
-      ZKLOG(kInfo) << "task " << task.task_id << " received: job " << task.job_id << " partition " << task.partition
-                   << " from coordinator " << session.coordinator_id;
+      ZKLOG(kInfo) << "task " << task.task_id << " received: job " << peer_text(task.job_id) << " partition "
+                   << task.partition << " from coordinator " << peer_text(session.coordinator_id);
       credits_.task_received(session.index, Clock::now());
       pipeline_.submit(std::move(task));
       break;
@@ -219,16 +221,16 @@ void CoordinatorLink::handle_frame(Session& session, const zmq::message_t& frame
     case wire::Envelope::Body::CANCEL: {
       const std::uint64_t task_id = body.getCancel().getTaskId();
       if (pipeline_.cancel({session.index, task_id}))
-        ZKLOG(kInfo) << "task " << task_id << " cancelled by coordinator " << session.coordinator_id;
+        ZKLOG(kInfo) << "task " << task_id << " cancelled by coordinator " << peer_text(session.coordinator_id);
       break;
     }
     case wire::Envelope::Body::SHUTDOWN:
-      ZKLOG(kInfo) << "coordinator " << session.coordinator_id
-                   << " asked us to drain: " << body.getShutdown().getReason().cStr();
+      ZKLOG(kInfo) << "coordinator " << peer_text(session.coordinator_id)
+                   << " asked us to drain: " << peer_text(body.getShutdown().getReason().cStr());
       draining_ = true;
       break;
     default:
-      ZKLOG(kWarning) << "dropped an unexpected " << wire::body_name(decoded->which());
+      ZKLOG_PEER(kWarning, session.endpoint) << "dropped an unexpected " << wire::body_name(decoded->which());
   }
 }
 
@@ -291,7 +293,7 @@ void CoordinatorLink::tend(Session& session, Clock::time_point now, bool* sample
     session.next_hello = now + kHelloRepeat;
   }
   if (session.welcomed && now - session.last_heard > session.dead_after) {
-    ZKLOG(kWarning) << "coordinator " << session.coordinator_id << " at " << session.endpoint
+    ZKLOG(kWarning) << "coordinator " << peer_text(session.coordinator_id) << " at " << session.endpoint
                     << " silent for more than " << session.dead_after.count()
                     << " ms; saying hello again (its credits go to the other coordinators meanwhile)";
     end_session(session, now);
@@ -327,7 +329,8 @@ void CoordinatorLink::receive(Session& session) {
       }
       handle_frame(session, frame);
     } catch (const kj::Exception& e) {
-      ZKLOG(kWarning) << "dropped a message that failed to read: " << e.getDescription().cStr();
+      ZKLOG_PEER(kWarning, session.endpoint)
+          << "dropped a message that failed to read: " << peer_text(e.getDescription().cStr());
     } catch (const zmq::error_t& e) {
       ZKLOG(kWarning) << "receive failed: " << e.what();
       break;
@@ -368,6 +371,7 @@ int CoordinatorLink::run() {
     bool sampled = false;
     for (Session& session : sessions_) tend(session, now, &sampled);
     balance_credits(now);
+    flush_peer_log();  // a flood of rate-limited lines that stopped is still counted
     if (draining_) {
       const bool idle = pipeline_.held() == 0;
       if (idle || now >= drain_deadline_) {

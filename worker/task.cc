@@ -10,7 +10,7 @@ namespace zkfarm {
 
 Finished task_error(const QueuedTask& task, wire::ErrorCode code, const std::string& message,
                     metrics::WorkerMetrics& metrics) {
-  ZKLOG(kWarning) << "task " << task.task_id << " (job " << task.job_id << " partition " << task.partition
+  ZKLOG(kWarning) << "task " << task.task_id << " (job " << peer_text(task.job_id) << " partition " << task.partition
                   << ") failed: " << wire::error_code_name(code) << ": " << message;
   metrics.task_errors(wire::error_code_name(code)).Increment();
   return Finished{wire::encode_envelope([&](wire::Envelope::Body::Builder body) {

@@ -176,17 +176,17 @@ int CoordinatorMetrics::priority_index(std::string_view priority) {
 }
 
 Counter& CoordinatorMetrics::jobs_submitted(std::string_view circuit, std::string_view priority) {
-  return jobs_submitted_->Add({{"circuit", circuit_label(circuit)}, {"priority", priority_label(priority)}});
+  return jobs_submitted_->Add({{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}});
 }
 
 Counter& CoordinatorMetrics::jobs_completed(std::string_view circuit, std::string_view priority) {
-  return jobs_completed_->Add({{"circuit", circuit_label(circuit)}, {"priority", priority_label(priority)}});
+  return jobs_completed_->Add({{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}});
 }
 
 Counter& CoordinatorMetrics::jobs_failed(std::string_view circuit, std::string_view priority,
                                          std::string_view code) {
   return jobs_failed_->Add(
-      {{"circuit", circuit_label(circuit)}, {"priority", priority_label(priority)}, {"code", code_label(code)}});
+      {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}, {"code", code_label(code)}});
 }
 
 Gauge& CoordinatorMetrics::jobs_active(std::string_view priority) {
@@ -207,24 +207,24 @@ Histogram& CoordinatorMetrics::job_queue_wait(std::string_view priority) {
 
 Histogram& CoordinatorMetrics::job_latency(std::string_view circuit, std::string_view priority) {
   return histogram_child(*job_latency_,
-                         {{"circuit", circuit_label(circuit)}, {"priority", priority_label(priority)}},
+                         {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}},
                          job_latency_buckets());
 }
 
 Counter& CoordinatorMetrics::partitions_proved(std::string_view circuit) {
-  return partitions_proved_->Add({{"circuit", circuit_label(circuit)}});
+  return partitions_proved_->Add({{"circuit", circuit_of(circuit)}});
 }
 
 Counter& CoordinatorMetrics::partitions_verified(std::string_view circuit) {
-  return partitions_verified_->Add({{"circuit", circuit_label(circuit)}});
+  return partitions_verified_->Add({{"circuit", circuit_of(circuit)}});
 }
 
 Counter& CoordinatorMetrics::partitions_invalid(std::string_view circuit, std::string_view worker) {
-  return partitions_invalid_->Add({{"circuit", circuit_label(circuit)}, {"worker", worker_label(worker)}});
+  return partitions_invalid_->Add({{"circuit", circuit_of(circuit)}, {"worker", worker_of(worker)}});
 }
 
 Counter& CoordinatorMetrics::partitions_retried(std::string_view circuit, std::string_view reason) {
-  return partitions_retried_->Add({{"circuit", circuit_label(circuit)}, {"reason", code_label(reason)}});
+  return partitions_retried_->Add({{"circuit", circuit_of(circuit)}, {"reason", code_label(reason)}});
 }
 
 Counter& CoordinatorMetrics::partitions_requeued(std::string_view reason) {
@@ -247,23 +247,45 @@ Histogram& CoordinatorMetrics::verify_duration(std::string_view curve) {
 }
 
 Gauge& CoordinatorMetrics::worker_connected(std::string_view worker) {
-  return worker_connected_->Add({{"worker", worker_label(worker)}});
+  return worker_connected_->Add({{"worker", worker_of(worker)}});
 }
 
 Gauge& CoordinatorMetrics::worker_quarantined(std::string_view worker) {
-  return worker_quarantined_->Add({{"worker", worker_label(worker)}});
+  return worker_quarantined_->Add({{"worker", worker_of(worker)}});
 }
 
 Counter& CoordinatorMetrics::worker_faults(std::string_view worker) {
-  return worker_faults_->Add({{"worker", worker_label(worker)}});
+  return worker_faults_->Add({{"worker", worker_of(worker)}});
 }
 
 Counter& CoordinatorMetrics::worker_heartbeat_misses(std::string_view worker) {
-  return worker_heartbeat_misses_->Add({{"worker", worker_label(worker)}});
+  return worker_heartbeat_misses_->Add({{"worker", worker_of(worker)}});
 }
 
 Counter& CoordinatorMetrics::worker_deaths(std::string_view worker) {
-  return worker_deaths_->Add({{"worker", worker_label(worker)}});
+  return worker_deaths_->Add({{"worker", worker_of(worker)}});
+}
+
+void CoordinatorMetrics::circuit_registered(std::string_view circuit_id) {
+  std::lock_guard<std::mutex> lock(labels_mutex_);
+  if (registered_circuits_.size() < kMaxCircuitLabels) registered_circuits_.emplace(circuit_id);
+}
+
+std::string CoordinatorMetrics::circuit_of(std::string_view circuit_id) const {
+  std::string label = circuit_label(circuit_id);
+  if (label == "none") return label;
+  std::lock_guard<std::mutex> lock(labels_mutex_);
+  return registered_circuits_.count(circuit_id) ? label : "unknown";
+}
+
+std::string CoordinatorMetrics::worker_of(std::string_view worker_id) {
+  std::string label = worker_label(worker_id);
+  if (label == "invalid") return label;
+  std::lock_guard<std::mutex> lock(labels_mutex_);
+  if (worker_labels_.count(label)) return label;
+  if (worker_labels_.size() >= kMaxWorkerLabels) return "other";
+  worker_labels_.insert(label);
+  return label;
 }
 
 // ---- WorkerMetrics ----------------------------------------------------------

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,6 +129,17 @@ class CoordinatorMetrics final : public FarmMetrics {
  public:
   explicit CoordinatorMetrics(std::string_view version);
 
+  // Circuit labels come from jobs, worker labels from Hellos: neither may
+  // add series at a client's will. A circuit id gets its own label
+  // (circuit_label) only once marked registered here (the coordinator marks
+  // a circuit when it has read its record in Redis); any other id that is
+  // well formed counts as "unknown" (a malformed one as "none"). At most
+  // kMaxCircuitLabels circuits and kMaxWorkerLabels worker ids get labels of
+  // their own; later ones count as "unknown" and "other". Thread-safe.
+  static constexpr std::size_t kMaxCircuitLabels = 4096;  // registering is an admin's act: far above any farm
+  static constexpr std::size_t kMaxWorkerLabels = 4096;   // 512 hosts of 8 GPUs
+  void circuit_registered(std::string_view circuit_id);
+
   // Jobs and queues. `circuit` is the full circuit id (normalized by
   // circuit_label); `priority` a priority name (priority_label).
   prometheus::Counter& jobs_submitted(std::string_view circuit, std::string_view priority);
@@ -159,6 +171,16 @@ class CoordinatorMetrics final : public FarmMetrics {
  private:
   // Index into kPriorities, or -1 for "unknown".
   static int priority_index(std::string_view priority);
+  // The label of a circuit id: circuit_label() when registered (or malformed:
+  // "none"), else "unknown".
+  std::string circuit_of(std::string_view circuit_id) const;
+  // The label of a worker id: worker_label(), or "other" once
+  // kMaxWorkerLabels other ids have labels.
+  std::string worker_of(std::string_view worker_id);
+
+  mutable std::mutex labels_mutex_;
+  std::set<std::string, std::less<>> registered_circuits_;  // full ids
+  std::set<std::string, std::less<>> worker_labels_;
 
   prometheus::Family<prometheus::Counter>* jobs_submitted_;
   prometheus::Family<prometheus::Counter>* jobs_completed_;

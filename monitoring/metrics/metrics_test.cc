@@ -414,6 +414,7 @@ TEST(Endpoint, HttpEndpointServesItsHandler) {
 TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
   auto metrics = std::make_shared<CoordinatorMetrics>("0.1.0-test");
   MetricsEndpoint endpoint("127.0.0.1:0", metrics);
+  metrics->circuit_registered(kCircuit);
   // Every accessor once, so every family has a child to show.
   metrics->jobs_submitted(kCircuit, "critical").Increment();
   metrics->jobs_submitted(kCircuit, "critical").Increment();
@@ -461,6 +462,37 @@ TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
 
   const auto [status, output] = promtool_check(text);
   EXPECT_EQ(status, 0) << "promtool check metrics:\n" << output << "\nscrape:\n" << text;
+}
+
+// Labels from jobs and Hellos are bounded: unregistered circuits count as
+// "unknown", worker ids past kMaxWorkerLabels as "other".
+TEST(Coordinator, CircuitAndWorkerLabelsAreBounded) {
+  CoordinatorMetrics metrics("0.1.0-test");
+  const std::string other_circuit(64, 'b');
+  metrics.jobs_submitted(other_circuit, "normal").Increment();
+  metrics.jobs_failed(other_circuit, "normal", "unknownCircuit").Increment();
+  metrics.jobs_submitted("not-hex", "normal").Increment();
+  metrics.circuit_registered(kCircuit);
+  metrics.jobs_submitted(kCircuit, "normal").Increment();
+  for (std::size_t i = 0; i < CoordinatorMetrics::kMaxWorkerLabels + 10; ++i)
+    metrics.worker_connected("w" + std::to_string(i)).Set(1);
+  const std::string text = metrics.scrape_text();
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"unknown\",priority=\"normal\"} 1"), std::string::npos)
+      << text.substr(0, 4000);
+  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"unknown\",code=\"unknownCircuit\",priority=\"normal\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"none\",priority=\"normal\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) + "\",priority=\"normal\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(text.find("circuit=\"bbbbbbbbbbbbbbbb\""), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_worker_connected{worker=\"w0\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_worker_connected{worker=\"other\"} 1"), std::string::npos);
+  EXPECT_EQ(text.find("zkfarm_worker_connected{worker=\"w" + std::to_string(CoordinatorMetrics::kMaxWorkerLabels) +
+                      "\"}"),
+            std::string::npos);
+  std::size_t series = 0;
+  for (std::size_t at = 0; (at = text.find("\nzkfarm_worker_connected{", at)) != std::string::npos; ++at) ++series;
+  EXPECT_EQ(series, CoordinatorMetrics::kMaxWorkerLabels + 1);
 }
 
 TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {

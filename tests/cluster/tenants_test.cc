@@ -10,6 +10,10 @@
 //     three); a circuit shared with one tenant only fails the other's job
 //     unknownCircuit; a tenant's own circuit serves its jobs; a tenant may
 //     not register a witness generator; a tenant cancels its queued job.
+//   * QuotaRefusals: a tenant's job over its max-job-bytes, or of more
+//     partitions than its max-active-partitions, fails quotaExceeded at
+//     intake with a message naming the limit and the figures; a job within
+//     them runs.
 //   * CliManagesTenants: `zkfarm tenant add|list|set|rotate|remove`.
 #include <gtest/gtest.h>
 
@@ -321,6 +325,41 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   EXPECT_EQ(farm::submit(as_a, job_json("later", bn254_.id, {bn_witness})), "later");
   EXPECT_EQ(farm::cancel(as_a, "later"), "cancelled");
   EXPECT_EQ(farm::cancel(as_b, "later"), "unknown");
+}
+
+TEST_F(TenantFarmTest, QuotaRefusals) {
+  RedisClient admin(options_.redis_url);
+  const KeyLayout keys(options_.prefix);
+  const TenantCredentials q =
+      add_tenant(admin, keys, TenantRecord{.name = "q", .max_active_partitions = 1, .max_job_bytes = 600});
+  share_circuit(admin, keys, bn254_.id, {"q"});
+  farm::FarmOptions as_q = options_;
+  as_q.redis_url = q.url(options_.redis_url);
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  start_coordinator();
+  start_worker("w0");
+  const std::string small = job_json("small", bn254_.id, {w});
+  const std::string big = job_json("big", bn254_.id, {w, w, w, w, w, w, w, w});
+  ASSERT_LE(job_json("two", bn254_.id, {w, w}).size(), 600u);
+  ASSERT_GT(big.size(), 600u);
+  EXPECT_EQ(farm::submit(as_q, big), "big");
+  EXPECT_EQ(farm::submit(as_q, job_json("two", bn254_.id, {w, w})), "two");
+  EXPECT_EQ(farm::submit(as_q, small), "small");
+  auto wait = [&](const std::string& id) {
+    eventually([&] { return farm::status(as_q, id).has_value(); }, std::chrono::seconds(40));
+    auto s = farm::wait(as_q, id, std::chrono::seconds(60));
+    EXPECT_TRUE(s && s->terminal()) << id << "\n" << logs();
+    return s ? *s : farm::JobStatus{};
+  };
+  const farm::JobStatus b = wait("big");
+  EXPECT_EQ(b.error_code, "quotaExceeded") << logs();
+  EXPECT_NE(b.error.find("tenant q: a job of " + std::to_string(big.size()) + " bytes, max-job-bytes 600"),
+            std::string::npos)
+      << b.error;
+  const farm::JobStatus t = wait("two");
+  EXPECT_EQ(t.error_code, "quotaExceeded") << logs();
+  EXPECT_NE(t.error.find("max-active-partitions 1"), std::string::npos) << t.error;
+  EXPECT_EQ(wait("small").state, "done") << logs();
 }
 
 TEST_F(TenantFarmTest, CliManagesTenants) {
