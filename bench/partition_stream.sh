@@ -3,22 +3,27 @@
 # against the same worker's kernel time: does the device wait between proofs?
 #
 #   bench/partition_stream.sh [--curve bls12381] [--constraints 4194304]
-#       [--jobs 4] [--partitions 8] [--device 0 | --cpu] [--prefetch "0 1"] [--keep]
+#       [--jobs 4] [--partitions 8] [--device 0 | --cpu] [--prefetch "0 1"]
+#       [--slots "1"] [--keep]
 #
 # Needs a CUDA build of zkfarm, zkfarm-coordinator and zkfarm-worker
 # (ZKFARM_BIN, default bazel-bin; a bundle from tests/gpu/farm_bundle.sh on
 # a GPU host) and redis-server on PATH. Steps: `zkfarm gen-circuit` (the
 # PoRep partition profile: 328 public inputs) and its witness, `zkfarm setup
 # --device` (test-only key), `zkfarm circuit add`; Redis, one coordinator.
-# Then for each --prefetch value P, a fresh zkfarm-worker --device D
-# --prefetch P (--witgen-workers 0: no input partitions here), a warm-up job
+# Then for each --slots value S and --prefetch value P, a fresh
+# zkfarm-worker --device D --slots S --prefetch P (--witgen-workers 0: no
+# input partitions here; S proofs on the device at once), a warm-up job
 # (circuit load), then J jobs of K partitions submitted at once (every
 # partition the same witness file, read and parsed anew for each). Prints
-# per P: partitions/s from the first submission to the last job done,
-# the worker's mean prove time (zkfarm_prove_duration_seconds: upload and
-# kernels, the prover service's own clock) and the device busy fraction
-# (zkfarm_device_busy_seconds_total over the stream's wall time), and what
-# the proof time alone would allow (1 / mean prove time). Every proof is
+# per S and P: partitions/s from the first submission to the last job
+# done, the worker's mean prove time (zkfarm_prove_duration_seconds: upload
+# and kernels, the prover service's own clock), the device busy fraction
+# (zkfarm_device_busy_seconds_total over the stream's wall time), what the
+# proof time alone would allow (S / mean prove time), and with nvidia-smi
+# the GPU's utilization (the mean of its 200 ms samples: the share of time
+# a kernel ran, the device's real use rather than one proof's wall time).
+# Every proof is
 # verified by the coordinator (a job is done only when all verified).
 # Not a test: numbers go to BENCHMARKS.md.
 set -euo pipefail
@@ -27,7 +32,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 BIN=${ZKFARM_BIN:-$ROOT/bazel-bin}
 ZKFARM=$BIN/cli/zkfarm
-curve=bls12381 constraints=4194304 jobs=4 partitions=8 device=0 prefetch_values="0 1" keep=0
+curve=bls12381 constraints=4194304 jobs=4 partitions=8 device=0 prefetch_values="0 1" slot_values=1 keep=0
 while (($#)); do
   case $1 in
     --curve) curve=$2; shift ;;
@@ -37,6 +42,7 @@ while (($#)); do
     --device) device=$2; shift ;;
     --cpu) device="" ;;
     --prefetch) prefetch_values=$2; shift ;;
+    --slots) slot_values=$2; shift ;;
     --keep) keep=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "partition_stream.sh: unknown argument $1" >&2; exit 2 ;;
@@ -73,10 +79,11 @@ pids+=($!)
 witnesses=()
 for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
 rows=()
+for slots in $slot_values; do
 for p in $prefetch_values; do
   metrics_port=$(free_port 39570)
-  "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-p$p" --coordinator "tcp://127.0.0.1:$port" \
-    --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" \
+  "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-s$slots-p$p" --coordinator "tcp://127.0.0.1:$port" \
+    --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" --slots "$slots" \
     --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-p$p.log" 2>&1 &
   worker=$!
   pids+=("$worker")
@@ -85,6 +92,11 @@ for p in $prefetch_values; do
   busy0=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
   prove_sum0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
+  sampler=""
+  if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
+    sampler=$!
+  fi
   t=$(now)
   stream=()
   for ((j = 0; j < jobs; j++)); do stream+=("$("$ZKFARM" submit "$circuit" "${witnesses[@]}")"); done
@@ -93,17 +105,24 @@ for p in $prefetch_values; do
     [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-p$p.log" >&2; exit 1; }
   done
   wall=$(since "$t")
+  util="-"
+  if [[ -n $sampler ]]; then
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-s$slots-p$p.txt")
+  fi
   busy1=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
   prove_sum1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
-  rows+=("$(awk -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
-    -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" 'BEGIN {
+  rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
+    -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" 'BEGIN {
     prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
-    printf "| %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% |", p, n, wall, n / wall, prove * 1000,
-      (prove > 0 ? 1 / prove : 0), 100 * (b1 - b0) / wall, (prove > 0 ? 100 * n / wall * prove : 0) }')")
+    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s |", s, p, n, wall, n / wall, prove * 1000,
+      (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall, (prove > 0 ? 100 * n / wall * prove / s : 0), util }')")
 done
-echo "| --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | 1 / prove (per s) | device busy | rate / (1 / prove) |"
-echo "|---|---|---|---|---|---|---|---|"
+done
+echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

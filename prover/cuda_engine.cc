@@ -36,6 +36,14 @@
 // bucket reduction and fewer windows. DeviceConfig::shifted_tables false
 // (--shifted-tables=off) turns this off.
 //
+// Lanes (DeviceConfig::lanes > 1, the worker's --slots): that many proofs
+// at once, each on a lane of its own (a DeviceProver per curve with
+// streams of its own), so that the latency-bound proofs of small circuits
+// overlap on the device. Proofs enter in arrival order; one whose
+// circuit's working memory (its plan's peak beyond the resident key) times
+// the lanes exceeds a quarter of the device's memory (or the budget) waits
+// for the lanes to empty and proves alone, and those behind it wait for it.
+//
 // CUDA failures become Error kinds here, by type: DeviceOutOfMemory and
 // PinnedOutOfMemory kOutOfMemory (after evicting every other circuit),
 // NoSuchDevice kNoDevice, any other CudaError kDeviceFault.
@@ -52,6 +60,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -88,8 +97,17 @@ struct DeviceState {
   const DeviceConfig config;
   const std::size_t budget;  // 0: none
   cuda::ResidentCache cache;
-  std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
-  std::unique_ptr<cuda::DeviceProver<Bls12381>> bls12381;
+  // One prover per curve, made on first use; several lanes of them with
+  // config.lanes > 1 (the file comment).
+  struct Lane {
+    std::unique_ptr<cuda::DeviceProver<Bn254>> bn254;
+    std::unique_ptr<cuda::DeviceProver<Bls12381>> bls12381;
+  };
+  std::mutex lanes_mutex;
+  std::condition_variable lanes_changed;
+  std::vector<std::unique_ptr<Lane>> free_lanes;
+  std::size_t lanes_made = 0, lanes_busy = 0;
+  std::uint64_t next_ticket = 0, serving = 0;  // arrival order
   std::atomic<std::uint64_t> next_id{0};
   // Page-locked buffers of prepared witnesses not in use, reused by size.
   std::mutex pinned_mutex;
@@ -105,16 +123,63 @@ struct DeviceState {
     return msm;
   }
 
-  template <class Curve>
-  cuda::DeviceProver<Curve>& prover() {
-    if constexpr (std::is_same_v<Curve, Bn254>) {
-      if (!bn254) bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx, msm_config());
-      return *bn254;
+  // A lane for a proof that may share the device with up to `limit` - 1
+  // others (1: alone), in arrival order; back with release_lane().
+  std::unique_ptr<Lane> acquire_lane(std::size_t limit) {
+    std::unique_lock<std::mutex> lock(lanes_mutex);
+    const std::uint64_t ticket = next_ticket++;
+    lanes_changed.wait(lock, [&] {
+      return ticket == serving && lanes_busy < limit && (!free_lanes.empty() || lanes_made < config.lanes);
+    });
+    ++serving;
+    ++lanes_busy;
+    std::unique_ptr<Lane> lane;
+    if (!free_lanes.empty()) {
+      lane = std::move(free_lanes.back());
+      free_lanes.pop_back();
     } else {
-      if (!bls12381) bls12381 = std::make_unique<cuda::DeviceProver<Bls12381>>(*ctx, msm_config());
-      return *bls12381;
+      lane = std::make_unique<Lane>();
+      ++lanes_made;
+    }
+    lanes_changed.notify_all();  // the next ticket may enter too
+    return lane;
+  }
+  void release_lane(std::unique_ptr<Lane> lane) {
+    {
+      std::lock_guard<std::mutex> lock(lanes_mutex);
+      free_lanes.push_back(std::move(lane));
+      --lanes_busy;
+    }
+    lanes_changed.notify_all();
+  }
+
+  template <class Curve>
+  cuda::DeviceProver<Curve>& prover(Lane& lane) {
+    const bool own_streams = config.lanes > 1;
+    constexpr std::size_t kChunk = cuda::DeviceProver<Curve>::kStagingChunk;
+    if constexpr (std::is_same_v<Curve, Bn254>) {
+      if (!lane.bn254) lane.bn254 = std::make_unique<cuda::DeviceProver<Bn254>>(*ctx, msm_config(), kChunk, own_streams);
+      return *lane.bn254;
+    } else {
+      if (!lane.bls12381)
+        lane.bls12381 = std::make_unique<cuda::DeviceProver<Bls12381>>(*ctx, msm_config(), kChunk, own_streams);
+      return *lane.bls12381;
     }
   }
+};
+
+// A lane held for one proof (DeviceState::acquire_lane).
+class LaneGuard {
+ public:
+  LaneGuard(DeviceState& state, std::size_t limit) : state_(state), lane_(state.acquire_lane(limit)) {}
+  ~LaneGuard() { state_.release_lane(std::move(lane_)); }
+  LaneGuard(const LaneGuard&) = delete;
+  LaneGuard& operator=(const LaneGuard&) = delete;
+  DeviceState::Lane& lane() { return *lane_; }
+
+ private:
+  DeviceState& state_;
+  std::unique_ptr<DeviceState::Lane> lane_;
 };
 
 // A circuit's cache id; its device copies are evicted with it.
@@ -197,6 +262,8 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   CudaEngine(int ordinal, const DeviceConfig& config)
       : state_(device_guarded("opening CUDA device " + std::to_string(ordinal),
                               [&] { return std::make_shared<DeviceState>(ordinal, config); })) {}
+
+  bool concurrent_proofs() const override { return state_->config.lanes > 1; }
 
   Device device() const override {
     const cuda::DeviceInfo& info = state_->ctx->info();
@@ -321,9 +388,10 @@ class CudaEngine final : public EngineOf<CudaEngine> {
         device_guarded("proving on device " + std::to_string(state_->ctx->ordinal()), [&] {
           state_->ctx->activate();  // this thread's current device must be ours (see attach())
           const auto device = resident(circuit);
+          LaneGuard lane(*state_, lane_limit(device->memory_plan));
           return state_->cache.run_evicting(id_of(circuit), [&] {
-            return state_->prover<Curve>().prove(device->key, device->pce, device->memory_plan, witness, options,
-                                                 &t);
+            return state_->prover<Curve>(lane.lane()).prove(device->key, device->pce, device->memory_plan, witness,
+                                                            options, &t);
           });
         });
     timings->witness_check = 0;  // host checks are microseconds; the device's is part of spmv
@@ -337,6 +405,18 @@ class CudaEngine final : public EngineOf<CudaEngine> {
     timings->device_skipped_bytes = t.skipped_bytes;
     timings->device_pce_streamed_bytes = t.spmv_streamed_bytes;
     return proof;
+  }
+
+  // How many proofs of a circuit placed by plan may share the device (the
+  // file comment): its working memory times the lanes within a quarter of
+  // the device's memory or budget.
+  std::size_t lane_limit(const cuda::MemoryPlan& plan) const {
+    const std::size_t lanes = state_->config.lanes;
+    if (lanes <= 1) return 1;
+    const std::size_t capacity = state_->budget ? state_->budget : state_->ctx->info().total_memory;
+    const std::size_t working =
+        std::max<std::size_t>(plan.peak_bytes > plan.resident_bytes() ? plan.peak_bytes - plan.resident_bytes() : 0, 1);
+    return std::clamp<std::size_t>(capacity / 4 / working, 1, lanes);
   }
 
   std::shared_ptr<DeviceState> state_;

@@ -48,6 +48,8 @@ void DeviceConfig::validate() const {
   if (msm_waves > mk::kMaxAccumulateWaves)
     throw std::invalid_argument("--msm-waves: " + std::to_string(msm_waves) + " is out of range: auto (0) or 1 to " +
                                 std::to_string(mk::kMaxAccumulateWaves));
+  if (lanes < 1 || lanes > 64)
+    throw std::invalid_argument("device lanes: " + std::to_string(lanes) + " is out of range: 1 to 64 (--slots)");
 }
 
 std::string DeviceConfig::summary() const {
@@ -59,7 +61,8 @@ std::string DeviceConfig::summary() const {
   return std::string("device memory budget ") + budget_text + ", MSM windows " +
          (msm_window_bits ? "c = " + std::to_string(msm_window_bits) : std::string("by the cost model")) +
          ", accumulation waves " + (msm_waves ? std::to_string(msm_waves) : std::string("default")) +
-         ", shifted H tables " + (shifted_tables ? "on" : "off");
+         ", shifted H tables " + (shifted_tables ? "on" : "off") +
+         (lanes > 1 ? ", " + std::to_string(lanes) + " lanes (proofs at once)" : std::string());
 }
 
 namespace {

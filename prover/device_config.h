@@ -36,6 +36,14 @@ struct DeviceConfig {
   // device has room (shift_h_bases in kernels/cuda/groth16_device.h): the
   // H MSM ~12% faster at 2^24 points (BENCHMARKS.md); false: never built.
   bool shifted_tables = true;
+  // Proofs of one circuit on the device at once (the CUDA engine's lanes,
+  // each a DeviceProver on streams of its own): a small circuit's proof is
+  // bound by latency (chains of dependent point additions, launches), not
+  // by the device's width, so several in flight multiply the proofs per
+  // second. A circuit whose proof needs more than a quarter of the device's
+  // memory (or budget) divided by this count proves one at a time. The
+  // worker sets it to its --slots; 1: one proof at a time.
+  unsigned lanes = 1;
 
   // Throws std::invalid_argument naming the flag and the allowed range.
   void validate() const;

@@ -95,6 +95,10 @@ class Engine {
   // Host memory for a witness of `bytes` (called from any thread, outside
   // the prove lock). Default: the heap.
   virtual std::unique_ptr<WitnessStorage> witness_storage(std::size_t bytes);
+  // Whether prove() may be called from several threads at once (the
+  // engine then keeps its own proofs apart); false: the service runs one
+  // proof at a time.
+  virtual bool concurrent_proofs() const { return false; }
   // Proves with a checked witness; fills timings' kernel stages.
   virtual Groth16Proof<Bn254> prove(const CircuitOf<Bn254>& circuit, std::span<const Bn254::Fr> witness,
                                     const ProveOptions<Bn254::Fr>& options, Timings* timings) = 0;

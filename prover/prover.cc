@@ -211,7 +211,7 @@ std::shared_ptr<const Circuit> Prover::load(const CircuitSource& source) {
     throw Error(ErrorCode::kBadCircuit, e.what());
   }
   circuit->name = source.zkey_path;
-  std::lock_guard<std::mutex> lock(prove_mutex_);
+  std::unique_lock<std::shared_mutex> lock(prove_mutex_);
   try {
     engine_->attach(*circuit);
   } catch (const Error&) {
@@ -315,7 +315,10 @@ Proof Prover::prove(const Circuit& circuit, const PreparedWitness& witness, cons
                     Timings* timings) {
   Timings unused;
   if (!timings) timings = &unused;
-  std::lock_guard<std::mutex> lock(prove_mutex_);
+  std::unique_lock<std::shared_mutex> exclusive(prove_mutex_, std::defer_lock);
+  std::shared_lock<std::shared_mutex> shared(prove_mutex_, std::defer_lock);
+  if (engine_->concurrent_proofs()) shared.lock();
+  else exclusive.lock();
   if (request.cancelled && request.cancelled->load()) throw Error(ErrorCode::kCancelled, "cancelled");
   try {
     return dispatch_curve(circuit.curve(), [&](auto curve) -> Proof {

@@ -26,9 +26,11 @@
 // expected and found.
 //
 // Threading: load(), prepare() and prove() may be called from several threads. Proofs
-// run one at a time per Prover (one proof saturates the cores or the device,
-// and the device prover's streams and staging buffers are shared); parsing a
-// circuit runs outside that lock. A Circuit is immutable once returned.
+// run one at a time per Prover (one proof saturates the cores), except on an
+// engine that keeps concurrent proofs apart itself (Engine::concurrent_proofs:
+// the CUDA engine with lanes > 1); loading a circuit onto the engine waits
+// for the proofs in progress; parsing a circuit runs outside that lock. A
+// Circuit is immutable once returned.
 #pragma once
 
 #include <atomic>
@@ -36,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -238,7 +241,9 @@ class Prover {
                         Timings* timings);
 
   std::unique_ptr<Engine> engine_;
-  std::mutex prove_mutex_;
+  // Exclusive for attach() and for proofs of a serial engine; shared for
+  // proofs of a concurrent one.
+  std::shared_mutex prove_mutex_;
 };
 
 }  // namespace zkfarm::prover

@@ -19,6 +19,7 @@ TEST(CudaProver, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device 
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -147,6 +148,71 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
   loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
   const auto proof = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), {}, nullptr)).proof;
   EXPECT_TRUE(groth16_verify<Curve>(key.verifying_key(), pub, proof));
+}
+
+// Lanes (DeviceConfig::lanes, the worker's --slots): proofs from several
+// threads at once on one device, each bit-identical to the CPU's for its
+// seed (a proof that took another lane's vectors or streams would differ),
+// and a bad witness among them failing alone with the CPU's error.
+TYPED_TEST(CudaProverTest, LanesProveAtOnceBitIdentically) {
+  if (!have_gpu()) GTEST_SKIP() << "SKIPPED: no CUDA device";
+  using Curve = TypeParam;
+  using Fr = typename Curve::Fr;
+  SyntheticCircuitOptions options;
+  options.num_constraints = 5000;
+  options.num_public = 3;
+  options.seed = 5;
+  SyntheticCircuit<Fr> circuit(options);
+  const R1cs<Fr> r1cs = circuit.to_r1cs();
+  Groth16SetupOptions setup_options;
+  setup_options.seed = 6;
+  const auto key = groth16_setup<Curve>(
+      r1cs, sample_toxic_waste<Fr>(groth16_domain_size(r1cs.num_constraints, r1cs.num_public()), setup_options));
+  const std::string dir = temp_dir();
+  write_zkey<Curve>(dir + "/c.zkey", key.write_input());
+  save_pce(pce_from_r1cs(r1cs), dir + "/c.pce");
+  const std::vector<Fr> witness = circuit.witness();
+  auto wtns = [&](const std::vector<Fr>& values) {
+    return FileBytes::adopt(serialize_wtns<Fr>(std::span<const Fr>(values)), "w.wtns");
+  };
+  constexpr int kThreads = 6, kProofs = 4;
+  auto cpu = Prover::cpu();
+  auto cpu_circuit = cpu->load({dir + "/c.zkey", dir + "/c.pce", ""});
+  std::vector<Groth16Proof<Curve>> expected;
+  for (int k = 0; k < kThreads * kProofs; ++k) {
+    ProveRequest seeded;
+    seeded.seed = 100 + k;
+    expected.push_back(std::get<ProofOf<Curve>>(cpu->prove(*cpu_circuit, wtns(witness), seeded, nullptr)).proof);
+  }
+  DeviceConfig config;
+  config.lanes = 4;
+  auto prover = Prover::cuda(0, config);
+  auto loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
+  auto broken = witness;
+  broken[broken.size() / 3] += Fr::one();
+  std::vector<Groth16Proof<Curve>> got(kThreads * kProofs);
+  std::atomic<int> unsatisfied{0}, other_errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kProofs; ++i) {
+        const int k = t * kProofs + i;
+        ProveRequest seeded;
+        seeded.seed = 100 + k;
+        try {
+          got[k] = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, nullptr)).proof;
+          if (i == 1) prover->prove(*loaded, wtns(broken), seeded, nullptr);  // must throw
+        } catch (const Error& e) {
+          (e.kind() == ErrorCode::kUnsatisfied ? unsatisfied : other_errors)++;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(unsatisfied.load(), kThreads);
+  EXPECT_EQ(other_errors.load(), 0);
+  for (int k = 0; k < kThreads * kProofs; ++k)
+    EXPECT_TRUE(got[k].a == expected[k].a && got[k].b == expected[k].b && got[k].c == expected[k].c)
+        << "proof " << k << " differs from the CPU's";
 }
 
 TEST(CudaProver, MissingDeviceIsRefusedAtConstruction) {

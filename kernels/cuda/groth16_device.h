@@ -44,11 +44,22 @@
 // Memory per proof (device): the witness (32 bytes per signal) + three
 // domain-size Fr vectors (96 bytes per domain point; b and c are freed
 // before the MSMs) + the MSM working set (msm.h), twice when the witness
-// MSMs overlap the rest. DeviceProveTimings reports the proof's own buffers.
+// MSMs overlap the rest, and up to five times for a small circuit whose
+// four witness MSMs run at once (below). DeviceProveTimings reports the
+// proof's own buffers.
+//
+// Small circuits (every query resident, at most kConcurrentWitnessMsmVars
+// signals): an MSM of up to a million points is bound by its chains of
+// dependent point additions and its launches, not by the device's width,
+// so the four witness MSMs run at once, each on a stream of its own (three
+// more host threads), beside H: the MSM stage takes about the longest of
+// them rather than their sum.
 //
 // Threading: a DeviceProver runs one proof at a time on ctx.stream(0) and
-// ctx.stream(1) plus two streams of its own for the overlapped witness MSMs
-// (its staging buffers are per object); callers serialize. Errors: ProveError for
+// ctx.stream(1) (or, with own_streams, two streams of its own, so that
+// several DeviceProvers of one context prove at once: the CUDA engine's
+// lanes) plus streams of its own for the witness MSMs (its staging buffers
+// are per object); callers serialize the proofs of one object. Errors: ProveError for
 // a bad witness and UnsatisfiedConstraint (as the CPU prover), std::invalid_argument when key and PCE
 // disagree, DeviceOutOfMemory when the proof's buffers do not fit, CudaError
 // for any runtime failure.
@@ -62,6 +73,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <future>
 #include <memory>
 #include <optional>
@@ -376,6 +388,9 @@ class DeviceProver {
   // chunks measured ~5.6 GB/s on the H200 host; all cores halve a warm
   // prover's upload (NOTES.md runs 5-6). A pinned witness skips staging.
   static constexpr std::size_t kStagingChunk = std::size_t(1) << 20;
+  // Circuits of at most this many signals run their four witness MSMs at
+  // once (2^20: four MSMs' working sets of ~100 MB each).
+  static constexpr std::size_t kConcurrentWitnessMsmVars = std::size_t(1) << 20;
 
   // Builds the NTT tables on ctx.stream(0). staging_chunk: elements per
   // pinned staging chunk (tests use small ones to cover many chunks).
@@ -383,11 +398,18 @@ class DeviceProver {
   // msm: the settings of every device MSM of a proof (window bits,
   // accumulation waves; GpuMsmConfig's defaults unless the engine's
   // DeviceConfig says otherwise).
+  // own_streams: the proof runs on two streams made for this object
+  // instead of ctx.stream(0) and (1), so that other DeviceProvers of ctx
+  // can prove at the same time.
   explicit DeviceProver(const DeviceContext& ctx, const GpuMsmConfig& msm = {},
-                        std::size_t staging_chunk = kStagingChunk)
+                        std::size_t staging_chunk = kStagingChunk, bool own_streams = false)
       : ctx_(ctx), ntt_(ctx), msm_(msm), staging_chunk_(staging_chunk) {
     if (staging_chunk == 0) throw std::invalid_argument("DeviceProver: staging_chunk must be positive");
     msm_.validate();
+    if (own_streams) {
+      ctx_.activate();
+      own_streams_ = std::make_unique<SideStreams>();
+    }
   }
   const GpuMsmConfig& msm_config() const { return msm_; }
 
@@ -415,8 +437,9 @@ class DeviceProver {
     const auto wall_start = std::chrono::steady_clock::now();
     check_inputs(key, pce, witness);  // 1. host checks, with the CPU prover's messages
     ctx_.activate();
-    const cudaStream_t stream = ctx_.stream(0);
-    const cudaStream_t copy_stream = ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
+    const cudaStream_t stream = own_streams_ ? own_streams_->work.get() : ctx_.stream(0);
+    const cudaStream_t copy_stream =
+        own_streams_ ? own_streams_->copy.get() : ctx_.stream(ctx_.stream_count() > 1 ? 1 : 0);
     const bool check = options.check_constraints && pce.has_c();
     ProofVectors v;
     v.start.record(stream);
@@ -503,6 +526,12 @@ class DeviceProver {
   }
   static bool streams_witness_queries(const DeviceProvingKey<Curve>& key) {
     return !key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty();
+  }
+  // The four witness MSMs at once (the file comment): every query resident
+  // and at most kConcurrentWitnessMsmVars signals, so their working sets
+  // side by side stay small beside the key.
+  static bool concurrent_witness_msms_fit(const DeviceProvingKey<Curve>& key) {
+    return !streams_witness_queries(key) && key.num_vars <= kConcurrentWitnessMsmVars;
   }
 
   // Stage 2: the witness on the device, and the SpMV's outputs allocated
@@ -645,7 +674,8 @@ class DeviceProver {
           stream_(stream),
           copy_(copy_stream),
           gather_(plan.gather_nonzero && streams_witness_queries(key)),
-          overlap_(plan.overlap && !plan.release_witness) {}
+          overlap_(plan.overlap && !plan.release_witness),
+          concurrent_(concurrent_witness_msms_fit(key)) {}
     // Waits for the witness MSMs (if running) before anything they read is
     // freed, also when the proof throws.
     ~ResidentMsms() {
@@ -736,12 +766,18 @@ class DeviceProver {
       g.witness = w;
       return &g;
     }
-    // The four MSMs over the witness (A, B1, B2, C) on work and copy.
+    // The four MSMs over the witness (A, B1, B2, C) on work and copy; at
+    // once on four streams for a small resident key (the file comment).
     MsmResults witness_msms(const Fr* w, cudaStream_t work, cudaStream_t copy) {
       p_.ctx_.activate();
-      MsmResults out;
       const std::size_t v = key_.num_vars, c_offset = key_.num_public + 1, num_private = v - c_offset;
       side_start_.record(work);
+      if (concurrent_) {
+        MsmResults out = concurrent_witness_msms(w, work);
+        side_done_.record(work);
+        return out;
+      }
+      MsmResults out;
       NonzeroGather<Fr> ga, gb1, gb2, gc;
       out.a = placed(span_of(key_.a_points), key_.a_host, w, v, work, copy, &out.stats,
                      gather_for(w, 0, key_.a_points.size(), v, ga));
@@ -754,13 +790,55 @@ class DeviceProver {
       side_done_.record(work);
       return out;
     }
+    // A, B1 and C each on a stream and host thread of its own, B2 (G2, the
+    // longest) on work; work waits for the other three before it returns.
+    MsmResults concurrent_witness_msms(const Fr* w, cudaStream_t work) {
+      if (!p_.witness_streams_) p_.witness_streams_ = std::make_unique<WitnessStreams>();
+      WitnessStreams& ws = *p_.witness_streams_;
+      const std::size_t v = key_.num_vars, c_offset = key_.num_public + 1, num_private = v - c_offset;
+      ws.start.record(work);
+      for (const Stream* st : {&ws.a, &ws.b1, &ws.c}) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(st->get(), ws.start.get(), 0));
+      auto g1_msm = [&](const Stream& st, Event& done, const auto& points, const Fr* scalars, std::size_t count) {
+        return std::async(std::launch::async, [&, scalars, count] {
+          p_.ctx_.activate();
+          G1 r = msm_device<Curve, G1>(p_.ctx_, points.data(), scalars, count, st.get(), p_.msm_);
+          done.record(st.get());
+          return r;
+        });
+      };
+      // Joined on every path (a throwing MSM included) before ws is reused.
+      std::future<G1> a = g1_msm(ws.a, ws.a_done, key_.a_points, w, v);
+      std::future<G1> b1 = g1_msm(ws.b1, ws.b1_done, key_.b1_points, w, v);
+      std::future<G1> c = g1_msm(ws.c, ws.c_done, key_.c_points, w + c_offset, num_private);
+      MsmResults out;
+      std::exception_ptr failure;
+      try {
+        out.b2 = msm_device<Curve, G2>(p_.ctx_, key_.b2_points.data(), w, v, work, p_.msm_);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      auto take = [&](std::future<G1>& f, G1& into) {
+        try {
+          into = f.get();
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+        }
+      };
+      take(a, out.a);
+      take(b1, out.b1);
+      take(c, out.c);
+      if (failure) std::rethrow_exception(failure);
+      out.stats.chunks += 4;  // one msm_device() call each
+      for (const Event* e : {&ws.a_done, &ws.b1_done, &ws.c_done}) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work, e->get(), 0));
+      return out;
+    }
 
     DeviceProver& p_;
     const DeviceProvingKey<Curve>& key_;
     const MemoryPlan& plan_;
     std::span<const Fr> witness_;  // the host witness (the gather's index)
     cudaStream_t stream_, copy_;
-    const bool gather_, overlap_;
+    const bool gather_, overlap_, concurrent_;
     std::future<MsmResults> side_;
     Event h_start_, done_, side_start_, side_done_;
   };
@@ -1064,9 +1142,16 @@ class DeviceProver {
     nonzero_count_ = offsets[blocks];
   }
 
-  // The witness MSMs' work and copy streams (overlap), made on first use.
+  // The witness MSMs' work and copy streams (overlap), made on first use;
+  // the proof's own (own_streams).
   struct SideStreams {
     Stream work, copy;
+  };
+  // The streams of the three witness MSMs that run beside the fourth
+  // (concurrent_witness_msms), made on first use.
+  struct WitnessStreams {
+    Stream a, b1, c;
+    Event start, a_done, b1_done, c_done;
   };
 
   const DeviceContext& ctx_;
@@ -1078,6 +1163,8 @@ class DeviceProver {
   std::vector<PinnedBuffer<std::uint8_t>> compaction_staging_;
   Event staged_[2];
   std::unique_ptr<SideStreams> side_streams_;
+  std::unique_ptr<SideStreams> own_streams_;
+  std::unique_ptr<WitnessStreams> witness_streams_;
   PinnedBuffer<std::uint32_t> nonzero_;
   std::size_t nonzero_count_ = 0;
   PinnedBuffer<std::uint32_t> unsatisfied_row_;

@@ -36,15 +36,18 @@ inline unsigned ceil_log2(std::uint64_t x) {
 }
 
 // Sums each of `runs` consecutive runs of `per_run` XYZZ points in
-// `values` (runs * per_run of them) by groups of up to 16, level after
-// level; returns the buffer holding the runs' sums in order.
+// `values` (runs * per_run of them) by groups of up to `group` (a power of
+// two), level after level; returns the buffer holding the runs' sums in
+// order. Each level is a chain of group - 1 dependent additions per thread
+// and one launch, so small groups cost less latency (GpuMsmConfig::
+// reduce_group).
 template <class Xyzz>
 DeviceBuffer<Xyzz> reduce_runs(DeviceBuffer<Xyzz> values, std::uint64_t runs, std::uint64_t per_run,
-                               cudaStream_t stream) {
+                               std::uint64_t max_group, cudaStream_t stream) {
   namespace mk = msm_kernels;
   std::uint64_t count = runs * per_run;
   while (per_run > 1) {
-    const std::uint64_t group = std::min<std::uint64_t>(per_run, 16);
+    const std::uint64_t group = std::min<std::uint64_t>(per_run, max_group);
     const std::uint64_t per_next = (per_run + group - 1) / group;
     // Groups must not straddle runs: with runs > 1, per_run is a power of
     // two (the segment counts), so group divides it; one run may have any
@@ -68,7 +71,7 @@ DeviceBuffer<Xyzz> reduce_runs(DeviceBuffer<Xyzz> values, std::uint64_t runs, st
 template <class FqParams, int kDegree, class FrParams>
 void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, const void* device_scalars,
                            std::size_t n, cudaStream_t stream, std::vector<Event>& marks, GpuMsmStats& local,
-                           MsmRawResult* out, DeviceBuffer<std::uint32_t>& dense_index) {
+                           MsmRawResult* out, DeviceBuffer<std::uint32_t>& dense_index, unsigned reduce_group) {
   namespace mk = msm_kernels;
   using msm_detail::blocks_for;
   using Fq = DevFp<FqParams>;
@@ -131,7 +134,7 @@ void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, c
     DeviceBuffer<Xyzz> partial(threads, stream);
     mk::SumOnesLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, length, ones,
                                    ones_index.data(), bases, partial.data());
-    DeviceBuffer<Xyzz> sum = msm_detail::reduce_runs(std::move(partial), 1, threads, stream);
+    DeviceBuffer<Xyzz> sum = msm_detail::reduce_runs(std::move(partial), 1, threads, reduce_group, stream);
     out->ones_sum.resize(sizeof(Xyzz));
     ZKFARM_CUDA_CHECK(
         cudaMemcpyAsync(out->ones_sum.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
@@ -159,7 +162,7 @@ void msm_device_split_raw(const DeviceContext& ctx, const void* device_bases, co
   GpuMsmStats local;
   DeviceBuffer<std::uint32_t> dense_index;
   classify_and_sum_ones<FqParams, kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream, marks, local, out,
-                                                     dense_index);
+                                                     dense_index, GpuMsmConfig().reduce_group);
   *dense = local.dense;
   if (local.dense == 0) return;
   const auto [out_bases, out_scalars] = reserve(local.dense);
@@ -208,7 +211,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   // 1-2. Classify, compact, sum the ones.
   DeviceBuffer<std::uint32_t> dense_index;
   classify_and_sum_ones<FqParams, kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream, marks, local, out,
-                                                     dense_index);
+                                                     dense_index, config.reduce_group);
   const std::uint64_t m = local.dense;
   const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
 
@@ -340,7 +343,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
                                          buckets, segment_log, bucket_sums.data(), std::uint64_t(buckets) + 1,
                                          shares.data());
     bucket_sums = DeviceBuffer<Xyzz>();
-    const unsigned segment_log2 = std::min(6u, msm_detail::ceil_log2(segments));
+    const unsigned segment_log2 = std::min(config.reduce_segment_log, msm_detail::ceil_log2(segments));
     const std::uint32_t segments2 = segments >> segment_log2;
     const std::uint64_t segment_threads2 = sets * segments2;
     DeviceBuffer<Xyzz> shares2(2 * segment_threads2, stream);
@@ -353,8 +356,9 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
                                           segments, segment_log2, shares2.data(), scale_scratch.data());
     }
     // Per window: [A, R] from the level-1 shares, V from level 2's.
-    DeviceBuffer<Xyzz> level1 = msm_detail::reduce_runs(std::move(shares), 2 * sets, segments, stream);
-    DeviceBuffer<Xyzz> level2 = msm_detail::reduce_runs(std::move(shares2), sets, 2 * segments2, stream);
+    DeviceBuffer<Xyzz> level1 = msm_detail::reduce_runs(std::move(shares), 2 * sets, segments, config.reduce_group, stream);
+    DeviceBuffer<Xyzz> level2 =
+        msm_detail::reduce_runs(std::move(shares2), sets, 2 * segments2, config.reduce_group, stream);
     out->window_bits = layout.window_bits;
     out->segment_log = segment_log;
     out->window_sums.resize(std::size_t(sets) * 2 * sizeof(Xyzz));

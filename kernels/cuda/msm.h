@@ -49,6 +49,13 @@ struct GpuMsmConfig {
   // only matter for tests that want many reduction levels.
   std::size_t min_segment = 8;
   std::size_t record_segment = 16;
+  // Bucket reduction (step 6 of msm_kernels.cuh): the second level's
+  // segments of 2^reduce_segment_log first-level sums per thread (each a
+  // chain of twice that many dependent additions), and partial sums added
+  // in groups of reduce_group (a power of two, 2..16) level after level.
+  // At small sizes these chains are the MSM's latency (NOTES.md, run L1).
+  unsigned reduce_segment_log = 3;
+  unsigned reduce_group = 4;
   // G1 bucket accumulation: registers capped so that this many 128-thread
   // blocks fit per SM (3 or 4); 0 = the measured best (3 for BLS12-381,
   // 4 for BN254; NOTES.md). G2 ignores it.
@@ -82,6 +89,12 @@ struct GpuMsmConfig {
                                   std::to_string(accumulate_waves));
     if (min_segment == 0 || record_segment < 4)
       throw std::invalid_argument("GpuMsmConfig: min_segment must be >= 1 and record_segment >= 4");
+    if (reduce_segment_log < 1 || reduce_segment_log > 8)
+      throw std::invalid_argument("GpuMsmConfig::reduce_segment_log must be in [1, 8], got " +
+                                  std::to_string(reduce_segment_log));
+    if (reduce_group < 2 || reduce_group > 16 || (reduce_group & (reduce_group - 1)) != 0)
+      throw std::invalid_argument("GpuMsmConfig::reduce_group must be 2, 4, 8 or 16, got " +
+                                  std::to_string(reduce_group));
     if ((shifted_windows == 0) != (shifted_window_bits == 0) ||
         (shifted_window_bits != 0 && (shifted_window_bits < 2 || shifted_window_bits > 24)))
       throw std::invalid_argument(

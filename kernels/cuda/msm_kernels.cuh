@@ -289,11 +289,14 @@ ZKFARM_HD void bucket_segment(std::uint64_t t, std::uint32_t buckets, unsigned s
 
 // segment_scale, thread t = (window, segment) as above: replaces the
 // segment's running sum by start * running (start = segment <<
-// segment_log; 0 for the first segment), double-and-add from the top bit
-// with the doublings done as additions of the sum to itself (add() doubles
-// equal points with dbl()'s formula: the same result). The running sum is
-// first moved to scratch[t]; the partial product lives in its slot; each
-// step loads the two operands, so one addition with two points in registers.
+// segment_log; 0 for the first segment), double-and-add from start's top
+// set bit (the steps above it would only double the identity: each is a
+// dependent addition, and this chain is the reduction's latency at small
+// sizes) with the doublings done as additions of the sum to itself (add()
+// doubles equal points with dbl()'s formula: the same result). The running
+// sum is first moved to scratch[t]; the partial product lives in its slot;
+// each step loads the two operands, so one addition with two points in
+// registers.
 template <class Pts>
 ZKFARM_HD void segment_scale(std::uint64_t t, std::uint32_t buckets, unsigned segment_log, typename Pts::Xyzz* out,
                              typename Pts::Xyzz* scratch) {
@@ -306,10 +309,12 @@ ZKFARM_HD void segment_scale(std::uint64_t t, std::uint32_t buckets, unsigned se
   Xyzz* base = scratch + t;
   *base = load(slot);
   *slot = Xyzz::identity();
+  int top = -1;  // start's highest set bit (-1: start is 0, the product the identity)
+  for (std::uint32_t rest = start; rest != 0; rest >>= 1) ++top;
 #if defined(__CUDA_ARCH__)
 #pragma unroll 1
 #endif
-  for (int step = 63; step >= 0; --step) {
+  for (int step = 2 * top; step >= 0; --step) {
     const bool doubling = (step & 1) != 0;  // odd steps double, even steps add the base if the bit is set
     if (!doubling && ((start >> (step >> 1)) & 1) == 0) continue;
     const Xyzz* term = doubling ? slot : base;

@@ -53,6 +53,7 @@ struct Options {
   std::string curve;  // empty: both; "bn254" or "bls12-381"
   unsigned g2_max_log = 24;
   bool only_msm = false;
+  bool reduce_variants = false;  // rows per bucket-reduction setting (GpuMsmConfig::reduce_*)
 };
 
 struct Row {
@@ -219,6 +220,17 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
           base + " witness 45%0 45%1");
     }
+    // The bucket reduction's chains (GpuMsmConfig::reduce_group and
+    // reduce_segment_log): latency at small sizes, noise at large ones.
+    if (o.reduce_variants) {
+      for (const auto& [group, segment_log] : {std::pair{16u, 6u}, {2u, 2u}, {2u, 3u}, {4u, 2u}, {8u, 4u}}) {
+        GpuMsmConfig config;
+        config.reduce_group = group;
+        config.reduce_segment_log = segment_log;
+        run(config, device_scalars, expected,
+            base + " reduce g=" + std::to_string(group) + " s=" + std::to_string(segment_log));
+      }
+    }
     constexpr bool kG1 = std::is_same_v<G, typename Curve::G1>;
     if (log_n >= 22 && (log_n <= 24 || kG1)) {
       // Precomputed shifted bases (G1 and G2): the table's build time and
@@ -360,8 +372,9 @@ int main(int argc, char** argv) {
     else if (a.rfind("--curve=", 0) == 0 && (a == "--curve=bn254" || a == "--curve=bls12-381")) o.curve = a.substr(8);
     else if (a == "--no-g2") o.g2 = false;
     else if (a == "--only-msm") o.only_msm = true;
+    else if (a == "--reduce-variants") o.reduce_variants = true;
     else {
-      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--curve=bn254|bls12-381] [--only-msm]\n",
+      std::fprintf(stderr, "usage: %s [--device=N] [--ntt-min-log=20] [--ntt-max-log=27] [--msm-min-log=20] [--msm-max-log=26] [--repeats=5] [--g2-max-log=24] [--quick] [--no-g1] [--no-g2] [--curve=bn254|bls12-381] [--only-msm] [--reduce-variants]\n",
                    argv[0]);
       return 2;
     }
