@@ -11,9 +11,9 @@
 //    never the ones queued first;
 //  - max-active-partitions: a job whose partitions would take the tenant's
 //    partitions pending or in flight past the limit is held: it stays in
-//    its queue, in its place, and is asked about again when one of the
-//    tenant's jobs ends; a job with more partitions than the limit could
-//    never start and is refused.
+//    its queue, in its place, and is asked about again as the tenant's
+//    partitions are proved or its jobs end; a job with more partitions
+//    than the limit could never start and is refused.
 // Refusals are checked before the hold, in the order above, so a held job
 // is one that will be admitted once the tenant's work drains. The message
 // names the tenant, the figures and the limit (as the flag spells it),
