@@ -78,6 +78,37 @@ end
 return false
 )lua");
 
+// KEYS: a tenant's queues in take order (critical first), the processing
+// list. ARGV: the limit, the most to take, the tenant. Returns a flat
+// array: entry, jobs queued ahead of it, entry, ... (the newest first).
+const std::string kTakeNewestBeyondScript = R"lua(
+local total = 0
+for i = 1, #KEYS - 1 do total = total + redis.call('LLEN', KEYS[i]) end
+local out = {}
+local limit, most = tonumber(ARGV[1]), tonumber(ARGV[2])
+local taken = 0
+for i = #KEYS - 1, 1, -1 do
+  while total - taken > limit and taken < most do
+    local item = redis.call('LPOP', KEYS[i])
+    if not item then break end
+    taken = taken + 1
+    item = '\31' .. ARGV[3] .. '\31' .. item
+    redis.call('LPUSH', KEYS[#KEYS], item)
+    out[#out + 1] = item
+    out[#out + 1] = total - taken
+  end
+end
+return out
+)lua";
+
+// KEYS: the processing list, the queue. ARGV: the processing entry, the
+// queue entry.
+const std::string kReturnToQueueScript = R"lua(
+if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+)lua";
+
 // KEYS: dead's lease, processing:<dead>, processing:<me>, cancels:<dead>,
 // cancels:<me>. ARGV: key prefix, dead, me, then every registered tenant's
 // name (whose cancels:<dead> move too). Job hashes are named from the
@@ -326,10 +357,16 @@ std::string event_json(const std::string& id, const std::string& type, const std
   return s;
 }
 
-std::optional<std::string> JobStore::take_next(const std::string& owner, const std::vector<std::string>& tenants) {
+std::optional<std::string> JobStore::take_next(const std::string& owner, const std::vector<std::string>& tenants,
+                                               bool default_tenant) {
+  if (tenants.empty() && !default_tenant) return std::nullopt;
   std::vector<std::string> keys;
-  std::vector<std::string> args = {std::to_string(tenants.size() + 1), ""};
-  std::vector<KeyLayout> layouts = {keys_};
+  std::vector<std::string> args = {std::to_string(tenants.size() + (default_tenant ? 1 : 0))};
+  std::vector<KeyLayout> layouts;
+  if (default_tenant) {
+    layouts.push_back(keys_);
+    args.push_back("");
+  }
   for (const auto& tenant : tenants) {
     layouts.push_back(keys_.for_tenant(tenant));
     args.push_back(tenant);
@@ -340,6 +377,42 @@ std::optional<std::string> JobStore::take_next(const std::string& owner, const s
   RedisReply r = redis_.eval(kTakeNextScript, keys, args);
   if (r.is_nil()) return std::nullopt;
   return r.as_string();
+}
+
+std::vector<std::uint64_t> JobStore::queued_jobs(const std::vector<std::string>& tenants) {
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& tenant : tenants) {
+    const KeyLayout layout = tenant.empty() ? keys_ : keys_.for_tenant(tenant);
+    for (Priority p : kAllPriorities) commands.push_back({"LLEN", layout.queue(p)});
+  }
+  std::vector<std::uint64_t> out(tenants.size(), 0);
+  if (commands.empty()) return out;
+  const std::vector<RedisReply> lengths = redis_.pipeline(commands);
+  for (std::size_t i = 0; i < lengths.size() && i / kAllPriorities.size() < out.size(); ++i)
+    out[i / kAllPriorities.size()] += static_cast<std::uint64_t>(lengths[i].as_integer());
+  return out;
+}
+
+std::vector<JobStore::Beyond> JobStore::take_newest_beyond(const std::string& owner, const std::string& tenant,
+                                                           std::uint64_t limit, std::uint64_t most) {
+  const KeyLayout layout = keys_.for_tenant(tenant);
+  std::vector<std::string> keys;
+  for (Priority p : kAllPriorities) keys.push_back(layout.queue(p));
+  keys.push_back(keys_.processing(owner));
+  const RedisReply r =
+      redis_.eval(kTakeNewestBeyondScript, keys, {std::to_string(limit), std::to_string(most), tenant});
+  std::vector<Beyond> out;
+  const auto& a = r.as_array();
+  for (std::size_t i = 0; i + 1 < a.size(); i += 2)
+    out.push_back(Beyond{a[i].as_string(), static_cast<std::uint64_t>(a[i + 1].as_integer())});
+  return out;
+}
+
+bool JobStore::return_to_queue(const std::string& owner, const std::string& entry, Priority priority) {
+  const ProcessingEntry split = split_processing_entry(entry);
+  const KeyLayout layout = split.tenant.empty() ? keys_ : keys_.for_tenant(split.tenant);
+  return redis_.eval(kReturnToQueueScript, {keys_.processing(owner), layout.queue(priority)}, {entry, split.raw})
+             .as_integer() == 1;
 }
 
 std::optional<std::string> JobStore::wait_critical(const std::string& owner,

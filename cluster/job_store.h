@@ -85,7 +85,32 @@ class JobStore {
   // tenant within a priority). Returns the processing-list entry (a
   // tenant's job carries its tenant: split_processing_entry), or nullopt if
   // every queue is empty.
-  std::optional<std::string> take_next(const std::string& owner, const std::vector<std::string>& tenants = {});
+  // default_tenant false: the default tenant's queues are not taken from
+  // (the intake's share of its slots, coordinator/intake.h).
+  std::optional<std::string> take_next(const std::string& owner, const std::vector<std::string>& tenants = {},
+                                       bool default_tenant = true);
+  // The number of jobs queued in each tenant's four queues ("" the default
+  // tenant's), in the order given; one pipeline.
+  std::vector<std::uint64_t> queued_jobs(const std::vector<std::string>& tenants);
+  // A tenant's queued jobs beyond its first `limit` in the order take_next
+  // takes them (priority, then age), at most `most` of them: moved from
+  // the heads of its queues, least urgent queue first, into
+  // processing:<owner> as processing entries, in one script. Each comes
+  // with the number of the tenant's jobs that were queued ahead of it
+  // (coordinator/admission.h: max-queued-jobs). Empty when the tenant has
+  // at most `limit` queued.
+  struct Beyond {
+    std::string entry;             // the processing entry (split_processing_entry)
+    std::uint64_t queued_ahead = 0;
+  };
+  std::vector<Beyond> take_newest_beyond(const std::string& owner, const std::string& tenant, std::uint64_t limit,
+                                         std::uint64_t most);
+  // Puts a processing entry taken by take_next back where it was taken
+  // from: off processing:<owner>, onto the tail of its tenant's queue of
+  // `priority` (the end take_next takes from: it keeps its place), in one
+  // script; nothing is pushed unless the entry was in the processing list.
+  // Returns whether it was.
+  bool return_to_queue(const std::string& owner, const std::string& entry, Priority priority);
   // BLMOVE from the default tenant's critical queue for up to timeout
   // (tenants' critical jobs are found by take_next, polled meanwhile) (critical jobs wake the
   // coordinator at once; the others are polled by take_next).

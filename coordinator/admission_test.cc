@@ -1,10 +1,15 @@
 // admission_test.cc -- admit_job's verdicts: each quota at, below and over
-// its limit, the order of the checks, no limit at 0, the messages' figures.
+// its limit, the order of the checks, no limit at 0, the messages' figures;
+// intake_slot_caps (the intake's slots between tenants) and TenantLoad's
+// counts.
 #include "coordinator/admission.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace zkfarm {
 namespace {
@@ -66,6 +71,69 @@ TEST(Admission, RefusalsComeBeforeTheHold) {
 TEST(Admission, TheDefaultTenantIsNamedSo) {
   EXPECT_EQ(admit_job("", TenantQuota{1, 0, 0}, TenantUsage{1, 0}, JobDemand{1, 1}).message,
             "the default tenant: 2 queued jobs, max-queued-jobs 1");
+}
+
+TEST(SlotCaps, OneTenantGetsEverySlotAsBefore) {
+  // A farm without tenants: the default tenant alone, busy or not.
+  EXPECT_EQ(intake_slot_caps(64, {TenantSlots{1, 10, true}}), std::vector<std::uint32_t>{64});
+  EXPECT_EQ(intake_slot_caps(64, {TenantSlots{1, 64, false}}), std::vector<std::uint32_t>{64});
+  EXPECT_EQ(intake_slot_caps(1, {TenantSlots{1, 0, true}}), std::vector<std::uint32_t>{1});
+}
+
+TEST(SlotCaps, ABurstLeavesASlotForEachIdleTenant) {
+  // default (idle), A (200 queued, holding 10), B (idle).
+  const auto caps = intake_slot_caps(64, {TenantSlots{1, 0, false}, TenantSlots{1, 10, true}, TenantSlots{1, 0, false}});
+  EXPECT_EQ(caps, (std::vector<std::uint32_t>{1, 62, 1}));
+  // Kept slots are bounded: 40 idle tenants keep 64 / 4 = 16.
+  std::vector<TenantSlots> many(41, TenantSlots{1, 0, false});
+  many[0] = TenantSlots{1, 5, true};
+  EXPECT_EQ(intake_slot_caps(64, many)[0], 48u);
+}
+
+TEST(SlotCaps, BusyTenantsShareByWeight) {
+  // default idle (one slot kept), A and B queued: 63 by weight, rounded down.
+  EXPECT_EQ(intake_slot_caps(64, {TenantSlots{1, 0, false}, TenantSlots{1, 62, true}, TenantSlots{1, 1, true}}),
+            (std::vector<std::uint32_t>{1, 31, 31}));
+  EXPECT_EQ(intake_slot_caps(64, {TenantSlots{1, 0, false}, TenantSlots{3, 40, true}, TenantSlots{1, 1, true}}),
+            (std::vector<std::uint32_t>{1, 47, 15}));
+  // A holding more than its share keeps them (cap below what it holds: it
+  // takes no more until its jobs end below it).
+  const auto caps = intake_slot_caps(8, {TenantSlots{1, 7, true}, TenantSlots{1, 1, true}});
+  EXPECT_EQ(caps, (std::vector<std::uint32_t>{4, 4}));
+}
+
+TEST(SlotCaps, TheIdlePartOfAShareIsUsable) {
+  // B holds 2 and has nothing queued: A may use the rest of B's share.
+  EXPECT_EQ(intake_slot_caps(64, {TenantSlots{1, 20, true}, TenantSlots{1, 2, false}}),
+            (std::vector<std::uint32_t>{62, 2}));
+  // Weight 0 (what others leave) still gets one slot to start a job.
+  EXPECT_EQ(intake_slot_caps(10, {TenantSlots{1, 3, true}, TenantSlots{0, 0, true}}),
+            (std::vector<std::uint32_t>{10, 1}));
+  // Nonsense weights count as 0 and never throw.
+  EXPECT_EQ(intake_slot_caps(10, {TenantSlots{-1, 3, true}, TenantSlots{std::nan(""), 0, true}}),
+            (std::vector<std::uint32_t>{5, 5}));
+}
+
+TEST(TenantLoadCounts, JobsAndPartitionsFromDeliveryToEnd) {
+  TenantLoad load;
+  load.delivered("a", 4);
+  EXPECT_EQ(load.usage("a").jobs, 1u);
+  EXPECT_EQ(load.usage("a").active_partitions, 4u);  // in transit
+  load.received("a", 4, 4);                          // the scheduler has them now
+  EXPECT_EQ(load.usage("a").active_partitions, 4u);
+  load.publish({{"a", 1}});                          // three proved
+  EXPECT_EQ(load.usage("a").active_partitions, 1u);
+  EXPECT_EQ(load.usage("b").jobs, 0u);
+  load.ended("a");
+  load.ended("a");  // never below zero
+  EXPECT_EQ(load.usage("a").jobs, 0u);
+  // The intake thread counting while another reads.
+  std::thread intake([&] {
+    for (int i = 0; i < 1000; ++i) load.delivered("b", 1);
+  });
+  for (int i = 0; i < 1000; ++i) load.usage("b");
+  intake.join();
+  EXPECT_EQ(load.usage("b").jobs, 1000u);
 }
 
 }  // namespace

@@ -80,8 +80,8 @@ void Coordinator::run() {
   if (lease_) lease_thread_ = std::thread([this] { lease_->run(stopping_); });
   intake_thread_ = std::thread([this] {
     Intake intake(
-        config_, metrics_, active_jobs_, held_bytes_, [this](PreparedJob job) { events_.push(std::move(job)); },
-        lease_.get());
+        config_, metrics_, active_jobs_, held_bytes_, tenant_load_,
+        [this](PreparedJob job) { events_.push(std::move(job)); }, lease_.get());
     intake.run(stopping_);
   });
   start_verifiers();
@@ -124,6 +124,7 @@ void Coordinator::run() {
       deferred.pop_front();
       handle(event);
     }
+    publish_tenant_load();
     if (Clock::now() >= next_tick) {
       try {
         tick();
@@ -160,6 +161,8 @@ void Coordinator::start_verifiers() {
 
 void Coordinator::on_prepared(PreparedJob prepared) {
   const std::uint64_t held = prepared.held_bytes;
+  const std::string tenant = prepared.tenant;
+  const std::uint64_t partitions = prepared.spec.partitions.size();  // as the intake counted it
   // A recovery pass (after a lost Redis connection or a takeover) prepares
   // every job of the processing list again, also one this thread finished
   // after the intake had claimed it: a job that is terminal in Redis is
@@ -176,6 +179,8 @@ void Coordinator::on_prepared(PreparedJob prepared) {
     ZKLOG(kInfo) << "job " << prepared.spec.id << " is already " << state.str << "; not started again";
     --active_jobs_;
     held_bytes_ -= held;
+    tenant_load_.received(tenant, partitions, scheduler_.active_partitions(tenant));
+    tenant_load_.ended(tenant);
     return;
   }
   auto shared = std::make_shared<const PreparedJob>(std::move(prepared));
@@ -194,12 +199,21 @@ void Coordinator::on_prepared(PreparedJob prepared) {
   }
   job.prepared = std::move(shared);
   const std::string id = job.id();
-  if (!scheduler_.add_job(std::move(job))) {  // a recovery pass saw a job we already run
+  const bool added = scheduler_.add_job(std::move(job));
+  tenant_load_.received(tenant, partitions, scheduler_.active_partitions(tenant));
+  if (!added) {  // a recovery pass saw a job we already run
     --active_jobs_;
     held_bytes_ -= held;
+    tenant_load_.ended(tenant);
     return;
   }
   if (cancel_requested) scheduler_.end_job(id, ErrorCode::kCancelled, "cancelled by request");
+}
+
+void Coordinator::publish_tenant_load() {
+  std::map<std::string, std::uint64_t> active = {{"", scheduler_.active_partitions("")}};
+  for (const auto& tenant : tenants_) active[tenant] = scheduler_.active_partitions(tenant);
+  tenant_load_.publish(active);
 }
 
 void Coordinator::on_result(const WorkerSessions::Session& session, wire::Result::Reader result) {
@@ -374,6 +388,7 @@ void Coordinator::job_finished(const ScheduledJob& job, const JobEnd& end) {
                      config_.terminal_ttl_seconds};
   with_redis([&] { return store_of(job).finish(stored_id(job), f); });
   --active_jobs_;
+  tenant_load_.ended(job.prepared ? job.prepared->tenant : std::string());
   if (job.prepared) held_bytes_ -= job.prepared->held_bytes;
 }
 

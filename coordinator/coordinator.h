@@ -40,6 +40,7 @@
 #include "cluster/keys.h"
 #include "cluster/mailbox.h"
 #include "cluster/redis_client.h"
+#include "coordinator/admission.h"
 #include "coordinator/config.h"
 #include "coordinator/lease_keeper.h"
 #include "coordinator/prepared_job.h"
@@ -85,6 +86,9 @@ class Coordinator : private SchedulerEffects {
   void on_result(const WorkerSessions::Session& session, wire::Result::Reader result);
   void on_verified(const VerifyDone& done);
   void tick();
+  // Publishes the scheduler's active partitions of every tenant to the
+  // intake (TenantLoad).
+  void publish_tenant_load();
 
   // SchedulerEffects, with Redis and the link.
   void send_task(const TaskOrder& order) override;
@@ -117,6 +121,7 @@ class Coordinator : private SchedulerEffects {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> active_jobs_{0};
   std::atomic<std::uint64_t> held_bytes_{0};  // PreparedJob::held_bytes of the active jobs
+  TenantLoad tenant_load_;  // each tenant's jobs and partitions, shared with the intake (admission.h)
   std::unique_ptr<LeaseKeeper> lease_;  // with --takeover-after-ms
   std::thread intake_thread_, lease_thread_;
   std::unique_ptr<VerifierPool<VerifyRequest>> verifiers_;  // made in run()

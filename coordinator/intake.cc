@@ -29,6 +29,9 @@ bool is_wrong_type(const RedisError& e) {
 // How often intake re-reads the tenant list: a new tenant's queue is served
 // within a second, at one SMEMBERS a second.
 constexpr std::chrono::milliseconds kTenantsRefresh{1000};
+// The most max-queued-jobs refusals of one tenant in one pass: a burst of
+// thousands is refused over a few polls, other work between.
+constexpr std::uint64_t kRefusalsPerPass = 100;
 }  // namespace
 
 // The source the log rate limit counts lines about queue entries under
@@ -46,10 +49,10 @@ std::uint64_t estimate_held_bytes(const PreparedJob& job) {
 
 Intake::Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
                std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes,
-               std::function<void(PreparedJob)> deliver, LeaseKeeper* lease)
+               TenantLoad& load, std::function<void(PreparedJob)> deliver, LeaseKeeper* lease)
     : config_(config), metrics_(std::move(metrics)), keys_(config.key_prefix),
       witness_policy_(make_witness_policy(config.witness_roots, config.artifacts, config.key_prefix)),
-      active_jobs_(active_jobs), held_bytes_(held_bytes), deliver_(std::move(deliver)), lease_(lease) {
+      active_jobs_(active_jobs), held_bytes_(held_bytes), load_(load), deliver_(std::move(deliver)), lease_(lease) {
   witness_policy_.http.ca_file = config.ca_file;
   witness_policy_.http.urls = parse_url_policy(config.witness_url_allow);
   const std::string kAbort = "abort-in-intake=";
@@ -137,7 +140,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
       while (!recovering_.empty() && reading_slots() < coordinator::kJobsReadingAtOnce && !stopping) {
         const std::string raw = std::move(recovering_.front());
         recovering_.pop_front();
-        handle_raw(redis, store, raw);
+        handle_raw(redis, store, raw, /*may_hold=*/false);  // ours already: never back to a queue
       }
       if (!recovering_.empty()) {
         wait_for_reads(coordinator::kIntakeFullRecheck);
@@ -148,14 +151,23 @@ void Intake::run(const std::atomic<bool>& stopping) {
         wait_for_reads(coordinator::kIntakeFullRecheck);
         continue;
       }
+      // Tenants' queue lengths (max-queued-jobs refusals, the slots'
+      // shares) before the first take and every poll.
+      if (Clock::now() >= next_queue_count_) {
+        count_tenant_queues(redis, store);
+        next_queue_count_ = Clock::now() + config_.intake_poll;
+      }
+      release_holds();
       std::optional<std::string> raw;
       if (reading_slots() >= coordinator::kJobsReadingAtOnce) {
         raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);  // critical jobs only
       } else {
-        raw = store.take_next(config_.coordinator_id, tenants_in_turn(redis));
+        bool default_tenant = true;
+        const std::vector<std::string> turn = tenants_to_take(redis, default_tenant);
+        raw = store.take_next(config_.coordinator_id, turn, default_tenant);
         // Nothing queued: wait for a critical job, or, while jobs are being
         // read, for a read to end (the queues are polled again meanwhile).
-        if (!raw && reading_.empty())
+        if (!raw && reading_.empty() && default_tenant)
           raw = store.wait_critical(config_.coordinator_id, config_.intake_poll);
         else if (!raw)
           wait_for_reads(config_.intake_poll);
@@ -179,7 +191,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
   }
 }
 
-void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& raw) {
+void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& raw, bool may_hold) {
   const std::string& me = config_.coordinator_id;
   const std::string digest = entry_digest(raw);
   // Counted once per process: a retry after a lost Redis reply is the same
@@ -201,7 +213,9 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
     }
   }
   try {
-    if (!check_raw(redis, store, raw, digest)) return;  // its witnesses are being read
+    const bool reading = !check_raw(redis, store, raw, digest, may_hold);
+    refusing_.erase(raw);
+    if (reading) return;  // its witnesses are being read
   } catch (const RedisError& e) {
     if (!is_wrong_type(e)) throw;
     ZKLOG(kWarning) << "rejected a queue entry whose job keys have the wrong type: " << e.what();
@@ -226,7 +240,7 @@ void Intake::fail_job(JobStore& store, const std::string& raw, const std::string
 }
 
 bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::string& entry,
-                       const std::string& entry_sha256) {
+                       const std::string& entry_sha256, bool may_hold) {
   const std::string& me = config_.coordinator_id;
   // A tenant's job: its keys are in its namespace, its entry wraps the
   // queue entry (whose digest its job record holds).
@@ -278,6 +292,26 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
   }
   spec_circuit = spec.circuit;
   spec_priority = priority_name(spec.priority);
+  // The tenant's quotas (admission.h), asked before the claim: a held job
+  // goes back to its queue unclaimed; a refusal fails the job after it.
+  AdmissionVerdict verdict;
+  if (auto quota = quotas_.find(split.tenant); !split.tenant.empty() && quota != quotas_.end()) {
+    TenantUsage usage;
+    if (auto beyond = refusing_.find(entry); beyond != refusing_.end()) usage.queued_ahead = beyond->second;
+    usage.active_partitions = active_partitions(split.tenant);
+    const JobDemand demand{raw.size(), spec.partitions.size()};
+    verdict = admit_job(split.tenant, quota->second, usage, demand);
+    if (verdict.kind == AdmissionVerdict::Kind::kHold) {
+      // A job of the processing list (recovery) is ours already: it starts.
+      if (may_hold && farm_store.return_to_queue(me, entry, spec.priority)) {
+        ZKLOG_PEER(kInfo, kSubmissions) << "job " << peer_text(scheduled_job_id(split.tenant, spec.id))
+                                        << " held in its queue: " << verdict.message;
+        held_[split.tenant] = demand;
+        return true;
+      }
+      verdict = {};
+    }
+  }
   // The circuit's record before anything is counted: the job's metrics name
   // its circuit only once the circuit is known to be registered (a job
   // naming a made-up circuit counts as "unknown" and adds no series).
@@ -335,13 +369,9 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
     return true;
   }
-  if (auto quota = quotas_.find(split.tenant); !split.tenant.empty() && quota != quotas_.end()) {
-    const AdmissionVerdict verdict =
-        admit_job(split.tenant, quota->second, TenantUsage{}, JobDemand{raw.size(), spec.partitions.size()});
-    if (verdict.kind == AdmissionVerdict::Kind::kRefuse) {
-      fail(spec.id, verdict.code, verdict.message);
-      return true;
-    }
+  if (verdict.kind == AdmissionVerdict::Kind::kRefuse) {
+    fail(spec.id, verdict.code, verdict.message);
+    return true;
   }
   if (!circuit_error.empty()) {
     fail(spec.id, ErrorCode::kUnknownCircuit, circuit_error);
@@ -450,22 +480,110 @@ void Intake::finish_reading(JobStore& farm_store, const Reading& job, const Witn
     prepared.held_bytes = estimate_held_bytes(prepared);
     ++active_jobs_;
     held_bytes_ += prepared.held_bytes;
+    load_.delivered(job.tenant, prepared.spec.partitions.size());
     deliver_(std::move(prepared));
   }
   store.end_intake(me, job.digest);
   counted_.erase(job.digest);
 }
 
-const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
-  if (Clock::now() >= tenants_read_) {
-    tenants_.clear();
-    quotas_.clear();
-    for (const TenantRecord& r : load_tenants(redis, keys_)) {
-      tenants_.push_back(r.name);
-      quotas_[r.name] = TenantQuota{r.max_queued_jobs, r.max_active_partitions, r.max_job_bytes};
-    }
-    tenants_read_ = Clock::now() + kTenantsRefresh;
+void Intake::refresh_tenants(RedisClient& redis) {
+  if (Clock::now() < tenants_read_) return;
+  tenants_.clear();
+  quotas_.clear();
+  weights_.clear();
+  for (const TenantRecord& r : load_tenants(redis, keys_)) {
+    tenants_.push_back(r.name);
+    quotas_[r.name] = TenantQuota{r.max_queued_jobs, r.max_active_partitions, r.max_job_bytes};
+    weights_[r.name] = r.weight;
   }
+  tenants_read_ = Clock::now() + kTenantsRefresh;
+}
+
+std::uint64_t Intake::active_partitions(const std::string& tenant) const {
+  std::uint64_t partitions = load_.usage(tenant).active_partitions;
+  for (const auto& job : reading_)
+    if (job.tenant == tenant) partitions += job.spec->partitions.size();
+  return partitions;
+}
+
+std::uint32_t Intake::held_jobs(const std::string& tenant) const {
+  std::uint32_t jobs = load_.usage(tenant).jobs;
+  for (const auto& job : reading_)
+    if (job.tenant == tenant) ++jobs;
+  return jobs;
+}
+
+void Intake::count_tenant_queues(RedisClient& redis, JobStore& store) {
+  refresh_tenants(redis);
+  if (tenants_.empty()) return;  // the default tenant alone: as before tenants
+  std::vector<std::string> names = {""};
+  names.insert(names.end(), tenants_.begin(), tenants_.end());
+  std::vector<std::uint64_t> counts;
+  try {
+    counts = store.queued_jobs(names);
+  } catch (const RedisError& e) {
+    // A tenant may give its own queue key another type: the counts wait
+    // (its takes fail the same way), the others' jobs go on.
+    if (e.kind() != RedisError::Kind::kReply) throw;
+    ZKLOG_PEER(kWarning, kSubmissions) << "cannot count the tenants' queued jobs: " << e.what();
+    return;
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) queued_[names[i]] = counts[i];
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    const TenantQuota& quota = quotas_[names[i]];
+    if (quota.max_queued_jobs == 0 || counts[i] <= quota.max_queued_jobs) continue;
+    // The newest beyond the limit leave the queue and fail (admission.h).
+    for (const JobStore::Beyond& beyond :
+         store.take_newest_beyond(config_.coordinator_id, names[i], quota.max_queued_jobs, kRefusalsPerPass)) {
+      refusing_[beyond.entry] = beyond.queued_ahead;
+      if (queued_[names[i]] > 0) --queued_[names[i]];
+      handle_raw(redis, store, beyond.entry, /*may_hold=*/false);
+    }
+  }
+}
+
+void Intake::release_holds() {
+  for (auto it = held_.begin(); it != held_.end();) {
+    const auto quota = quotas_.find(it->first);
+    bool release = quota == quotas_.end();  // no longer a tenant, or no longer limited
+    if (!release) {
+      TenantUsage usage;
+      usage.active_partitions = active_partitions(it->first);
+      release = admit_job(it->first, quota->second, usage, it->second).kind != AdmissionVerdict::Kind::kHold;
+    }
+    if (release) {
+      ZKLOG(kInfo) << "tenant " << it->first << ": " << active_partitions(it->first)
+                   << " active partitions; its held job is taken again";
+      it = held_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<std::string> Intake::tenants_to_take(RedisClient& redis, bool& default_tenant) {
+  const std::vector<std::string>& turn = tenants_in_turn(redis);
+  default_tenant = true;
+  if (turn.empty()) return {};  // a farm without tenants: every slot is the default tenant's, as before
+  // The slots' shares (intake.h): the default tenant first, then the turn.
+  std::vector<TenantSlots> slots;
+  slots.push_back(TenantSlots{TenantRecord::kDefaultWeight, held_jobs(""), queued_[""] > 0});
+  for (const auto& name : turn) {
+    const auto weight = weights_.find(name);
+    slots.push_back(TenantSlots{weight == weights_.end() ? TenantRecord::kDefaultWeight : weight->second,
+                                held_jobs(name), queued_[name] > 0});
+  }
+  const std::vector<std::uint32_t> caps = intake_slot_caps(config_.max_active_jobs, slots);
+  default_tenant = slots[0].held < caps[0];
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < turn.size(); ++i)
+    if (slots[i + 1].held < caps[i + 1] && !held_.count(turn[i])) out.push_back(turn[i]);
+  return out;
+}
+
+const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
+  refresh_tenants(redis);
   if (tenants_.size() > 1) {
     tenant_turn_ = (tenant_turn_ + 1) % tenants_.size();
     std::rotate(tenants_.begin(), tenants_.begin() + 1, tenants_.end());

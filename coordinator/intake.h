@@ -35,11 +35,41 @@
 // (estimate_held_bytes, the same for a job being read) are below
 // memory_budget_bytes.
 //
-// Quotas (coordinator/admission.h): a tenant's job is asked about with
-// admit_job after its claim, with its tenant's record's quotas; so far with
-// no usage figures (none queued ahead, none active), so only the refusals
-// that need none act: an entry over max-job-bytes, or a job of more
-// partitions than max-active-partitions, fails quotaExceeded at intake.
+// Quotas (coordinator/admission.h, which says where each figure comes
+// from): a tenant's job is asked about with admit_job before its claim,
+// with its tenant's record's quotas. A hold puts it back at the tail of its
+// queue and the intake takes none of that tenant's jobs until the
+// tenant's active partitions (TenantLoad, published by the scheduler
+// thread) leave it room; the other tenants' queues are taken from
+// meanwhile. A refusal (max-job-bytes, more partitions than
+// max-active-partitions, or beyond max-queued-jobs: every poll the intake
+// counts each tenant's queues and takes the newest beyond the limit off
+// them) fails the job quotaExceeded after its claim. A job of the
+// processing list (recovery) is never held: it is this coordinator's
+// already.
+//
+// Slots per tenant (intake_slot_caps, admission.h): of the max_active_jobs
+// slots, when tenants are registered,
+//  - one is kept free for each idle tenant (holding no job here and with
+//    none queued), at most max_active_jobs / kIdleTenantSlotsDivisor in
+//    all, so a tenant whose first job comes while another's burst fills
+//    the intake is taken at once;
+//  - the rest are divided between the busy tenants by weight (the default
+//    tenant's weight is TenantRecord::kDefaultWeight), water-filled: a busy
+//    tenant with nothing queued that holds less than its share keeps what
+//    it holds, and the idle part of its share goes to the others;
+//  - a tenant with jobs queued is taken from while it holds fewer than its
+//    share rounded down (at least one); one holding more (it took them
+//    while others were idle) keeps them, and takes again once its jobs end
+//    below its share. Jobs are not taken back: the share is restored as
+//    jobs end.
+// A single busy tenant gets every slot but those kept for the idle ones;
+// a farm without tenants (the default tenant alone) every slot, as before.
+// With tenants A (200 queued) and B idle, A takes 62 of 64 slots (two kept
+// for B and the idle default tenant); B's job takes one at the next poll;
+// while B has more queued, A and B (weight 1 each) have shares of 31 (one
+// slot kept for the default tenant): B's jobs take the slots A's free, and
+// A takes again once it holds fewer than 31.
 //
 // Hostile entries: each entry's intake is counted in <p>intake:<id> before
 // it starts (once per process) and forgotten when it ends, so an entry that
@@ -83,8 +113,10 @@ class Intake {
   // config.max_active_jobs or config.memory_budget_bytes. deliver: called on
   // the intake thread, must only enqueue. lease: the lease thread's keeper
   // with --takeover-after-ms, else null.
+  // load: each tenant's jobs and partitions here, shared with the
+  // scheduler thread (admission.h); the intake counts the jobs it delivers.
   Intake(const CoordinatorConfig& config, std::shared_ptr<metrics::CoordinatorMetrics> metrics,
-         std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes,
+         std::atomic<std::uint32_t>& active_jobs, std::atomic<std::uint64_t>& held_bytes, TenantLoad& load,
          std::function<void(PreparedJob)> deliver, LeaseKeeper* lease);
   // Stops the reads in flight and waits for them (each ends by the
   // deadline of its job).
@@ -111,11 +143,15 @@ class Intake {
 
   // Counts the entry's intake attempt (set aside past the limit), then
   // check_raw(); forgets the count when the job is delivered or failed.
-  void handle_raw(RedisClient& redis, JobStore& store, const std::string& raw);
-  // Takes one raw queue entry through claim and the checks that read no
-  // witness; fails it, or starts reading its witnesses (reading_). Returns
-  // true when the entry's intake ended here (end_intake is due).
-  bool check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest);
+  // may_hold: a max-active-partitions hold may put it back in its queue
+  // (false for the processing list's jobs, which are ours already).
+  void handle_raw(RedisClient& redis, JobStore& store, const std::string& raw, bool may_hold = true);
+  // Takes one raw queue entry through its quotas, claim and the checks that
+  // read no witness; holds it (back to its queue), fails it, or starts
+  // reading its witnesses (reading_). Returns true when the entry's intake
+  // ended here (end_intake is due).
+  bool check_raw(RedisClient& redis, JobStore& store, const std::string& raw, const std::string& digest,
+                 bool may_hold);
   // Finishes every job whose reads settled or whose deadline passed
   // (delivers or fails it); drops the reads of failed deadlines that ended.
   void collect_reads(JobStore& store);
@@ -137,6 +173,22 @@ class Intake {
   // The registered tenants, re-read every kTenantsRefresh, rotated by one
   // at each take (round-robin by tenant within a priority).
   const std::vector<std::string>& tenants_in_turn(RedisClient& redis);
+  // Re-reads the tenant records (names, quotas, weights) when due.
+  void refresh_tenants(RedisClient& redis);
+  // The tenants to take from now, in turn: those not held and below their
+  // share of the slots; default_tenant says whether the default tenant's
+  // queues are taken from too (file comment, "Slots per tenant").
+  std::vector<std::string> tenants_to_take(RedisClient& redis, bool& default_tenant);
+  // Counts every tenant's queued jobs (queued_) and fails those beyond its
+  // max-queued-jobs (admission.h). A farm without tenants skips it.
+  void count_tenant_queues(RedisClient& redis, JobStore& store);
+  // Ends each tenant's hold whose verdict with the figures now is not a
+  // hold (or whose quota went).
+  void release_holds();
+  // A tenant's partitions active here: TenantLoad's plus its jobs' being read.
+  std::uint64_t active_partitions(const std::string& tenant) const;
+  // A tenant's jobs held here: TenantLoad's plus those being read.
+  std::uint32_t held_jobs(const std::string& tenant) const;
 
   const CoordinatorConfig& config_;
   std::shared_ptr<metrics::CoordinatorMetrics> metrics_;
@@ -144,6 +196,7 @@ class Intake {
   WitnessPolicy witness_policy_;  // which witnesses may be read (--witness-root, --prefix)
   std::atomic<std::uint32_t>& active_jobs_;
   std::atomic<std::uint64_t>& held_bytes_;
+  TenantLoad& load_;
   std::function<void(PreparedJob)> deliver_;
   LeaseKeeper* lease_;
   std::set<std::string> counted_;  // entry digests whose attempt this process counted
@@ -156,6 +209,14 @@ class Intake {
   std::vector<std::unique_ptr<WitnessReads>> expired_reads_;
   std::vector<std::string> tenants_;  // registered tenants, in this take's turn
   std::map<std::string, TenantQuota> quotas_;  // the registered tenants' quotas, read with tenants_
+  std::map<std::string, double> weights_;      // and their weights (the slots' shares)
+  std::map<std::string, std::uint64_t> queued_;  // jobs queued per tenant ("" the default), at the last count
+  Clock::time_point next_queue_count_{};
+  // Per held tenant: what its held job asks for (released when it fits).
+  std::map<std::string, JobDemand> held_;
+  // Processing entries taken off a queue beyond max-queued-jobs, to be
+  // refused: how many of the tenant's jobs were queued ahead of each.
+  std::map<std::string, std::uint64_t> refusing_;
   std::size_t tenant_turn_ = 0;
   Clock::time_point tenants_read_{};
 };

@@ -14,12 +14,24 @@
 //     partitions than its max-active-partitions, fails quotaExceeded at
 //     intake with a message naming the limit and the figures; a job within
 //     them runs.
+//   * QueuedJobsBeyondTheLimitAreRefused: a tenant with max-queued-jobs 2
+//     and six jobs queued (five submitted, one raw LPUSH) keeps the two
+//     first in take order (priority, then age); the others fail
+//     quotaExceeded, each naming its figure.
+//   * ActivePartitionsHoldTheJobInItsQueue: with max-active-partitions 2 a
+//     tenant's second job of two partitions waits in its queue until the
+//     first ended, and its third starts after it (order kept); another
+//     tenant's job queued behind them starts meanwhile.
+//   * IntakeSlotsAreSharedBetweenTenants: with --max-active-jobs 4 and no
+//     worker, a tenant's burst holds 3 of the slots (one kept for the idle
+//     tenants) and another tenant's job is taken at once.
 //   * CliManagesTenants: `zkfarm tenant add|list|set|rotate|remove`.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cluster/farm_api.h"
@@ -360,6 +372,110 @@ TEST_F(TenantFarmTest, QuotaRefusals) {
   EXPECT_EQ(t.error_code, "quotaExceeded") << logs();
   EXPECT_NE(t.error.find("max-active-partitions 1"), std::string::npos) << t.error;
   EXPECT_EQ(wait("small").state, "done") << logs();
+}
+
+// A tenant's job statuses, waited for until terminal.
+farm::JobStatus wait_for(const farm::FarmOptions& who, const std::string& id, const std::string& logs_hint,
+                         std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  eventually([&] { return farm::status(who, id).has_value(); }, std::chrono::seconds(40));
+  auto s = farm::wait(who, id, timeout);
+  EXPECT_TRUE(s && s->terminal()) << id << "\n" << logs_hint;
+  return s ? *s : farm::JobStatus{};
+}
+
+TEST_F(TenantFarmTest, QueuedJobsBeyondTheLimitAreRefused) {
+  RedisClient admin(options_.redis_url);
+  const KeyLayout keys(options_.prefix);
+  const TenantCredentials q = add_tenant(admin, keys, TenantRecord{.name = "q", .max_queued_jobs = 2});
+  share_circuit(admin, keys, bn254_.id, {"q"});
+  farm::FarmOptions as_q = options_;
+  as_q.redis_url = q.url(options_.redis_url);
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  // Queued while no coordinator runs: j1..j4 normal, j5 high, then a raw
+  // LPUSH of j6 (normal). Take order: j5, j1, j2, j3, j4, j6.
+  for (const char* id : {"j1", "j2", "j3", "j4"}) EXPECT_EQ(farm::submit(as_q, job_json(id, bn254_.id, {w})), id);
+  EXPECT_EQ(farm::submit(as_q, job_json("j5", bn254_.id, {w}, "high")), "j5");
+  RedisClient(as_q.redis_url).command({"LPUSH", keys.for_tenant("q").queue(Priority::kNormal),
+                                       job_json("j6", bn254_.id, {w})});
+  start_coordinator();
+  start_worker("w0");
+  EXPECT_EQ(wait_for(as_q, "j5", logs()).state, "done") << logs();
+  EXPECT_EQ(wait_for(as_q, "j1", logs()).state, "done") << logs();
+  // The newest of the least urgent queue first: j6 had 5 jobs ahead, j4 4, ...
+  const std::vector<std::pair<std::string, int>> refused = {{"j6", 6}, {"j4", 5}, {"j3", 4}, {"j2", 3}};
+  for (const auto& [id, queued] : refused) {
+    const farm::JobStatus s = wait_for(as_q, id, logs());
+    EXPECT_EQ(s.error_code, "quotaExceeded") << id << " " << s.state << " " << s.error;
+    EXPECT_EQ(s.error, "tenant q: " + std::to_string(queued) + " queued jobs, max-queued-jobs 2") << id;
+  }
+  // Nothing left behind; a job within the limit still runs.
+  EXPECT_EQ(admin.command({"LLEN", keys.for_tenant("q").queue(Priority::kNormal)}).as_integer(), 0);
+  EXPECT_EQ(farm::submit(as_q, job_json("later", bn254_.id, {w})), "later");
+  EXPECT_EQ(wait_for(as_q, "later", logs()).state, "done") << logs();
+}
+
+TEST_F(TenantFarmTest, ActivePartitionsHoldTheJobInItsQueue) {
+  RedisClient admin(options_.redis_url);
+  const KeyLayout keys(options_.prefix);
+  const TenantCredentials h = add_tenant(admin, keys, TenantRecord{.name = "h", .max_active_partitions = 2});
+  const TenantCredentials o = add_tenant(admin, keys, TenantRecord{.name = "o"});
+  share_circuit(admin, keys, bn254_.id, {"h", "o"});
+  farm::FarmOptions as_h = options_, as_o = options_;
+  as_h.redis_url = h.url(options_.redis_url);
+  as_o.redis_url = o.url(options_.redis_url);
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  start_coordinator();
+  // Slow workers: each partition takes over a second, so h1 is active
+  // while the others come.
+  start_worker("w0", {"--prove-delay-ms", "1500"});
+  start_worker("w1", {"--prove-delay-ms", "1500"});
+  EXPECT_EQ(farm::submit(as_h, job_json("h1", bn254_.id, {w, w})), "h1");
+  EXPECT_EQ(farm::submit(as_h, job_json("h2", bn254_.id, {w, w})), "h2");
+  EXPECT_EQ(farm::submit(as_h, job_json("h3", bn254_.id, {w})), "h3");
+  EXPECT_EQ(farm::submit(as_o, job_json("o1", bn254_.id, {w})), "o1");
+  const farm::JobStatus h1 = wait_for(as_h, "h1", logs(), std::chrono::seconds(90));
+  const farm::JobStatus h2 = wait_for(as_h, "h2", logs(), std::chrono::seconds(90));
+  const farm::JobStatus h3 = wait_for(as_h, "h3", logs(), std::chrono::seconds(90));
+  const farm::JobStatus o1 = wait_for(as_o, "o1", logs(), std::chrono::seconds(90));
+  for (const auto* s : {&h1, &h2, &h3, &o1}) EXPECT_EQ(s->state, "done") << s->id << " " << s->error << "\n" << logs();
+  // h2 (2 partitions) started only once h1's were proved; h3 (1), queued
+  // behind it, not before it (it would have fitted beside h1's last).
+  EXPECT_GE(h2.started_at, h1.finished_at) << logs();
+  EXPECT_GE(h3.started_at, h2.started_at) << logs();
+  // Queued behind h's held jobs, o's job was not blocked.
+  EXPECT_LT(o1.started_at, h1.finished_at) << logs();
+  EXPECT_NE(logs().find("held in its queue: tenant h: 2 active partitions and 2 of this job, max-active-partitions 2"),
+            std::string::npos)
+      << logs();
+}
+
+TEST_F(TenantFarmTest, IntakeSlotsAreSharedBetweenTenants) {
+  RedisClient admin(options_.redis_url);
+  const KeyLayout keys(options_.prefix);
+  const TenantCredentials a = add_tenant(admin, keys, TenantRecord{.name = "a"});
+  const TenantCredentials b = add_tenant(admin, keys, TenantRecord{.name = "b"});
+  share_circuit(admin, keys, bn254_.id, {"a", "b"});
+  farm::FarmOptions as_a = options_, as_b = options_;
+  as_a.redis_url = a.url(options_.redis_url);
+  as_b.redis_url = b.url(options_.redis_url);
+  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  // No worker: every job taken in stays held, so the slots are what the
+  // intake took.
+  start_coordinator({"--max-active-jobs", "4"});
+  for (int i = 0; i < 8; ++i) farm::submit(as_a, job_json("a" + std::to_string(i), bn254_.id, {w}));
+  auto running = [&](const farm::FarmOptions& who, const std::string& prefix, int n) {
+    int count = 0;
+    for (int i = 0; i < n; ++i)
+      if (auto s = farm::status(who, prefix + std::to_string(i)); s && s->state == "running") ++count;
+    return count;
+  };
+  EXPECT_TRUE(eventually([&] { return running(as_a, "a", 8) == 3; }, std::chrono::seconds(20))) << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(running(as_a, "a", 8), 3) << "one slot is kept for the idle tenants";
+  EXPECT_EQ(farm::submit(as_b, job_json("b0", bn254_.id, {w})), "b0");
+  EXPECT_TRUE(eventually([&] { return running(as_b, "b", 1) == 1; }, std::chrono::seconds(10))) << logs();
+  EXPECT_EQ(running(as_a, "a", 8), 3);
+  EXPECT_EQ(farm::status(as_a, "a7")->state, "queued");
 }
 
 TEST_F(TenantFarmTest, CliManagesTenants) {
