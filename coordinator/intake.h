@@ -132,8 +132,11 @@ class Intake {
   void wait_for_reads(std::chrono::milliseconds timeout);
   // Whether the held jobs leave room for another (logs when that changes).
   bool room_for_a_job();
-  // The Redis queue lengths (zkfarm_queue_depth).
+  // The Redis queue lengths, per priority and tenant (zkfarm_queue_depth).
   void sample_queue_depth(RedisClient& redis);
+  // Re-reads the registered tenants and their quotas when kTenantsRefresh
+  // has passed (and marks them registered in the metrics).
+  void refresh_tenants(RedisClient& redis);
   // The registered tenants, re-read every kTenantsRefresh, rotated by one
   // at each take (round-robin by tenant within a priority).
   const std::vector<std::string>& tenants_in_turn(RedisClient& redis);
@@ -157,6 +160,7 @@ class Intake {
   std::vector<std::string> tenants_;  // registered tenants, in this take's turn
   std::map<std::string, TenantQuota> quotas_;  // the registered tenants' quotas, read with tenants_
   std::size_t tenant_turn_ = 0;
+  std::vector<std::string> depth_tenants_;  // tenants whose queue depth was last sampled
   Clock::time_point tenants_read_{};
 };
 
