@@ -85,7 +85,10 @@ function tenantCell(j) {
 
 function renderSummary(jobs, workers, stats) {
   const queued = Object.values(jobs.queued).reduce((sum, q) => sum + q.count, 0);
-  const alive = workers.capacity.alive;
+  // The admin counts the workers as before (alive, quarantined or not); a
+  // tenant gets the farm's capacity (alive and not quarantined) only.
+  const alive = workers.viewer.role === 'admin'
+    ? workers.workers.filter((w) => w.state === 'alive').length : workers.capacity.alive;
   const hour = stats.last_hour;
   document.getElementById('summary').replaceChildren(
     card('workers alive', String(alive) + ' / ' + workers.capacity.workers, 'card-workers'),
