@@ -663,12 +663,14 @@ const char kTenantHelp[] =
     "namespace, <prefix>t:NAME: -- its queues, jobs, results, events and\n"
     "circuits -- and the farm's client functions; with its URL, `zkfarm\n"
     "submit/status/wait/result/cancel` work as usual on its own jobs.\n"
-    "  add     makes the user and the record, prints the tenant's Redis URL once\n"
-    "          (its password is not kept anywhere: Redis stores its sha256)\n"
+    "  add     makes the user and the record, prints the tenant's Redis URL and,\n"
+    "          on a second line, its status page token, once (neither is kept\n"
+    "          anywhere: Redis stores their sha256)\n"
     "  set     changes the figures (those not given keep their values)\n"
     "  list    the tenants and their figures\n"
-    "  rotate  a new password (printed once, in a new URL); the old one stops\n"
-    "          working for new connections at once\n"
+    "  rotate  a new password and status page token (printed once, as by add);\n"
+    "          the old password stops working for new connections at once, the\n"
+    "          old token at the page's next request\n"
     "  remove  deletes the user (its connections are closed) and the record;\n"
     "          its keys stay until their TTLs\n"
     "When the server has an ACL file (aclfile in redis.conf) the users are saved\n"
@@ -766,9 +768,10 @@ int run_tenant(const std::vector<std::string>& argv) {
         } else {
           credentials = rotate_tenant(redis, keys, name);
         }
-        std::printf("%s\n", credentials.url(options.redis_url).c_str());
+        std::printf("%s\n%s\n", credentials.url(options.redis_url).c_str(), credentials.status_token.c_str());
         std::fprintf(stderr,
-                     "zkfarm tenant %s: tenant %s's Redis URL is printed above, once: hand it to the tenant (ZKFARM_REDIS)%s\n",
+                     "zkfarm tenant %s: tenant %s's Redis URL (first line) and status page token (second line) "
+                     "are printed above, once: hand them to the tenant (ZKFARM_REDIS; the page's bearer token)%s\n",
                      sub.c_str(), name.c_str(),
                      save_acl(redis) ? "; the user is saved in the server's ACL file"
                                      : "; the server has no ACL file: the user lasts until Redis restarts "

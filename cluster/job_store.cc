@@ -2,7 +2,9 @@
 // them first ($kName in a script is the job hash field JobStore::kName).
 #include "cluster/job_store.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -217,11 +219,13 @@ return 1
 // recent:failed:<its code>, stats:<this minute>, index:running, the four
 // index:queued.
 // ARGV: state, error_code, error, now, ttl, raw, result_json, event, channel,
-// id, failed ids kept per code.
+// id, failed ids kept per code, the tenant's stats field prefix ("" for the
+// default tenant: tenant_stats_field).
 // Besides the job's own keys it records the job in the recent list of its
 // outcome (the failed ones per code) and counts it (with its latency when
-// done) in the minute's stats, once: a repeated finish returns before. The
-// job leaves the indexes of queued and running jobs in any case.
+// done) in the minute's stats, the farm's fields and its tenant's, once: a
+// repeated finish returns before. The job leaves the indexes of queued and
+// running jobs in any case.
 const std::string kFinishScript = with_fields(R"lua(
 local cur = redis.call('HGET', KEYS[1], $kState)
 if KEYS[2] ~= '' and ARGV[6] ~= '' then redis.call('LREM', KEYS[2], 1, ARGV[6]) end
@@ -231,19 +235,23 @@ redis.call('HSET', KEYS[1], $kState, ARGV[1], $kFinishedAt, ARGV[4], $kErrorCode
            $kError, ARGV[3])
 local now = tonumber(ARGV[4])
 local recent = KEYS[8]
-if ARGV[1] == 'done' then
-  recent = KEYS[7]
-  redis.call('HINCRBY', KEYS[9], 'jobs_done', 1)
-  local submitted = tonumber(redis.call('HGET', KEYS[1], $kSubmittedAt) or '')
-  if submitted then
-    local latency = math.max(now - submitted, 0)
-    redis.call('HINCRBYFLOAT', KEYS[9], 'latency_sum', latency)
-    redis.call('HINCRBY', KEYS[9], 'latency_count', 1)
-    local max = tonumber(redis.call('HGET', KEYS[9], 'latency_max') or '0')
-    if latency > max then redis.call('HSET', KEYS[9], 'latency_max', latency) end
+local prefixes = {''}
+if ARGV[12] ~= '' then prefixes[2] = ARGV[12] end
+local submitted = tonumber(redis.call('HGET', KEYS[1], $kSubmittedAt) or '')
+if ARGV[1] == 'done' then recent = KEYS[7] end
+for _, p in ipairs(prefixes) do
+  if ARGV[1] == 'done' then
+    redis.call('HINCRBY', KEYS[9], p .. 'jobs_done', 1)
+    if submitted then
+      local latency = math.max(now - submitted, 0)
+      redis.call('HINCRBYFLOAT', KEYS[9], p .. 'latency_sum', latency)
+      redis.call('HINCRBY', KEYS[9], p .. 'latency_count', 1)
+      local max = tonumber(redis.call('HGET', KEYS[9], p .. 'latency_max') or '0')
+      if latency > max then redis.call('HSET', KEYS[9], p .. 'latency_max', latency) end
+    end
+  else
+    redis.call('HINCRBY', KEYS[9], p .. 'jobs_failed', 1)
   end
-else
-  redis.call('HINCRBY', KEYS[9], 'jobs_failed', 1)
 end
 redis.call('EXPIRE', KEYS[9], 7200)
 redis.call('ZADD', recent, now, ARGV[10])
@@ -307,12 +315,20 @@ return 'cancelled'
 )lua");
 
 // KEYS: job, events list. ARGV: partition, proof json, event, channel, proofs
-// key, stats:<this minute> (counts the partition once).
+// key, stats:<this minute> (counts the partition and its worker seconds
+// once, in the farm's fields and, when ARGV[7] is a tenant's field prefix,
+// in its tenant's), worker seconds.
 const std::string kStoreProofScript = with_fields(R"lua(
 local added = redis.call('HSET', ARGV[5], ARGV[1], ARGV[2])
 if added == 1 then
   redis.call('HINCRBY', KEYS[1], $kProved, 1)
-  redis.call('HINCRBY', ARGV[6], 'partitions', 1)
+  local prefixes = {''}
+  if ARGV[7] ~= '' then prefixes[2] = ARGV[7] end
+  local seconds = tonumber(ARGV[8]) or 0
+  for _, p in ipairs(prefixes) do
+    redis.call('HINCRBY', ARGV[6], p .. 'partitions', 1)
+    if seconds > 0 then redis.call('HINCRBYFLOAT', ARGV[6], p .. 'worker_seconds', seconds) end
+  end
   redis.call('EXPIRE', ARGV[6], 7200)
 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
@@ -555,11 +571,19 @@ std::map<std::uint32_t, std::string> JobStore::proofs(const std::string& id) {
 }
 
 void JobStore::store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                           const std::string& event, const std::vector<std::vector<std::string>>& also) {
+                           const std::string& event, const std::vector<std::vector<std::string>>& also,
+                           double worker_seconds) {
   const std::vector<std::string> keys = {keys_.job(id), keys_.job_events(id)};
-  const std::vector<std::string> args = {std::to_string(partition),  proof_json,
-                                         event,                      keys_.events_channel(),
-                                         keys_.job_proofs(id),       keys_.stats_minute(unix_minute(unix_now()))};
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.6f", std::isfinite(worker_seconds) ? std::max(worker_seconds, 0.0) : 0.0);
+  const std::vector<std::string> args = {std::to_string(partition),
+                                         proof_json,
+                                         event,
+                                         keys_.events_channel(),
+                                         keys_.job_proofs(id),
+                                         keys_.stats_minute(unix_minute(unix_now())),
+                                         keys_.tenant().empty() ? std::string() : tenant_stats_field(keys_.tenant(), ""),
+                                         seconds};
   if (also.empty()) {
     redis_.eval(kStoreProofScript, keys, args);
     return;
@@ -608,7 +632,8 @@ bool JobStore::finish(const std::string& id, const Finish& f) {
   for (Priority p : kAllPriorities) keys.push_back(keys_.queued_index(p));
   RedisReply r = redis_.eval(kFinishScript, keys,
                              {f.state, f.error_code, f.error, format_time(now), std::to_string(f.ttl_seconds), f.raw,
-                              f.result_json, event, keys_.events_channel(), id, std::to_string(kRecentFailedPerCode)});
+                              f.result_json, event, keys_.events_channel(), id, std::to_string(kRecentFailedPerCode),
+                              keys_.tenant().empty() ? std::string() : tenant_stats_field(keys_.tenant(), "")});
   return r.as_integer() == 1;
 }
 

@@ -175,9 +175,12 @@ class JobStore {
   std::map<std::uint32_t, std::string> proofs(const std::string& id);
   // Stores a verified partition proof and appends/publishes event_json;
   // also (e.g. a worker's proof counter) is sent in the same round trip,
-  // after the store, and runs once. Throws RedisError.
+  // after the store, and runs once. The minute's stats count the partition
+  // and worker_seconds (dispatch to result; 0: not counted), the farm's
+  // fields and its tenant's, once. Throws RedisError.
   void store_proof(const std::string& id, std::uint32_t partition, const std::string& proof_json,
-                   const std::string& event_json, const std::vector<std::vector<std::string>>& also = {});
+                   const std::string& event_json, const std::vector<std::vector<std::string>>& also = {},
+                   double worker_seconds = 0);
   // Appends an event to job:<id>:events and publishes it.
   void event(const std::string& id, const std::string& event_json);
 

@@ -54,7 +54,9 @@
 //   <p>circuit:<id>:tenants    set    tenants an admin-registered circuit is shared with ("*": all)
 //   <tp>circuit:<id>, <tp>circuits   a tenant's own circuit records (the same fields as <p>'s)
 //   <p>stats:<minute>          hash   per unix minute: jobs_done, jobs_failed, partitions,
-//                                     latency_sum, latency_count, latency_max (expires after 2 h)
+//                                     latency_sum, latency_count, latency_max, worker_seconds
+//                                     (expires after 2 h); a tenant's jobs count there too and
+//                                     under tenant:<name>:<field> (tenant_stats_field)
 //   <p>coordinators:seen       set    ids of every coordinator that ever started (status page)
 #pragma once
 
@@ -75,6 +77,17 @@ inline constexpr const char* kTenantNameRule =
 // The tenant of jobs outside any tenant's namespace (a farm without tenants).
 inline constexpr const char* kDefaultTenant = "default";
 bool is_valid_tenant_name(std::string_view name);
+// A registered tenant's field in the per-minute stats hash
+// (KeyLayout::stats_minute): "tenant:<name>:<field>"; field "" gives the
+// prefix. The farm's own fields (jobs_done, partitions, ...) count every
+// tenant's jobs, the default tenant's included.
+inline std::string tenant_stats_field(std::string_view tenant, std::string_view field) {
+  std::string out = "tenant:";
+  out += tenant;
+  out += ':';
+  out += field;
+  return out;
+}
 
 class KeyLayout {
  public:

@@ -77,6 +77,8 @@ TenantRecord parse_record(const std::string& name, const RedisReply& hash) {
       record.max_job_bytes = parse_count(name, k, v);
     } else if (k == TenantRecord::kUser) {
       record.user = v;
+    } else if (k == TenantRecord::kStatusTokenSha256) {
+      record.status_token_sha256 = v;
     } else if (k == TenantRecord::kCreatedAt) {
       try {
         record.created_at = std::stod(v);
@@ -125,6 +127,14 @@ void set_user(RedisClient& redis, const KeyLayout& keys, const std::string& name
   redis.command(command);
 }
 
+// A status page token for tenant `name`: its name, '.', 32 random bytes
+// as hex (the name lets the page read one record, not all of them).
+std::string new_status_token(const std::string& name) { return name + "." + random_password(); }
+
+std::string token_sha256(const std::string& token) {
+  return sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(token.data()), token.size()));
+}
+
 void check_name(const std::string& name) {
   if (!is_valid_tenant_name(name))
     throw TenantError("'" + name + "' is not a tenant name (" + kTenantNameRule + ")");
@@ -140,7 +150,8 @@ std::string TenantRecord::to_json() const {
                          {"max_active_partitions", max_active_partitions},
                          {"max_job_bytes", max_job_bytes},
                          {"user", user},
-                         {"created_at", created_at}})
+                         {"created_at", created_at},
+                         {"status_token", !status_token_sha256.empty()}})
       .dump();
 }
 
@@ -216,6 +227,15 @@ std::vector<std::string> tenant_acl_rules(const KeyLayout& keys, const std::stri
   return rules;
 }
 
+std::string status_token_tenant(std::string_view token) {
+  const auto dot = token.find('.');
+  if (dot == std::string_view::npos || token.size() - dot - 1 != 64) return "";
+  for (char c : token.substr(dot + 1))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  const std::string name(token.substr(0, dot));
+  return is_valid_tenant_name(name) ? name : "";
+}
+
 std::string TenantCredentials::url(const std::string& admin_url) const {
   const RedisUrl admin = RedisUrl::parse(admin_url);
   const std::string host = admin.host.find(':') != std::string::npos ? "[" + admin.host + "]" : admin.host;
@@ -268,14 +288,16 @@ TenantCredentials add_tenant(RedisClient& redis, const KeyLayout& keys, TenantRe
     throw TenantError("tenant " + record.name + " exists (`zkfarm tenant set` changes its figures, `zkfarm "
                       "tenant rotate` its password)");
   load_client_functions(redis);
-  TenantCredentials credentials{tenant_user_name(keys, record.name), random_password()};
+  TenantCredentials credentials{tenant_user_name(keys, record.name), random_password(),
+                                new_status_token(record.name)};
   set_user(redis, keys, record.name, credentials.password);
   record.user = credentials.user;
   char created[32];
   std::snprintf(created, sizeof created, "%.3f", unix_now());
   std::vector<std::string> hset = {"HSET", keys.tenant_record(record.name)};
   for (auto& f : record_fields(record)) hset.push_back(std::move(f));
-  hset.insert(hset.end(), {TenantRecord::kUser, record.user, TenantRecord::kCreatedAt, created});
+  hset.insert(hset.end(), {TenantRecord::kUser, record.user, TenantRecord::kCreatedAt, created,
+                           TenantRecord::kStatusTokenSha256, token_sha256(credentials.status_token)});
   redis.transaction({hset, {"SADD", keys.tenants(), record.name}});
   save_acl(redis);
   return credentials;
@@ -292,9 +314,10 @@ void set_tenant(RedisClient& redis, const KeyLayout& keys, const TenantRecord& r
 TenantCredentials rotate_tenant(RedisClient& redis, const KeyLayout& keys, const std::string& name) {
   if (!load_tenant(redis, keys, name)) throw TenantError("no tenant " + name);
   load_client_functions(redis);
-  TenantCredentials credentials{tenant_user_name(keys, name), random_password()};
+  TenantCredentials credentials{tenant_user_name(keys, name), random_password(), new_status_token(name)};
   set_user(redis, keys, name, credentials.password);
-  redis.command({"HSET", keys.tenant_record(name), TenantRecord::kUser, credentials.user});
+  redis.command({"HSET", keys.tenant_record(name), TenantRecord::kUser, credentials.user,
+                 TenantRecord::kStatusTokenSha256, token_sha256(credentials.status_token)});
   save_acl(redis);
   return credentials;
 }

@@ -13,7 +13,11 @@
 //     namespace only, and whose commands are what a client needs for its own
 //     jobs (tenant_acl_rules): no script of its own (only the farm's client
 //     functions, FCALL), no KEYS/SCAN, no administration. Its password is
-//     made here and printed once by the CLI; Redis keeps only its sha256.
+//     made here and printed once by the CLI; Redis keeps only its sha256;
+//   * a status page token (status_token_of): "<name>.<64 hex digits>",
+//     made with the password and printed with it, once; the record keeps
+//     only its sha256. A coordinator's status page shows the bearer of it
+//     that tenant's own jobs and figures (coordinator/status_page.h).
 // A farm without tenants has only the default tenant: the jobs under <p>
 // itself, served as before, by the admin's credentials.
 //
@@ -54,6 +58,7 @@ struct TenantRecord {
   std::uint64_t max_job_bytes = 0;
   std::string user;       // its Redis ACL user
   double created_at = 0;  // unix seconds
+  std::string status_token_sha256;  // hex; "" for a tenant made before status tokens (rotate makes one)
 
   // The hash fields of <p>tenant:<name>, spelled here only.
   static constexpr const char* kWeight = "weight";
@@ -63,9 +68,10 @@ struct TenantRecord {
   static constexpr const char* kMaxJobBytes = "max_job_bytes";
   static constexpr const char* kUser = "user";
   static constexpr const char* kCreatedAt = "created_at";
+  static constexpr const char* kStatusTokenSha256 = "status_token_sha256";
 
   // One line of JSON: name, weight, reserved_workers, the quotas, user,
-  // created_at.
+  // created_at, status_token (whether it has one; never the hash).
   std::string to_json() const;
   // Throws TenantError naming the figure that is out of range (a weight not
   // in (0, kMaxWeight], or a name that is not a tenant name).
@@ -103,11 +109,18 @@ std::vector<std::string> tenant_acl_rules(const KeyLayout& keys, const std::stri
 
 struct TenantCredentials {
   std::string user, password;
+  std::string status_token;  // the status page token ("<name>.<hex>")
   // A redis:// URL of the same server as admin_url with these credentials.
   std::string url(const std::string& admin_url) const;
 };
 
-// Registers a tenant: its ACL user (a new random password), its record, and
+// The tenant a status page token names ("<name>.<hex>"), or "" when it is
+// not of that form. It says nothing of whether the token is valid: compare
+// sha256_hex(token) with that tenant's status_token_sha256.
+std::string status_token_tenant(std::string_view token);
+
+// Registers a tenant: its ACL user (a new random password), its status page
+// token, its record, and
 // the farm's client functions; saves the ACL when the server has an ACL
 // file (see save_acl). Throws TenantError if the tenant exists.
 TenantCredentials add_tenant(RedisClient& redis, const KeyLayout& keys, TenantRecord record);
@@ -115,8 +128,9 @@ TenantCredentials add_tenant(RedisClient& redis, const KeyLayout& keys, TenantRe
 // kept). Throws TenantError if there is no such tenant.
 void set_tenant(RedisClient& redis, const KeyLayout& keys, const TenantRecord& record);
 // A new password for the tenant's user (the old one stops working at once;
-// connections already open stay until they close); its ACL rules are
-// rewritten too (as add_tenant's, e.g. after an upgrade).
+// connections already open stay until they close) and a new status page
+// token (the old one is refused from the next request on); its ACL rules
+// are rewritten too (as add_tenant's, e.g. after an upgrade).
 TenantCredentials rotate_tenant(RedisClient& redis, const KeyLayout& keys, const std::string& name);
 // Deletes the tenant's user (its open connections are closed) and record.
 // Its keys stay (jobs in flight finish; they expire with their TTL).

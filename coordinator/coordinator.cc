@@ -358,7 +358,7 @@ void Coordinator::partition_proved(const ScheduledJob& job, const PartitionResul
   with_redis([&] {
     store_of(job).store_proof(stored_id(job), result.partition, entry,
                               event_json(stored_id(job), "partition_proved", extra_text.substr(1, extra_text.size() - 2)),
-                              counter);
+                              counter, result.coordinator.worker);
     return 0;
   });
 }

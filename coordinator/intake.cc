@@ -207,7 +207,7 @@ void Intake::handle_raw(RedisClient& redis, JobStore& store, const std::string& 
       ZKLOG(kError) << "job " << (id.empty() ? "(no usable id)" : peer_text(scheduled_job_id(entry.tenant, id))) << " " << reason;
       JobStore tenant_store(redis, entry.tenant.empty() ? keys_ : keys_.for_tenant(entry.tenant));
       tenant_store.set_aside(me, raw, id, attempts - 1, reason, config_.terminal_ttl_seconds, entry_digest(entry.raw));
-      metrics_->jobs_failed("", "unknown", "setAside").Increment();
+      metrics_->jobs_failed("", "unknown", "setAside", entry.tenant).Increment();
       counted_.erase(digest);
       return;
     }
@@ -236,7 +236,7 @@ void Intake::fail_job(JobStore& store, const std::string& raw, const std::string
   f.owner = config_.coordinator_id;
   f.ttl_seconds = config_.terminal_ttl_seconds;
   store.finish(id, f);
-  metrics_->jobs_failed(circuit, priority, error_name(code)).Increment();
+  metrics_->jobs_failed(circuit, priority, error_name(code), store.keys().tenant()).Increment();
 }
 
 bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::string& entry,
@@ -262,7 +262,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
   try {
     spec = parse_job(raw);
   } catch (const JobError& e) {
-    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
+    metrics_->jobs_submitted(spec_circuit, spec_priority, split.tenant).Increment();
     auto id = extract_job_id(raw);
     if (!id) {
       ZKLOG_PEER(kWarning, kSubmissions) << "rejected a submission without a usable id: " << peer_text(e.what());
@@ -339,9 +339,9 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     }
   }
   if (claim == JobStore::Claim::kNew) {
-    metrics_->jobs_submitted(spec_circuit, spec_priority).Increment();
+    metrics_->jobs_submitted(spec_circuit, spec_priority, split.tenant).Increment();
     if (submitted.type == RedisReply::Type::kString && submitted_at <= intake_time)
-      metrics_->job_queue_wait(spec_priority).Observe(intake_time - submitted_at);
+      metrics_->job_queue_wait(spec_priority, split.tenant).Observe(intake_time - submitted_at);
   }
   if (claim == JobStore::Claim::kTerminal) {
     ZKLOG_PEER(kInfo, kSubmissions) << "job " << spec.id << " is already " << detail << "; dropped from the queue";
@@ -366,7 +366,7 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
     const std::string cancelled(error_name(ErrorCode::kCancelled));
     JobStore::Finish f{kStateCancelled, cancelled, "cancelled", "", entry, me, config_.terminal_ttl_seconds};
     store.finish(spec.id, f);
-    metrics_->jobs_failed(spec_circuit, spec_priority, cancelled).Increment();
+    metrics_->jobs_failed(spec_circuit, spec_priority, cancelled, split.tenant).Increment();
     return true;
   }
   if (verdict.kind == AdmissionVerdict::Kind::kRefuse) {
@@ -496,6 +496,7 @@ void Intake::refresh_tenants(RedisClient& redis) {
     tenants_.push_back(r.name);
     quotas_[r.name] = TenantQuota{r.max_queued_jobs, r.max_active_partitions, r.max_job_bytes};
     weights_[r.name] = r.weight;
+    metrics_->tenant_registered(r.name);  // its jobs' series carry its name from now on
   }
   tenants_read_ = Clock::now() + kTenantsRefresh;
 }
@@ -592,12 +593,27 @@ const std::vector<std::string>& Intake::tenants_in_turn(RedisClient& redis) {
 }
 
 void Intake::sample_queue_depth(RedisClient& redis) {
+  refresh_tenants(redis);
+  // The default tenant's queues, then each registered tenant's; a tenant
+  // no longer registered has its series set to 0 once.
+  std::vector<std::string> tenants = {""};
+  tenants.insert(tenants.end(), tenants_.begin(), tenants_.end());
   std::vector<std::vector<std::string>> commands;
-  for (std::size_t i = 0; i < 4; ++i) commands.push_back({"LLEN", keys_.queue(static_cast<Priority>(i))});
+  for (const auto& tenant : tenants) {
+    const KeyLayout keys = tenant.empty() ? keys_ : keys_.for_tenant(tenant);
+    for (Priority p : kAllPriorities) commands.push_back({"LLEN", keys.queue(p)});
+  }
   const RedisReply lengths = redis.transaction(commands);
   const auto& replies = lengths.as_array();
-  for (std::size_t i = 0; i < replies.size() && i < 4; ++i)
-    metrics_->queue_depth(priority_name(static_cast<Priority>(i))).Set(static_cast<double>(replies[i].as_integer()));
+  std::size_t index = 0;
+  for (const auto& tenant : tenants)
+    for (Priority p : kAllPriorities)
+      if (index < replies.size())
+        metrics_->queue_depth(priority_name(p), tenant).Set(static_cast<double>(replies[index++].as_integer()));
+  for (const auto& gone : depth_tenants_)
+    if (std::find(tenants_.begin(), tenants_.end(), gone) == tenants_.end())
+      for (Priority p : kAllPriorities) metrics_->queue_depth(priority_name(p), gone).Set(0);
+  depth_tenants_.assign(tenants_.begin(), tenants_.end());
 }
 
 }  // namespace zkfarm

@@ -168,8 +168,11 @@ class Intake {
   void wait_for_reads(std::chrono::milliseconds timeout);
   // Whether the held jobs leave room for another (logs when that changes).
   bool room_for_a_job();
-  // The Redis queue lengths (zkfarm_queue_depth).
+  // The Redis queue lengths, per priority and tenant (zkfarm_queue_depth).
   void sample_queue_depth(RedisClient& redis);
+  // Re-reads the registered tenants and their quotas when kTenantsRefresh
+  // has passed (and marks them registered in the metrics).
+  void refresh_tenants(RedisClient& redis);
   // The registered tenants, re-read every kTenantsRefresh, rotated by one
   // at each take (round-robin by tenant within a priority).
   const std::vector<std::string>& tenants_in_turn(RedisClient& redis);
@@ -218,6 +221,7 @@ class Intake {
   // refused: how many of the tenant's jobs were queued ahead of each.
   std::map<std::string, std::uint64_t> refusing_;
   std::size_t tenant_turn_ = 0;
+  std::vector<std::string> depth_tenants_;  // tenants whose queue depth was last sampled
   Clock::time_point tenants_read_{};
 };
 

@@ -48,7 +48,7 @@ bool Scheduler::add_job(ScheduledJob scheduled) {
   for (std::uint32_t i = 0; i < job.partitions.size(); ++i)
     if (job.partitions[i].phase == Phase::kPending) {
       make_pending(job, i, rounds_ahead++);
-      if (resumed) metrics_.partitions_requeued("recovered").Increment();
+      if (resumed) metrics_.partitions_requeued("recovered", job.scheduled.tenant).Increment();
     }
   ZKLOG(kInfo) << "job " << id << " started: " << job.partitions.size() << " partitions, circuit "
                << job.spec().circuit.substr(0, 12) << ", priority " << priority_name(job.spec().priority)
@@ -141,7 +141,8 @@ void Scheduler::fail_job(const std::string& job_id, ErrorCode code, const std::s
   ZKLOG(kWarning) << "job " << job_id << " " << state << ": " << message;
   const ScheduledJob ended = std::move(j->second.scheduled);
   jobs_.erase(j);
-  metrics_.jobs_failed(ended.spec->circuit, priority_name(ended.spec->priority), error_name(code)).Increment();
+  metrics_.jobs_failed(ended.spec->circuit, priority_name(ended.spec->priority), error_name(code), ended.tenant)
+      .Increment();
   effects_.job_finished(ended, JobEnd{state, code, message, std::nullopt});
 }
 
@@ -161,8 +162,9 @@ void Scheduler::complete_job(const std::string& job_id) {
   effects_.job_finished(ended, JobEnd{kStateDone, std::nullopt, "", std::move(result)});
   ZKLOG(kInfo) << "job " << job_id << " done: " << count << " partitions verified";
   const std::string priority = priority_name(ended.spec->priority);
-  metrics_.jobs_completed(ended.spec->circuit, priority).Increment();
-  metrics_.job_latency(ended.spec->circuit, priority).Observe(std::max(0.0, unix_seconds() - ended.submitted_at));
+  metrics_.jobs_completed(ended.spec->circuit, priority, ended.tenant).Increment();
+  metrics_.job_latency(ended.spec->circuit, priority, ended.tenant)
+      .Observe(std::max(0.0, unix_seconds() - ended.submitted_at));
 }
 
 void Scheduler::release_tasks(Job& job) {
@@ -298,7 +300,7 @@ void Scheduler::requeue(const std::string& job_id, std::uint32_t partition, std:
   p.phase = Phase::kPending;
   p.task_id = 0;
   make_pending(j->second, partition);
-  metrics_.partitions_requeued(reason).Increment();
+  metrics_.partitions_requeued(reason, j->second.scheduled.tenant).Increment();
 }
 
 // ---------------------------------------------------------------------------
@@ -553,7 +555,7 @@ Scheduler::Placement Scheduler::place(const PendingKey& key, const Pick& pick, s
   const std::uint64_t task_id = next_task_id_++;
   const Clock::time_point sent = now();
   if (p.pending_since != Clock::time_point{})
-    metrics_.partition_dispatch_wait(priority_name(job.spec().priority))
+    metrics_.partition_dispatch_wait(priority_name(job.spec().priority), job.scheduled.tenant)
         .Observe(std::chrono::duration<double>(sent - p.pending_since).count());
   effects_.send_task(TaskOrder{task_id, best->peer, best->worker_id, &job.scheduled, partition, p.attempts});
   --best->credits;
@@ -666,7 +668,7 @@ void Scheduler::on_bad_input_claim(Job& job, std::uint32_t partition, const Task
   p.phase = Phase::kPending;
   p.task_id = 0;
   make_pending(job, partition);
-  metrics_.partitions_requeued("badInputClaim").Increment();
+  metrics_.partitions_requeued("badInputClaim", job.scheduled.tenant).Increment();
 }
 
 std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std::uint64_t task_id) {
@@ -681,7 +683,7 @@ std::optional<AcceptedResult> Scheduler::on_result(const std::string& peer, std:
   Job& job = j->second;
   Partition& p = job.partitions[task.partition];
   p.phase = Phase::kVerifying;
-  metrics_.partitions_proved(job.spec().circuit).Increment();
+  metrics_.partitions_proved(job.spec().circuit, job.scheduled.tenant).Increment();
   AcceptedResult accepted;
   accepted.job_id = task.job_id;
   accepted.partition = task.partition;
@@ -707,7 +709,7 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
     ZKLOG_PEER(kWarning, r.worker_id) << "job " << r.job_id << " partition " << r.partition << ": proof from worker " << peer_text(r.worker_id)
                     << " is invalid: " << peer_text(reason);
     p.invalid_by[r.identity] = r.worker_id;
-    metrics_.partitions_invalid(job.spec().circuit, r.worker_id).Increment();
+    metrics_.partitions_invalid(job.spec().circuit, r.worker_id, job.scheduled.tenant).Increment();
     count_fault(r.identity, r.worker_id, "invalid proof");
     if (p.invalid_by.size() >= coordinator::kInvalidProofsToBlameWitness) {
       // Different devices (identities) agree: the witness, not the devices.
@@ -738,7 +740,7 @@ void Scheduler::on_verified(const AcceptedResult& r, bool valid, const std::stri
   p.result = std::move(result);
   ++job.proved;
   --job.tenant->active_partitions;
-  metrics_.partitions_verified(job.spec().circuit).Increment();
+  metrics_.partitions_verified(job.spec().circuit, job.scheduled.tenant).Increment();
   effects_.partition_proved(job.scheduled, *p.result);
   ZKLOG(kInfo) << "job " << r.job_id << " partition " << r.partition << " verified (" << job.proved << "/"
                << job.partitions.size() << ")";
@@ -766,7 +768,7 @@ void Scheduler::partition_failed(Job& job, std::uint32_t partition, const std::s
   p.phase = Phase::kPending;
   p.task_id = 0;
   make_pending(job, partition);
-  metrics_.partitions_retried(job.spec().circuit, label(code)).Increment();
+  metrics_.partitions_retried(job.spec().circuit, label(code), job.scheduled.tenant).Increment();
 }
 
 void Scheduler::on_task_error(const std::string& peer, std::uint64_t task_id, ErrorCode code,

@@ -8,6 +8,25 @@
 //   /api/v1/workers    every worker with a live record
 //   /api/v1/circuits   registered circuits and where they are resident
 //   /api/v1/stats      per-minute throughput and latency, last hour
+//   /api/v1/tenants    per tenant: queued and running jobs, last hour's
+//                      partitions and worker time, weight and quotas
+//
+// Viewers. Every answer says who asked ("viewer": role admin or tenant).
+// The admin -- the bearer of --http-token-file's token, or anyone when the
+// page has no token -- sees the whole farm: every tenant's jobs (each row
+// names its tenant; the default tenant's are "default"), every worker and
+// circuit, and a summary row per tenant. A tenant -- the bearer of the
+// status page token `zkfarm tenant add|rotate` printed for it (checked
+// against the sha256 in its record at every request, so a rotated or
+// removed tenant's old token is refused at once) -- sees only what is its
+// own: its jobs (read from its namespace alone, so no other tenant's job
+// id, circuit or count is ever read for it), its own summary row (no share
+// of the farm), its circuits (its own and those shared with it; where they
+// are resident as a count of workers), its own per-minute stats, and of
+// the workers only how many are alive, by device model: no worker ids,
+// hosts, coordinators' lists, proof or fault counts, resident circuits.
+// A token of a tenant's form that does not match is refused (401), as is
+// any other token when the page has one.
 //
 // Everything is read from Redis, never from this coordinator's memory, so
 // every coordinator sharing one Redis shows the whole farm. Read-only: it
@@ -28,7 +47,10 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +72,9 @@ struct StatusPageConfig {
   std::string key_prefix = kDefaultKeyPrefix;
   std::string coordinator_id;  // shown as "served by"
   // Non-empty: every request needs "Authorization: Bearer <token>" or HTTP
-  // basic auth with the token as password (any user name); else 401.
+  // basic auth with the token as password (any user name), this token (the
+  // admin's view) or a tenant's status page token (its view); else 401.
+  // Empty: the admin's view for everyone but the bearer of a tenant's token.
   std::string access_token;
   std::size_t recent_jobs = 50;     // done jobs listed
   std::size_t failed_per_code = 10;  // failed jobs listed per error code (newest)
@@ -72,14 +96,29 @@ class StatusPage {
   // when Redis cannot be read.
   bool handle(const metrics::HttpRequest& request, metrics::HttpResponse& response);
 
-  // The API documents (throw RedisError when Redis fails).
-  nlohmann::json jobs();
-  nlohmann::json workers();
-  nlohmann::json circuits();
-  nlohmann::json stats();
+  // Who a request is: the admin, or one tenant.
+  struct Viewer {
+    std::string tenant;  // "" for the admin
+    bool admin() const { return tenant.empty(); }
+  };
+  static Viewer admin() { return Viewer{}; }
+
+  // The API documents as `viewer` sees them (throw RedisError when Redis
+  // fails).
+  nlohmann::json jobs(const Viewer& viewer);
+  nlohmann::json workers(const Viewer& viewer);
+  nlohmann::json circuits(const Viewer& viewer);
+  nlohmann::json stats(const Viewer& viewer);
+  nlohmann::json tenants(const Viewer& viewer);
 
  private:
-  bool authorized(const std::string& authorization) const;
+  // The viewer an Authorization header makes, or nullopt (401). Reads the
+  // tenant's record for a tenant's token (throws RedisError).
+  std::optional<Viewer> authorize(const std::string& authorization);
+  // The tenants whose jobs `viewer` sees, as (name, layout): the admin the
+  // default tenant ("default") and every registered one, a tenant itself.
+  std::vector<std::pair<std::string, KeyLayout>> layouts(const Viewer& viewer);
+  nlohmann::json envelope(const Viewer& viewer) const;
 
   StatusPageConfig config_;
   KeyLayout keys_;

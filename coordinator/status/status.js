@@ -1,6 +1,9 @@
 // status.js -- renders the zkfarm status page from the coordinator's JSON API
-// (/api/v1/jobs, workers, circuits, stats) and refreshes it every few
-// seconds (?refresh=SECONDS, default 5).
+// (/api/v1/jobs, workers, circuits, stats, tenants) and refreshes it every
+// few seconds (?refresh=SECONDS, default 5). The API answers as the viewer
+// may see (the admin: the whole farm; a tenant: its own jobs, circuits and
+// figures, and of the workers only the farm's capacity); the page shows
+// the tenant columns and the tenants table once the farm has tenants.
 //
 // Every value from the API goes into the page as text (textContent, SVG
 // attributes): no markup is ever built from data, so a job id or a worker's
@@ -71,12 +74,24 @@ function card(label, value, id) {
   return el('div', { class: 'card', id: id }, el('div', { class: 'value' }, value), el('div', { class: 'label' }, label));
 }
 
+// Whether the page shows tenants: a tenant's view, or an admin's of a farm
+// with tenants registered (the default tenant is always listed).
+let tenantsOn = false;
+
+// A row's last cell, the job's tenant, while tenantsOn.
+function tenantCell(j) {
+  return tenantsOn ? el('td', { class: 'tenant' }, j.tenant) : null;
+}
+
 function renderSummary(jobs, workers, stats) {
   const queued = Object.values(jobs.queued).reduce((sum, q) => sum + q.count, 0);
-  const alive = workers.workers.filter((w) => w.state === 'alive').length;
+  // The admin counts the workers as before (alive, quarantined or not); a
+  // tenant gets the farm's capacity (alive and not quarantined) only.
+  const alive = workers.viewer.role === 'admin'
+    ? workers.workers.filter((w) => w.state === 'alive').length : workers.capacity.alive;
   const hour = stats.last_hour;
   document.getElementById('summary').replaceChildren(
-    card('workers alive', String(alive) + ' / ' + workers.workers.length, 'card-workers'),
+    card('workers alive', String(alive) + ' / ' + workers.capacity.workers, 'card-workers'),
     card('jobs queued', String(queued), 'card-queued'),
     card('jobs running', String(jobs.running.length), 'card-running'),
     card('partitions proved, last hour', String(hour.partitions), 'card-partitions'),
@@ -135,8 +150,34 @@ function renderChart(id, minutes, series) {
   }
 }
 
+function renderTenants(data) {
+  const admin = data.viewer.role === 'admin';
+  document.getElementById('tenants-section').hidden = !tenantsOn;
+  document.querySelectorAll('.col-tenant').forEach((th) => { th.hidden = !tenantsOn; });
+  document.querySelectorAll('.col-share').forEach((th) => { th.hidden = !admin; });
+  const quota = (n) => (n ? String(n) : '-');
+  fillTable('tenants', data.tenants.map((t) => el('tr', { 'data-tenant': t.name },
+    el('td', { class: 'id' }, t.name),
+    el('td', { class: 'num' }, String(t.weight)),
+    el('td', { class: 'num' }, String(t.reserved_workers)),
+    el('td', { class: 'num queued' }, String(t.queued)),
+    el('td', { class: 'num running' }, String(t.running)),
+    el('td', { class: 'num partitions' }, String(t.last_hour.partitions)),
+    el('td', { class: 'num' }, seconds(t.last_hour.worker_seconds)),
+    admin ? el('td', { class: 'num share' }, t.worker_share === null ? '-' : Math.round(t.worker_share * 100) + '%') : null,
+    el('td', {}, 'queued ' + quota(t.max_queued_jobs) + ', active partitions ' + quota(t.max_active_partitions) +
+      ', job bytes ' + quota(t.max_job_bytes)))), admin ? 9 : 8, 'no tenants');
+}
+
 function renderWorkers(data) {
   const now = data.time;
+  // A tenant sees the farm's capacity only (no worker ids, hosts or counts).
+  const tenant = data.viewer.role === 'tenant';
+  document.getElementById('workers').hidden = tenant;
+  const capacity = document.getElementById('capacity');
+  capacity.hidden = !tenant;
+  capacity.textContent = String(data.capacity.alive) + ' workers alive: ' +
+    (Object.entries(data.capacity.devices).map(([model, n]) => n + ' x ' + model).join(', ') || 'none');
   const rows = data.workers.map((w) => el('tr', { 'data-worker': w.id },
     el('td', { class: 'id' }, w.id),
     el('td', {}, w.host),
@@ -154,7 +195,9 @@ function renderWorkers(data) {
 
 function renderJobs(data) {
   const now = data.time;
-  document.getElementById('served-by').textContent = 'served by coordinator ' + data.served_by;
+  document.getElementById('served-by').textContent = 'served by coordinator ' + data.served_by +
+    (data.viewer.role === 'tenant' ? ' · tenant ' + data.viewer.tenant : '');
+  const columns = tenantsOn ? 1 : 0;
   fillTable('jobs-running', data.running.map((j) => el('tr', { 'data-job': j.id },
     el('td', { class: 'id' }, j.id),
     el('td', {}, j.priority),
@@ -162,11 +205,12 @@ function renderJobs(data) {
     el('td', { class: 'num' }, String(j.proved || 0) + ' / ' + String(j.partitions)),
     el('td', { class: 'mono' }, shortId(j.circuit)),
     el('td', {}, j.coordinator),
-    el('td', {}, j.started_at ? seconds(now - j.started_at) : '-'))), 7, 'no running jobs');
+    el('td', {}, j.started_at ? seconds(now - j.started_at) : '-'),
+    tenantCell(j))), 7 + columns, 'no running jobs');
   const queuedRows = Object.entries(data.queued).map(([priority, q]) => el('tr', { 'data-priority': priority },
     el('td', {}, priority),
     el('td', { class: 'num' }, String(q.count)),
-    el('td', { class: 'id' }, q.jobs.map((j) => shortId(j.id) + (j.partitions ? ' (' + j.partitions + ')' : '') +
+    el('td', { class: 'id' }, q.jobs.map((j) => (tenantsOn ? j.tenant + ': ' : '') + shortId(j.id) + (j.partitions ? ' (' + j.partitions + ')' : '') +
       (j.submitted_at ? ', ' + ago(now, j.submitted_at) : '')).join('; ') || '-')));
   fillTable('jobs-queued', queuedRows, 3, '');
   fillTable('jobs-done', data.done.map((j) => el('tr', { 'data-job': j.id },
@@ -175,7 +219,8 @@ function renderJobs(data) {
     el('td', { class: 'num' }, String(j.partitions)),
     el('td', { class: 'num latency' }, seconds(j.latency_s)),
     el('td', { class: 'mono' }, shortId(j.circuit)),
-    el('td', {}, ago(now, j.finished_at)))), 6, 'none in the recent list');
+    el('td', {}, ago(now, j.finished_at)),
+    tenantCell(j))), 6 + columns, 'none in the recent list');
   // Failures come grouped by error code (the newest few of each): a line of
   // counts per code, then the jobs, newest first. No error text: it may
   // quote a witness reference; the code and the partition at fault are shown.
@@ -190,7 +235,8 @@ function renderJobs(data) {
     el('td', { class: 'mono code' }, j.error_code),
     el('td', { class: 'num partition' }, j.error_partition === null ? '-' : String(j.error_partition)),
     el('td', { class: 'num' }, String(j.partitions)),
-    el('td', {}, ago(now, j.finished_at)))), 6, 'none in the recent list');
+    el('td', {}, ago(now, j.finished_at)),
+    tenantCell(j))), 6 + columns, 'none in the recent list');
 }
 
 function renderCircuits(data) {
@@ -201,11 +247,16 @@ function renderCircuits(data) {
     el('td', { class: 'num' }, String(c.num_vars)),
     el('td', { class: 'num' }, String(c.num_public)),
     el('td', { class: 'num' }, bytes(c.zkey_bytes)),
-    el('td', { class: 'id' }, c.resident_on.join(', ') || '-'))), 7, 'no circuits registered');
+    el('td', { class: 'id' }, data.viewer.role === 'tenant' ? c.resident_count + ' workers'
+      : c.resident_on.join(', ') || '-'))), 7, 'no circuits registered');
 }
 
 async function fetchJson(path) {
-  const response = await fetch(path, { cache: 'no-store', credentials: 'same-origin' });
+  // From the origin, never the page's own URL: a page opened as
+  // http://user:token@host/ (basic auth, a tenant's token) has credentials
+  // in its URL, which fetch() refuses; the browser sends the ones it holds
+  // for the origin.
+  const response = await fetch(new URL(path, window.location.origin), { cache: 'no-store', credentials: 'same-origin' });
   const body = await response.json();
   if (!response.ok) throw new Error(path + ': ' + (body.error || response.status));
   return body;
@@ -214,9 +265,11 @@ async function fetchJson(path) {
 async function refresh() {
   const banner = document.getElementById('error');
   try {
-    const [jobs, workers, circuits, stats] = await Promise.all(
-      ['/api/v1/jobs', '/api/v1/workers', '/api/v1/circuits', '/api/v1/stats'].map(fetchJson));
+    const [jobs, workers, circuits, stats, tenants] = await Promise.all(
+      ['/api/v1/jobs', '/api/v1/workers', '/api/v1/circuits', '/api/v1/stats', '/api/v1/tenants'].map(fetchJson));
+    tenantsOn = tenants.viewer.role === 'tenant' || tenants.tenants.length > 1;
     renderSummary(jobs, workers, stats);
+    renderTenants(tenants);
     renderChart('chart-throughput', stats.minutes, [
       { key: 'partitions', name: 'partitions', kind: 'bar', format: (v) => v.toFixed(v < 10 ? 1 : 0) },
       { key: 'jobs_done', name: 'jobs done', kind: 'dot', format: (v) => v.toFixed(0) }]);

@@ -6,7 +6,7 @@
 
 Kubernetes wants configuration files inside ConfigMap manifests; the files
 themselves live where the rest of the project uses and tests them:
-  11-redis-config.yaml       <- deploy/redis.conf
+  11-redis-config.yaml       <- deploy/redis.conf, deploy/users.acl, deploy/redis-start.sh
   51-monitoring-config.yaml  <- monitoring/prometheus-k8s.yml, monitoring/alerts.yml,
                                 monitoring/grafana/provisioning/*, monitoring/grafana/dashboards/*.json
 tests/deploy/check_deploy.sh runs --check, so a source edited without
@@ -58,10 +58,12 @@ def document(sources, maps):
 
 
 def redis_config():
-    return document(["deploy/redis.conf"], [
+    return document(["deploy/redis.conf", "deploy/users.acl", "deploy/redis-start.sh"], [
         config_map("zkfarm-redis-config", {"app.kubernetes.io/name": "zkfarm-redis",
                                            "app.kubernetes.io/part-of": "zkfarm"},
-                   [("redis.conf", read("deploy/redis.conf"))]),
+                   [("redis.conf", read("deploy/redis.conf")),
+                    ("users.acl", read("deploy/users.acl")),
+                    ("redis-start.sh", read("deploy/redis-start.sh"))]),
     ])
 
 

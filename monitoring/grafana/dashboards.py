@@ -211,8 +211,8 @@ def farm_overview():
            "sum(increase(zkfarm_jobs_completed_total[1h]))", decimals=0)
     L.stat("Jobs failed (1 h)", "Jobs failed or cancelled in the last hour.",
            "sum(increase(zkfarm_jobs_failed_total[1h]))", decimals=0, thresholds=[(1, "orange")])
-    L.stat("Queued jobs", "Jobs waiting in the Redis queues (all priorities).",
-           "sum(max by (priority) (zkfarm_queue_depth))", decimals=0, thresholds=[(100, "orange")])
+    L.stat("Queued jobs", "Jobs waiting in the Redis queues (all priorities and tenants).",
+           "sum(max by (priority, tenant) (zkfarm_queue_depth))", decimals=0, thresholds=[(100, "orange")])
     L.stat("Workers connected", "Workers with a live session at some coordinator.",
            "count(max by (worker) (zkfarm_worker_connected) == 1)", decimals=0)
     L.stat("Quarantined", "Workers in quarantine (no tasks until cleared).",
@@ -261,14 +261,47 @@ def farm_overview():
                  unit="s")
 
     L.row("Queues")
-    L.timeseries("Queue depth", "Jobs waiting in each Redis queue (max over coordinators: they share it).",
-                 targets(("max by (priority) (zkfarm_queue_depth%s)" % prio, "{{priority}}")), stack=True)
+    L.timeseries("Queue depth", "Jobs waiting in each priority's Redis queues (max over coordinators: they share "
+                 "them; then summed over tenants).",
+                 targets(("sum by (priority) (max by (priority, tenant) (zkfarm_queue_depth%s))" % prio,
+                          "{{priority}}")), stack=True)
     L.timeseries("Partitions pending and in flight",
                  "Pending: waiting for a worker slot, by priority. In flight: dispatched, not yet answered.",
                  targets(("sum by (priority) (zkfarm_partitions_pending%s)" % prio, "pending {{priority}}"),
                          ("sum(zkfarm_partitions_in_flight)", "in flight")))
     L.timeseries("Active jobs", "Jobs held by the coordinators, by priority.",
                  targets(("sum by (priority) (zkfarm_jobs_active%s)" % prio, "{{priority}}")), stack=True)
+
+    # One row per farm, a series per tenant ("default": the farm's own
+    # namespace, every job of a farm without tenants).
+    ten = '{tenant=~"$tenant"}'
+    L.row("Tenants")
+    L.timeseries("Proofs per second by tenant", "Partition proofs verified per second, per tenant.",
+                 targets(("sum by (tenant) (rate(zkfarm_partitions_verified_total%s[%s]))" % (ten, RATE),
+                          "{{tenant}}")), stack=True, w=8)
+    L.timeseries("Jobs per second by tenant", "Jobs completed and failed per second, per tenant.",
+                 targets(("sum by (tenant) (rate(zkfarm_jobs_completed_total%s[%s]))" % (ten, RATE),
+                          "completed {{tenant}}"),
+                         ("sum by (tenant) (rate(zkfarm_jobs_failed_total%s[%s]))" % (ten, RATE),
+                          "failed {{tenant}}")), w=8)
+    L.timeseries("Queue depth by tenant", "Jobs waiting in each tenant's Redis queues, all priorities.",
+                 targets(("sum by (tenant) (max by (priority, tenant) (zkfarm_queue_depth%s))" % ten,
+                          "{{tenant}}")), stack=True, w=8)
+    L.timeseries("Job latency p95 by tenant", "95th percentile of end-to-end latency of completed jobs, per tenant.",
+                 targets(("histogram_quantile(0.95, sum by (le, tenant) "
+                          "(rate(zkfarm_job_latency_seconds_bucket%s[%s])))" % (ten, RATE), "{{tenant}}")),
+                 unit="s", w=8)
+    L.timeseries("Partition dispatch wait p95 by tenant",
+                 "How long each tenant's partitions wait for a free device (the fair share at work).",
+                 targets(("histogram_quantile(0.95, sum by (le, tenant) "
+                          "(rate(zkfarm_partition_dispatch_wait_seconds_bucket%s[%s])))" % (ten, RATE),
+                          "{{tenant}}")),
+                 unit="s", w=8)
+    L.timeseries("Retries and requeues by tenant", "Partitions retried and requeued per second, per tenant.",
+                 targets(("sum by (tenant) (rate(zkfarm_partitions_retried_total%s[%s]))" % (ten, RATE),
+                          "retried {{tenant}}"),
+                         ("sum by (tenant) (rate(zkfarm_partitions_requeued_total%s[%s]))" % (ten, RATE),
+                          "requeued {{tenant}}")), w=8)
 
     L.row("Failures")
     L.timeseries("Job failures by code", "Jobs failed per second, by error code.",
@@ -288,7 +321,8 @@ def farm_overview():
 
     return dashboard("zkfarm-overview", "zkfarm / Farm overview",
                      "Throughput, latency, queues and failures of the whole proving farm.", L,
-                     [query_variable("priority", "Priority", "label_values(zkfarm_queue_depth, priority)")])
+                     [query_variable("priority", "Priority", "label_values(zkfarm_queue_depth, priority)"),
+                      query_variable("tenant", "Tenant", "label_values(zkfarm_queue_depth, tenant)")])
 
 
 # ---- GPUs ---------------------------------------------------------------------

@@ -70,6 +70,14 @@ std::string curve_label(std::string_view curve) {
   return "unknown";
 }
 
+std::string tenant_label(std::string_view tenant) {
+  if (tenant.empty() || tenant == kDefaultTenantLabel) return std::string(kDefaultTenantLabel);
+  if (tenant.size() > 32 || tenant[0] == '_' || tenant[0] == '-') return "unknown";
+  for (char c : tenant)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return "unknown";
+  return std::string(tenant);
+}
+
 const std::vector<double>& work_duration_buckets() {
   static const std::vector<double> buckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                               0.25,  0.5,    1,     2.5,  5,     10,   25,
@@ -161,11 +169,14 @@ CoordinatorMetrics::CoordinatorMetrics(std::string_view version) : FarmMetrics("
 
   for (std::size_t i = 0; i < kPriorities.size(); ++i) {
     const Labels labels = {{"priority", std::string(kPriorities[i])}};
+    Labels default_tenant = labels;
+    default_tenant["tenant"] = std::string(kDefaultTenantLabel);
     jobs_active_by_priority_[i] = &jobs_active_->Add(labels);
-    queue_depth_by_priority_[i] = &queue_depth_->Add(labels);
+    queue_depth_by_priority_[i] = &queue_depth_->Add(default_tenant);
     partitions_pending_by_priority_[i] = &partitions_pending_->Add(labels);
-    job_queue_wait_by_priority_[i] = &histogram_child(*job_queue_wait_, labels, job_latency_buckets());
-    dispatch_wait_by_priority_[i] = &histogram_child(*partition_dispatch_wait_, labels, work_duration_buckets());
+    job_queue_wait_by_priority_[i] = &histogram_child(*job_queue_wait_, default_tenant, job_latency_buckets());
+    dispatch_wait_by_priority_[i] =
+        &histogram_child(*partition_dispatch_wait_, default_tenant, work_duration_buckets());
   }
 }
 
@@ -175,18 +186,24 @@ int CoordinatorMetrics::priority_index(std::string_view priority) {
   return -1;
 }
 
-Counter& CoordinatorMetrics::jobs_submitted(std::string_view circuit, std::string_view priority) {
-  return jobs_submitted_->Add({{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}});
+Counter& CoordinatorMetrics::jobs_submitted(std::string_view circuit, std::string_view priority,
+                                            std::string_view tenant) {
+  return jobs_submitted_->Add(
+      {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}});
 }
 
-Counter& CoordinatorMetrics::jobs_completed(std::string_view circuit, std::string_view priority) {
-  return jobs_completed_->Add({{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}});
+Counter& CoordinatorMetrics::jobs_completed(std::string_view circuit, std::string_view priority,
+                                            std::string_view tenant) {
+  return jobs_completed_->Add(
+      {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}});
 }
 
 Counter& CoordinatorMetrics::jobs_failed(std::string_view circuit, std::string_view priority,
-                                         std::string_view code) {
-  return jobs_failed_->Add(
-      {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}, {"code", code_label(code)}});
+                                         std::string_view code, std::string_view tenant) {
+  return jobs_failed_->Add({{"circuit", circuit_of(circuit)},
+                            {"priority", priority_label(priority)},
+                            {"code", code_label(code)},
+                            {"tenant", tenant_of(tenant)}});
 }
 
 Gauge& CoordinatorMetrics::jobs_active(std::string_view priority) {
@@ -194,41 +211,49 @@ Gauge& CoordinatorMetrics::jobs_active(std::string_view priority) {
   return i >= 0 ? *jobs_active_by_priority_[i] : jobs_active_->Add({{"priority", "unknown"}});
 }
 
-Gauge& CoordinatorMetrics::queue_depth(std::string_view priority) {
+Gauge& CoordinatorMetrics::queue_depth(std::string_view priority, std::string_view tenant) {
   const int i = priority_index(priority);
-  return i >= 0 ? *queue_depth_by_priority_[i] : queue_depth_->Add({{"priority", "unknown"}});
+  if (i >= 0 && is_default_tenant(tenant)) return *queue_depth_by_priority_[i];
+  return queue_depth_->Add({{"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}});
 }
 
-Histogram& CoordinatorMetrics::job_queue_wait(std::string_view priority) {
+Histogram& CoordinatorMetrics::job_queue_wait(std::string_view priority, std::string_view tenant) {
   const int i = priority_index(priority);
-  return i >= 0 ? *job_queue_wait_by_priority_[i]
-                : histogram_child(*job_queue_wait_, {{"priority", "unknown"}}, job_latency_buckets());
-}
-
-Histogram& CoordinatorMetrics::job_latency(std::string_view circuit, std::string_view priority) {
-  return histogram_child(*job_latency_,
-                         {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}},
+  if (i >= 0 && is_default_tenant(tenant)) return *job_queue_wait_by_priority_[i];
+  return histogram_child(*job_queue_wait_, {{"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}},
                          job_latency_buckets());
 }
 
-Counter& CoordinatorMetrics::partitions_proved(std::string_view circuit) {
-  return partitions_proved_->Add({{"circuit", circuit_of(circuit)}});
+Histogram& CoordinatorMetrics::job_latency(std::string_view circuit, std::string_view priority,
+                                           std::string_view tenant) {
+  return histogram_child(
+      *job_latency_,
+      {{"circuit", circuit_of(circuit)}, {"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}},
+      job_latency_buckets());
 }
 
-Counter& CoordinatorMetrics::partitions_verified(std::string_view circuit) {
-  return partitions_verified_->Add({{"circuit", circuit_of(circuit)}});
+Counter& CoordinatorMetrics::partitions_proved(std::string_view circuit, std::string_view tenant) {
+  return partitions_proved_->Add({{"circuit", circuit_of(circuit)}, {"tenant", tenant_of(tenant)}});
 }
 
-Counter& CoordinatorMetrics::partitions_invalid(std::string_view circuit, std::string_view worker) {
-  return partitions_invalid_->Add({{"circuit", circuit_of(circuit)}, {"worker", worker_of(worker)}});
+Counter& CoordinatorMetrics::partitions_verified(std::string_view circuit, std::string_view tenant) {
+  return partitions_verified_->Add({{"circuit", circuit_of(circuit)}, {"tenant", tenant_of(tenant)}});
 }
 
-Counter& CoordinatorMetrics::partitions_retried(std::string_view circuit, std::string_view reason) {
-  return partitions_retried_->Add({{"circuit", circuit_of(circuit)}, {"reason", code_label(reason)}});
+Counter& CoordinatorMetrics::partitions_invalid(std::string_view circuit, std::string_view worker,
+                                                std::string_view tenant) {
+  return partitions_invalid_->Add(
+      {{"circuit", circuit_of(circuit)}, {"worker", worker_of(worker)}, {"tenant", tenant_of(tenant)}});
 }
 
-Counter& CoordinatorMetrics::partitions_requeued(std::string_view reason) {
-  return partitions_requeued_->Add({{"reason", code_label(reason)}});
+Counter& CoordinatorMetrics::partitions_retried(std::string_view circuit, std::string_view reason,
+                                                std::string_view tenant) {
+  return partitions_retried_->Add(
+      {{"circuit", circuit_of(circuit)}, {"reason", code_label(reason)}, {"tenant", tenant_of(tenant)}});
+}
+
+Counter& CoordinatorMetrics::partitions_requeued(std::string_view reason, std::string_view tenant) {
+  return partitions_requeued_->Add({{"reason", code_label(reason)}, {"tenant", tenant_of(tenant)}});
 }
 
 Gauge& CoordinatorMetrics::partitions_pending(std::string_view priority) {
@@ -236,10 +261,12 @@ Gauge& CoordinatorMetrics::partitions_pending(std::string_view priority) {
   return i >= 0 ? *partitions_pending_by_priority_[i] : partitions_pending_->Add({{"priority", "unknown"}});
 }
 
-Histogram& CoordinatorMetrics::partition_dispatch_wait(std::string_view priority) {
+Histogram& CoordinatorMetrics::partition_dispatch_wait(std::string_view priority, std::string_view tenant) {
   const int i = priority_index(priority);
-  return i >= 0 ? *dispatch_wait_by_priority_[i]
-                : histogram_child(*partition_dispatch_wait_, {{"priority", "unknown"}}, work_duration_buckets());
+  if (i >= 0 && is_default_tenant(tenant)) return *dispatch_wait_by_priority_[i];
+  return histogram_child(*partition_dispatch_wait_,
+                         {{"priority", priority_label(priority)}, {"tenant", tenant_of(tenant)}},
+                         work_duration_buckets());
 }
 
 Histogram& CoordinatorMetrics::verify_duration(std::string_view curve) {
@@ -276,6 +303,20 @@ std::string CoordinatorMetrics::circuit_of(std::string_view circuit_id) const {
   if (label == "none") return label;
   std::lock_guard<std::mutex> lock(labels_mutex_);
   return registered_circuits_.count(circuit_id) ? label : "unknown";
+}
+
+void CoordinatorMetrics::tenant_registered(std::string_view tenant) {
+  const std::string label = tenant_label(tenant);
+  if (label == kDefaultTenantLabel || label == "unknown") return;
+  std::lock_guard<std::mutex> lock(labels_mutex_);
+  if (registered_tenants_.size() < kMaxTenantLabels) registered_tenants_.emplace(label);
+}
+
+std::string CoordinatorMetrics::tenant_of(std::string_view tenant) const {
+  std::string label = tenant_label(tenant);
+  if (label == kDefaultTenantLabel || label == "unknown") return label;
+  std::lock_guard<std::mutex> lock(labels_mutex_);
+  return registered_tenants_.count(label) ? label : "unknown";
 }
 
 std::string CoordinatorMetrics::worker_of(std::string_view worker_id) {

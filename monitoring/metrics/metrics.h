@@ -75,6 +75,12 @@ std::string code_label(std::string_view code);
 std::string worker_label(std::string_view worker_id);
 // "bn254" | "bls12381" (also snarkjs's "bn128"), else "unknown".
 std::string curve_label(std::string_view curve);
+// A tenant name as a label: "" (the farm's own namespace) and "default" are
+// "default"; a tenant name (1..32 of a-z 0-9 _ -, starting with a letter or
+// digit) as given; anything else "unknown". CoordinatorMetrics labels only
+// registered tenants (tenant_registered).
+std::string tenant_label(std::string_view tenant);
+inline constexpr std::string_view kDefaultTenantLabel = "default";
 
 // Bucket boundaries (docs/METRICS.md, "Histogram buckets").
 const std::vector<double>& work_duration_buckets();  // 1 ms .. 1000 s
@@ -139,26 +145,36 @@ class CoordinatorMetrics final : public FarmMetrics {
   static constexpr std::size_t kMaxCircuitLabels = 4096;  // registering is an admin's act: far above any farm
   static constexpr std::size_t kMaxWorkerLabels = 4096;   // 512 hosts of 8 GPUs
   void circuit_registered(std::string_view circuit_id);
+  // Tenant labels likewise: "" (the farm's own namespace, the only one of a
+  // farm without tenants) is "default"; a tenant gets a label of its own
+  // once marked registered here (the coordinator marks the tenants it reads
+  // from <p>tenants), at most kMaxTenantLabels of them; any other name
+  // counts as "unknown". A tenant removed later keeps its label until the
+  // process restarts. Thread-safe.
+  static constexpr std::size_t kMaxTenantLabels = 1024;  // registering is an admin's act
+  void tenant_registered(std::string_view tenant);
 
   // Jobs and queues. `circuit` is the full circuit id (normalized by
-  // circuit_label); `priority` a priority name (priority_label).
-  prometheus::Counter& jobs_submitted(std::string_view circuit, std::string_view priority);
-  prometheus::Counter& jobs_completed(std::string_view circuit, std::string_view priority);
-  prometheus::Counter& jobs_failed(std::string_view circuit, std::string_view priority, std::string_view code);
+  // circuit_label); `priority` a priority name (priority_label); `tenant`
+  // the job's tenant ("" the default tenant).
+  prometheus::Counter& jobs_submitted(std::string_view circuit, std::string_view priority, std::string_view tenant);
+  prometheus::Counter& jobs_completed(std::string_view circuit, std::string_view priority, std::string_view tenant);
+  prometheus::Counter& jobs_failed(std::string_view circuit, std::string_view priority, std::string_view code,
+                                   std::string_view tenant);
   prometheus::Gauge& jobs_active(std::string_view priority);
-  prometheus::Gauge& queue_depth(std::string_view priority);
-  prometheus::Histogram& job_queue_wait(std::string_view priority);
-  prometheus::Histogram& job_latency(std::string_view circuit, std::string_view priority);
+  prometheus::Gauge& queue_depth(std::string_view priority, std::string_view tenant);
+  prometheus::Histogram& job_queue_wait(std::string_view priority, std::string_view tenant);
+  prometheus::Histogram& job_latency(std::string_view circuit, std::string_view priority, std::string_view tenant);
 
   // Partitions and verification.
-  prometheus::Counter& partitions_proved(std::string_view circuit);
-  prometheus::Counter& partitions_verified(std::string_view circuit);
-  prometheus::Counter& partitions_invalid(std::string_view circuit, std::string_view worker);
-  prometheus::Counter& partitions_retried(std::string_view circuit, std::string_view reason);
-  prometheus::Counter& partitions_requeued(std::string_view reason);
+  prometheus::Counter& partitions_proved(std::string_view circuit, std::string_view tenant);
+  prometheus::Counter& partitions_verified(std::string_view circuit, std::string_view tenant);
+  prometheus::Counter& partitions_invalid(std::string_view circuit, std::string_view worker, std::string_view tenant);
+  prometheus::Counter& partitions_retried(std::string_view circuit, std::string_view reason, std::string_view tenant);
+  prometheus::Counter& partitions_requeued(std::string_view reason, std::string_view tenant);
   prometheus::Gauge& partitions_pending(std::string_view priority);
   prometheus::Gauge& partitions_in_flight() { return *partitions_in_flight_; }
-  prometheus::Histogram& partition_dispatch_wait(std::string_view priority);
+  prometheus::Histogram& partition_dispatch_wait(std::string_view priority, std::string_view tenant);
   prometheus::Histogram& verify_duration(std::string_view curve);
 
   // Per worker, as the coordinator sees it.
@@ -177,9 +193,14 @@ class CoordinatorMetrics final : public FarmMetrics {
   // The label of a worker id: worker_label(), or "other" once
   // kMaxWorkerLabels other ids have labels.
   std::string worker_of(std::string_view worker_id);
+  // The label of a job's tenant: "default" for "", the name when registered,
+  // else "unknown".
+  std::string tenant_of(std::string_view tenant) const;
+  bool is_default_tenant(std::string_view tenant) const { return tenant.empty() || tenant == kDefaultTenantLabel; }
 
   mutable std::mutex labels_mutex_;
   std::set<std::string, std::less<>> registered_circuits_;  // full ids
+  std::set<std::string, std::less<>> registered_tenants_;
   std::set<std::string, std::less<>> worker_labels_;
 
   prometheus::Family<prometheus::Counter>* jobs_submitted_;
@@ -205,7 +226,7 @@ class CoordinatorMetrics final : public FarmMetrics {
   prometheus::Family<prometheus::Counter>* worker_deaths_;
 
   // Children of the priority-labelled families, created at start (index by
-  // priority_index).
+  // priority_index); those with a tenant label are the default tenant's.
   std::array<prometheus::Gauge*, 4> jobs_active_by_priority_{};
   std::array<prometheus::Gauge*, 4> queue_depth_by_priority_{};
   std::array<prometheus::Gauge*, 4> partitions_pending_by_priority_{};

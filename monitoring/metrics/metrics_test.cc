@@ -416,22 +416,25 @@ TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
   MetricsEndpoint endpoint("127.0.0.1:0", metrics);
   metrics->circuit_registered(kCircuit);
   // Every accessor once, so every family has a child to show.
-  metrics->jobs_submitted(kCircuit, "critical").Increment();
-  metrics->jobs_submitted(kCircuit, "critical").Increment();
-  metrics->jobs_completed(kCircuit, "critical").Increment();
-  metrics->jobs_failed("", "bogus", "invalidJob").Increment();
+  metrics->tenant_registered("acme");
+  metrics->jobs_submitted(kCircuit, "critical", "").Increment();
+  metrics->jobs_submitted(kCircuit, "critical", "").Increment();
+  metrics->jobs_submitted(kCircuit, "normal", "acme").Increment();
+  metrics->jobs_completed(kCircuit, "critical", "").Increment();
+  metrics->jobs_failed("", "bogus", "invalidJob", "").Increment();
   metrics->jobs_active("normal").Set(3);
-  metrics->queue_depth("high").Set(7);
-  metrics->job_queue_wait("critical").Observe(0.3);
-  metrics->job_latency(kCircuit, "critical").Observe(12.5);
-  metrics->partitions_proved(kCircuit).Increment(10);
-  metrics->partitions_verified(kCircuit).Increment(9);
-  metrics->partitions_invalid(kCircuit, "host-a/gpu1").Increment();
-  metrics->partitions_retried(kCircuit, "invalidProof").Increment();
-  metrics->partitions_requeued("workerDead").Increment(2);
+  metrics->queue_depth("high", "").Set(7);
+  metrics->queue_depth("low", "acme").Set(5);
+  metrics->job_queue_wait("critical", "").Observe(0.3);
+  metrics->job_latency(kCircuit, "critical", "").Observe(12.5);
+  metrics->partitions_proved(kCircuit, "").Increment(10);
+  metrics->partitions_verified(kCircuit, "").Increment(9);
+  metrics->partitions_invalid(kCircuit, "host-a/gpu1", "").Increment();
+  metrics->partitions_retried(kCircuit, "invalidProof", "").Increment();
+  metrics->partitions_requeued("workerDead", "").Increment(2);
   metrics->partitions_pending("low").Set(4);
   metrics->partitions_in_flight().Set(2);
-  metrics->partition_dispatch_wait("normal").Observe(0.02);
+  metrics->partition_dispatch_wait("normal", "").Observe(0.02);
   metrics->verify_duration("bls12381").Observe(0.8);
   metrics->worker_connected("host-a/gpu1").Set(1);
   metrics->worker_quarantined("host-a/gpu1").Set(0);
@@ -444,19 +447,24 @@ TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
   ASSERT_FALSE(text.empty());
   expect_matches_catalogue(text, /*worker_process=*/false);
   EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) +
-                      "\",priority=\"critical\"} 2"),
+                      "\",priority=\"critical\",tenant=\"default\"} 2"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"none\",code=\"invalidJob\",priority=\"unknown\"} 1"),
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",priority=\"normal\",tenant=\"acme\"} 1"),
             std::string::npos);
-  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"high\"} 7"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"none\",code=\"invalidJob\",priority=\"unknown\","
+                      "tenant=\"default\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"high\",tenant=\"default\"} 7"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"low\",tenant=\"acme\"} 5"), std::string::npos);
   // Priority series exist at 0 before any use; alert thresholds are buckets.
-  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"low\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("zkfarm_queue_depth{priority=\"low\",tenant=\"default\"} 0"), std::string::npos);
   EXPECT_NE(text.find("zkfarm_job_latency_seconds_bucket{circuit=\"" + std::string(kCircuitLabel) +
-                      "\",priority=\"critical\",le=\"20\"} 1"),
+                      "\",priority=\"critical\",tenant=\"default\",le=\"20\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("zkfarm_job_latency_seconds_bucket{circuit=\"" + std::string(kCircuitLabel) +
-                      "\",priority=\"critical\",le=\"1800\"} 1"),
+                      "\",priority=\"critical\",tenant=\"default\",le=\"1800\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("zkfarm_build_info{component=\"coordinator\",version=\"0.1.0-test\"} 1"), std::string::npos);
 
@@ -469,20 +477,24 @@ TEST(Coordinator, ScrapeMatchesCatalogueAndPassesPromtool) {
 TEST(Coordinator, CircuitAndWorkerLabelsAreBounded) {
   CoordinatorMetrics metrics("0.1.0-test");
   const std::string other_circuit(64, 'b');
-  metrics.jobs_submitted(other_circuit, "normal").Increment();
-  metrics.jobs_failed(other_circuit, "normal", "unknownCircuit").Increment();
-  metrics.jobs_submitted("not-hex", "normal").Increment();
+  metrics.jobs_submitted(other_circuit, "normal", "").Increment();
+  metrics.jobs_failed(other_circuit, "normal", "unknownCircuit", "").Increment();
+  metrics.jobs_submitted("not-hex", "normal", "").Increment();
   metrics.circuit_registered(kCircuit);
-  metrics.jobs_submitted(kCircuit, "normal").Increment();
+  metrics.jobs_submitted(kCircuit, "normal", "").Increment();
   for (std::size_t i = 0; i < CoordinatorMetrics::kMaxWorkerLabels + 10; ++i)
     metrics.worker_connected("w" + std::to_string(i)).Set(1);
   const std::string text = metrics.scrape_text();
-  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"unknown\",priority=\"normal\"} 1"), std::string::npos)
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"unknown\",priority=\"normal\",tenant=\"default\"} 1"),
+            std::string::npos)
       << text.substr(0, 4000);
-  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"unknown\",code=\"unknownCircuit\",priority=\"normal\"} 1"),
+  EXPECT_NE(text.find("zkfarm_jobs_failed_total{circuit=\"unknown\",code=\"unknownCircuit\",priority=\"normal\","
+                      "tenant=\"default\"} 1"),
             std::string::npos);
-  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"none\",priority=\"normal\"} 1"), std::string::npos);
-  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) + "\",priority=\"normal\"} 1"),
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"none\",priority=\"normal\",tenant=\"default\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("zkfarm_jobs_submitted_total{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",priority=\"normal\",tenant=\"default\"} 1"),
             std::string::npos);
   EXPECT_EQ(text.find("circuit=\"bbbbbbbbbbbbbbbb\""), std::string::npos);
   EXPECT_NE(text.find("zkfarm_worker_connected{worker=\"w0\"} 1"), std::string::npos);
@@ -493,6 +505,42 @@ TEST(Coordinator, CircuitAndWorkerLabelsAreBounded) {
   std::size_t series = 0;
   for (std::size_t at = 0; (at = text.find("\nzkfarm_worker_connected{", at)) != std::string::npos; ++at) ++series;
   EXPECT_EQ(series, CoordinatorMetrics::kMaxWorkerLabels + 1);
+}
+
+// Tenant labels are bounded as circuit labels: the default tenant is
+// "default", a registered tenant its name (at most kMaxTenantLabels of
+// them), anything else -- a tenant not (yet) registered, a malformed name,
+// names past the cap -- "unknown".
+TEST(Coordinator, TenantLabelsAreBounded) {
+  EXPECT_EQ(tenant_label(""), "default");
+  EXPECT_EQ(tenant_label("default"), "default");
+  EXPECT_EQ(tenant_label("acme-1"), "acme-1");
+  for (const char* bad : {"Acme", "a:b", "-a", "a\"b", "abcdefghijabcdefghijabcdefghijabc"})
+    EXPECT_EQ(tenant_label(bad), "unknown") << bad;
+  CoordinatorMetrics metrics("0.1.0-test");
+  metrics.circuit_registered(kCircuit);
+  metrics.jobs_completed(kCircuit, "normal", "acme").Increment();  // not registered yet
+  metrics.tenant_registered("acme");
+  metrics.tenant_registered("Bad:Name");  // never a label
+  metrics.jobs_completed(kCircuit, "normal", "acme").Increment();
+  metrics.jobs_completed(kCircuit, "normal", "Bad:Name").Increment();
+  for (std::size_t i = 0; i < CoordinatorMetrics::kMaxTenantLabels + 10; ++i)
+    metrics.tenant_registered("t" + std::to_string(i));
+  for (std::size_t i = 0; i < CoordinatorMetrics::kMaxTenantLabels + 10; ++i)
+    metrics.partitions_verified(kCircuit, "t" + std::to_string(i)).Increment();
+  const std::string text = metrics.scrape_text();
+  const std::string head = "zkfarm_jobs_completed_total{circuit=\"" + std::string(kCircuitLabel) + "\",priority=\"normal\",";
+  EXPECT_NE(text.find(head + "tenant=\"acme\"} 1"), std::string::npos) << text.substr(0, 4000);
+  EXPECT_NE(text.find(head + "tenant=\"unknown\"} 2"), std::string::npos) << text.substr(0, 4000);
+  EXPECT_EQ(text.find("Bad:Name"), std::string::npos);
+  std::size_t series = 0;
+  for (std::size_t at = 0; (at = text.find("\nzkfarm_partitions_verified_total{", at)) != std::string::npos; ++at)
+    ++series;
+  // acme took one of the cap's places: kMaxTenantLabels - 1 of t0.., plus "unknown".
+  EXPECT_EQ(series, CoordinatorMetrics::kMaxTenantLabels);
+  EXPECT_NE(text.find("zkfarm_partitions_verified_total{circuit=\"" + std::string(kCircuitLabel) +
+                      "\",tenant=\"unknown\"} 11"),
+            std::string::npos);
 }
 
 TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {
@@ -587,13 +635,13 @@ TEST(Coordinator, ConcurrentUpdates) {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&metrics, t] {
       for (int i = 0; i < 1000; ++i) {
-        metrics->partitions_verified(kCircuit).Increment();
-        metrics->job_latency(kCircuit, kPriorities[static_cast<std::size_t>(t)]).Observe(i * 0.01);
+        metrics->partitions_verified(kCircuit, "").Increment();
+        metrics->job_latency(kCircuit, kPriorities[static_cast<std::size_t>(t)], "").Observe(i * 0.01);
         metrics->worker_faults("w" + std::to_string(i % 8)).Increment();
       }
     });
   for (auto& thread : threads) thread.join();
-  EXPECT_EQ(metrics->partitions_verified(kCircuit).Value(), 4000);
+  EXPECT_EQ(metrics->partitions_verified(kCircuit, "").Value(), 4000);
   EXPECT_NE(metrics->scrape_text().find("zkfarm_worker_faults_total{worker=\"w7\"} 500"), std::string::npos);
 }
 

@@ -240,7 +240,7 @@ TEST_F(PeerInputTest, OnlyRegisteredCircuitsGetMetricLabels) {
   // And one of a registered circuit (no worker: it stays running).
   farm::submit(options_, job_json("registered", bn254_.id, {w}));
   const std::string failed_unknown =
-      "zkfarm_jobs_failed_total{circuit=\"unknown\",code=\"unknownCircuit\",priority=\"normal\"} " +
+      "zkfarm_jobs_failed_total{circuit=\"unknown\",code=\"unknownCircuit\",priority=\"normal\",tenant=\"default\"} " +
       std::to_string(kUnregistered);
   std::string scrape;
   ASSERT_TRUE(eventually(
@@ -252,12 +252,12 @@ TEST_F(PeerInputTest, OnlyRegisteredCircuitsGetMetricLabels) {
       90s))
       << scrape << logs();
   EXPECT_EQ(farm::status(options_, "made-up-7")->error_code, "unknownCircuit");
-  EXPECT_NE(scrape.find("zkfarm_jobs_submitted_total{circuit=\"unknown\",priority=\"normal\"} " +
+  EXPECT_NE(scrape.find("zkfarm_jobs_submitted_total{circuit=\"unknown\",priority=\"normal\",tenant=\"default\"} " +
                         std::to_string(kUnregistered)),
             std::string::npos)
       << scrape;
   EXPECT_NE(scrape.find("zkfarm_jobs_submitted_total{circuit=\"" + bn254_.id.substr(0, 16) +
-                        "\",priority=\"normal\"} 1"),
+                        "\",priority=\"normal\",tenant=\"default\"} 1"),
             std::string::npos)
       << scrape;
   // No made-up circuit has a series; the circuit label takes few values.

@@ -30,10 +30,12 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/digest.h"
 #include "cluster/farm_api.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
@@ -491,6 +493,19 @@ TEST_F(TenantFarmTest, CliManagesTenants) {
   ASSERT_EQ(added.exit_code, 0) << added.err;
   const std::string url = added.out.substr(0, added.out.find('\n'));
   EXPECT_EQ(url.rfind("redis://zkfarm-tenant-acme:", 0), 0u) << added.err;
+  // The second line: its status page token, of which the record keeps the sha256 only.
+  const std::string token = added.out.substr(url.size() + 1, added.out.find('\n', url.size() + 1) - url.size() - 1);
+  EXPECT_EQ(status_token_tenant(token), "acme") << added.out;
+  const std::string hex = token.substr(token.find('.') + 1);
+  EXPECT_EQ(added.out.find(hex, added.out.find(hex) + 1), std::string::npos);  // printed once
+  {
+    RedisClient redis(options_.redis_url);
+    const std::string stored =
+        redis.command({"HGET", KeyLayout(options_.prefix).tenant_record("acme"), TenantRecord::kStatusTokenSha256}).str;
+    EXPECT_EQ(stored.size(), 64u);
+    EXPECT_EQ(stored, sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(token.data()),
+                                                                token.size())));
+  }
   EXPECT_EQ(run({"tenant", "add", "acme"}).exit_code, 2);
   EXPECT_EQ(run({"tenant", "add", "Bad:Name"}).exit_code, 2);
   EXPECT_EQ(run({"tenant", "set", "acme", "--weight", "0"}).exit_code, 2);
@@ -504,6 +519,8 @@ TEST_F(TenantFarmTest, CliManagesTenants) {
   EXPECT_EQ(list[0]["reserved_workers"], 1);
   EXPECT_EQ(list[0]["max_queued_jobs"], 50);
   EXPECT_EQ(list[0]["max_job_bytes"], 1000);
+  EXPECT_EQ(list[0]["status_token"], true);
+  EXPECT_EQ(listed.out.find(hex), std::string::npos);
   // The coordinator's reader sees the same figures.
   RedisClient admin(options_.redis_url);
   const auto records = load_tenants(admin, KeyLayout(options_.prefix));
@@ -515,6 +532,7 @@ TEST_F(TenantFarmTest, CliManagesTenants) {
   const CommandResult rotated = run({"tenant", "rotate", "acme"});
   ASSERT_EQ(rotated.exit_code, 0) << rotated.err;
   EXPECT_NE(rotated.out.substr(0, rotated.out.find('\n')), url);
+  EXPECT_EQ(rotated.out.find(token), std::string::npos) << "rotate makes a new status page token too";
   EXPECT_EQ(run({"tenant", "remove", "acme"}).exit_code, 0);
   EXPECT_EQ(run({"tenant", "remove", "acme"}).exit_code, 2);
 }

@@ -23,6 +23,10 @@
 #   k8s-schema             the manifests against the Kubernetes schema (k8s_check.py)
 #   compose-config         docker-compose config (the compose schema) and the farm's layout
 #   redis-conf             redis-server starts with deploy/redis.conf: AOF everysec, noeviction
+#   redis-acl              the compose and k8s Redis commands, run here with a real
+#                          redis-server, load deploy/users.acl onto the data volume;
+#                          the coordinator logs in as zkfarm-admin, the workers as
+#                          zkfarm-worker; tenants' users are saved (redis_acl_check.py)
 #   coordinators-listed    every worker of compose and k8s lists every coordinator
 #                          those files run (ZKFARM_COORDINATOR, ',' between
 #                          them), each as tcp://HOST:PORT (coordinators_check.py)
@@ -61,6 +65,9 @@ trap 'rm -rf "$TMP"' EXIT
 passed=0
 failed=0
 failures=()
+# The variables docker-compose.yml requires (deploy/compose/env.example).
+COMPOSE_ENV=(ZKFARM_REDIS_PASSWORD=check ZKFARM_REDIS_ADMIN_PASSWORD=check-admin
+  ZKFARM_REDIS_WORKER_PASSWORD=check-worker GRAFANA_ADMIN_PASSWORD=check)
 
 # check NAME CMD...: runs CMD with its output in a log; PASS or FAIL (+ log).
 check() {
@@ -218,7 +225,7 @@ k8s_schema() {
 # wrong types) and resolves anchors; the resolved file is then checked for the
 # farm's layout.
 compose_config() {
-  local env=(ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check)
+  local env=("${COMPOSE_ENV[@]}")
   env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml config -q || return 1
   env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
     >"$TMP/compose.yml" || return 1
@@ -296,9 +303,17 @@ redis_conf() {
   return $status
 }
 
+# The shipped compose and k8s Redis load deploy/users.acl (redis-start.sh).
+redis_acl() {
+  env "${COMPOSE_ENV[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
+    >"$TMP/compose-acl.yml" || return 1
+  mkdir -p "$TMP/redis-acl"
+  $PYTHON $HERE/redis_acl_check.py "$TMP/compose-acl.yml" deploy/k8s "$TMP/redis-acl"
+}
+
 # Every worker lists every coordinator that its files run.
 coordinators_listed() {
-  env ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check \
+  env "${COMPOSE_ENV[@]}" \
     docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
     >"$TMP/compose-coordinators.yml" || return 1
   $PYTHON $HERE/coordinators_check.py "$TMP/compose-coordinators.yml" deploy/k8s deploy/systemd/worker.env
@@ -348,7 +363,7 @@ EOF
 # The zkfarm image runs tini as PID 1; compose and k8s must keep it.
 # shellcheck disable=SC2317  # run by check NAME FUNC through "$@", a call shellcheck cannot see
 reaping_init() {
-  local env=(ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check)
+  local env=("${COMPOSE_ENV[@]}")
   env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
     >"$TMP/compose-init.yml" || return 1
   $PYTHON - "$TMP/compose-init.yml" deploy/docker/Dockerfile deploy/k8s/*.yaml <<'EOF'
@@ -384,7 +399,7 @@ EOF
 # on (a secret key and an allowlist), and the workers beside it carry the
 # coordinator's public key and a secret key of their own.
 secure_defaults() {
-  local env=(ZKFARM_REDIS_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check)
+  local env=("${COMPOSE_ENV[@]}")
   env "${env[@]}" docker-compose --project-directory deploy -f deploy/docker-compose.yml --profile cpu config \
     >"$TMP/compose-secure.yml" || return 1
   $PYTHON - "$TMP/compose-secure.yml" <<'EOF'
@@ -685,6 +700,7 @@ check k8s-generated k8s_generated
 check k8s-schema k8s_schema
 check compose-config compose_config
 check redis-conf redis_conf
+check redis-acl redis_acl
 
 check coordinators-listed coordinators_listed
 check coordinators-listed-selftest coordinators_listed_selftest

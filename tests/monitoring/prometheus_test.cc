@@ -10,11 +10,13 @@
 // killed while proving (heartbeat misses, a death, a requeue), a worker
 // returning corrupt proofs (invalid proofs, faults, quarantine), a worker
 // whose cached zkeys are corrupt (a failed circuit load, a task error, a
-// retry), and a job rejected at intake. Then:
+// retry), a job rejected at intake, and a tenant's jobs beside the default
+// tenant's. Then:
 //   * every live /metrics scrape passes `promtool check metrics`;
 //   * every expression of every Grafana dashboard panel, with the dashboard
 //     variables set to "All", is accepted by /api/v1/query and returns data;
-//     every variable's label_values() query finds values;
+//     every variable's label_values() query finds values; the panels of
+//     the Tenants row show the tenant's series and the default tenant's;
 //   * every alert of alerts.yml is loaded, evaluates without error, and its
 //     expression is accepted by /api/v1/query.
 // Needs /usr/bin/prometheus and /usr/bin/promtool (tools/install_deps.sh);
@@ -31,6 +33,7 @@
 
 #include "base/digest.h"
 #include "cluster/artifacts.h"
+#include "cluster/tenants.h"
 #include "tests/cluster/farm_fixture.h"
 #include "tests/harness/harness.h"
 
@@ -114,7 +117,7 @@ std::vector<PanelQuery> dashboard_queries(std::vector<std::string>* variable_que
 // The dashboards' variables as Grafana sends them with "All" selected.
 std::string substitute_variables(std::string expr) {
   expr = std::regex_replace(expr, std::regex(R"(\$__rate_interval)"), "15s");
-  expr = std::regex_replace(expr, std::regex(R"(\$(priority|worker|circuit))"), ".*");
+  expr = std::regex_replace(expr, std::regex(R"(\$(priority|worker|circuit|tenant))"), ".*");
   return expr;
 }
 
@@ -192,6 +195,15 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   for (const char* id : {"w1", "w2", "doomed", "bad-proofs"}) worker_ports_[id] = free_port();
   // Up to three invalid proofs (then bad-proofs is quarantined) and one
   // corrupt cache may hit the same partition: allow the attempts.
+  // A tenant, registered before the coordinator starts, with both circuits.
+  farm::FarmOptions as_acme = options_;
+  {
+    RedisClient admin(options_.redis_url);
+    const KeyLayout keys(options_.prefix);
+    as_acme.redis_url = add_tenant(admin, keys, TenantRecord{.name = "acme"}).url(options_.redis_url);
+    share_circuit(admin, keys, bn254_.id, {"acme"});
+    share_circuit(admin, keys, bls12381_.id, {"acme"});
+  }
   start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(coordinator_metrics_port_),
                      "--max-attempts", "6"});
   start_prometheus();
@@ -209,7 +221,8 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   ASSERT_TRUE(eventually([&] { return workers_[doomed]->log().find("received") != std::string::npos; }, 20s))
       << logs();
   workers_[doomed]->signal(SIGKILL);
-  ASSERT_TRUE(coordinator_scrape_has("zkfarm_partitions_requeued_total{reason=\"workerDead\"}")) << logs();
+  ASSERT_TRUE(coordinator_scrape_has("zkfarm_partitions_requeued_total{reason=\"workerDead\",tenant=\"default\"}"))
+      << logs();
 
   // 2. A worker returning corrupt proofs: the coordinator catches them and
   // retries the partitions elsewhere.
@@ -240,9 +253,16 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   farm::submit(options_, job_json("bulk-bn", bn254_.id, {bn, bn, bn}, "low"));
   farm::submit(options_, job_json("bulk-bls", bls12381_.id, {bls, bls}, "normal"));
   farm::submit(options_, job_json("wrong-curve", bn254_.id, {bls}, "normal"));
+  farm::submit(as_acme, job_json("acme-bn", bn254_.id, {bn, bn}, "normal"));
+  farm::submit(as_acme, job_json("acme-bls", bls12381_.id, {bls}, "high"));
   for (const char* id : {"survivor", "winning", "bulk-bn", "bulk-bls"}) {
     const farm::JobStatus status = wait_job(id, 60s);
     EXPECT_EQ(status.state, "done") << id << ": " << status.error;
+  }
+  for (const char* id : {"acme-bn", "acme-bls"}) {
+    const auto status = farm::wait(as_acme, id, 60s);
+    ASSERT_TRUE(status) << id;
+    EXPECT_EQ(status->state, "done") << id << ": " << status->error;
   }
   const farm::JobStatus mislabelled_key = wait_job("mislabelled-key", 60s);
   EXPECT_EQ(mislabelled_key.state, "failed");
@@ -295,7 +315,8 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
       [&] {
         return samples_of("zkfarm_jobs_failed_total") >= 3 && samples_of("zkfarm_device_task_errors_total") >= 3 &&
                samples_of("zkfarm_jobs_completed_total") >= 3 && samples_of("zkfarm_partitions_retried_total") >= 3 &&
-               samples_of("zkfarm_witgen_failures_total") >= 3;
+               samples_of("zkfarm_witgen_failures_total") >= 3 &&
+               samples_of("zkfarm_jobs_completed_total{tenant=\"acme\"}") >= 3;
       },
       30s))
       << "Prometheus did not scrape the final state: " << query("up").dump() << "\n"
@@ -305,7 +326,7 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   std::vector<std::string> variable_queries;
   const auto panels = dashboard_queries(&variable_queries);
   EXPECT_GE(panels.size(), 60u);
-  std::size_t with_data = 0;
+  std::size_t with_data = 0, tenant_panels = 0;
   for (const auto& panel : panels) {
     const std::string expr = substitute_variables(panel.expr);
     const json reply = query(expr);
@@ -318,8 +339,23 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
       continue;
     }
     ++with_data;
+    // The Tenants row: a series of the tenant's and one of the default
+    // tenant's (failures, retries and requeues: the default tenant's only;
+    // acme's jobs all succeed at once).
+    const std::string title = panel.panel;
+    if (title.size() > 10 && title.compare(title.size() - 10, 10, " by tenant") == 0) {
+      std::set<std::string> tenants;
+      for (const auto& series : reply["data"]["result"])
+        if (series["metric"].contains("tenant")) tenants.insert(series["metric"]["tenant"].get<std::string>());
+      EXPECT_EQ(tenants.count("default"), 1u) << title << ": " << reply.dump();
+      if (!std::regex_search(panel.expr, std::regex("jobs_failed|retried|requeued"))) {
+        EXPECT_EQ(tenants.count("acme"), 1u) << title << ": " << reply.dump();
+      }
+      ++tenant_panels;
+    }
   }
   std::cout << with_data << " of " << panels.size() << " panel queries returned data\n";
+  EXPECT_EQ(tenant_panels, 8u) << "the Tenants row's queries (6 panels, two with two)";
   // Variables: label_values(metric, label).
   const std::regex label_values(R"(label_values\((\w+),\s*(\w+)\))");
   for (const auto& definition : variable_queries) {

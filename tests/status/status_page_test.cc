@@ -21,17 +21,33 @@
 // the page and the API while /metrics, on its own port, stays open; no
 // witness reference or query string appears.
 //
+// TenantView: a farm on a Redis that runs the shipped ACL users
+// (deploy/users.acl; the coordinator is zkfarm-admin), two tenants made by
+// `tenant add`'s code and jobs of each and of the default tenant. The
+// admin's token sees every job (each naming its tenant) and a summary row
+// per tenant; tenant alpha's status page token sees only its own jobs,
+// circuits and figures, and no answer to it -- of the page or of any API
+// path -- holds bravo's job ids, its circuit, its name, the default
+// tenant's job or a worker id; a wrong token, a rotated tenant's old
+// token and a removed tenant's are refused; the coordinator's metrics
+// carry the tenant label. In the browser the tenant's page (basic auth
+// with its token) shows its jobs only, no workers table, and no trace of
+// bravo.
+//
 // Without chromium and chromedriver (ZKFARM_CHROMIUM, ZKFARM_CHROMEDRIVER
 // override /usr/bin/chromium and /usr/bin/chromedriver) the browser part is
 // SKIPPED, never passed; tools/install_deps.sh installs both.
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "schema/job.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
+#include "cluster/tenants.h"
 #include "tests/cluster/farm_fixture.h"
 #include "tests/harness/harness.h"
 
@@ -328,6 +344,260 @@ TEST_F(StatusPageTest, FarmInTheBrowser) {
   EXPECT_EQ(std::string(png.begin() + 1, png.begin() + 4), "PNG");
   write_file(std::string(outputs != nullptr ? outputs : dir_->path().c_str()) + "/status_page.png",
              std::string(png.begin(), png.end()));
+}
+
+// A farm whose Redis runs the shipped ACL users; the fixture's URL is the
+// admin's (the coordinator's, as deploy/ configures it).
+class TenantStatusPageTest : public StatusPageTest {
+ protected:
+  void SetUp() override {
+    dir_ = std::make_unique<TempDir>();
+    write_file(dir_->file("users.acl"), read_file(runfile("deploy/users.acl")));
+    redis_ = std::make_unique<RedisServer>(dir_->path(), RedisServer::Options{.aclfile = dir_->file("users.acl")});
+    options_.redis_url = "redis://zkfarm-admin:CHANGE-ME-ADMIN@127.0.0.1:" + std::to_string(redis_->port());
+    options_.prefix = "zkfarm:";
+    options_.artifacts = dir_->file("artifacts");
+    std::filesystem::create_directories(options_.artifacts);
+    bn254_ = farm::circuit_add(options_, runfile("formats/testdata/bn128_mul.zkey"));
+    bls12381_ = farm::circuit_add(options_, runfile("formats/testdata/bls12381_mul.zkey"));
+    coordinator_port_ = free_port();
+  }
+
+  // Waits for a job of the tenant whose options these are.
+  farm::JobStatus wait_for(const farm::FarmOptions& who, const std::string& id) {
+    eventually([&] { return farm::status(who, id).has_value(); }, 40s);
+    auto s = farm::wait(who, id, 60s);
+    EXPECT_TRUE(s && s->terminal()) << id << "\n" << logs();
+    return s ? *s : farm::JobStatus{};
+  }
+};
+
+std::set<std::string> ids_in(const json& rows) {
+  std::set<std::string> ids;
+  for (const auto& row : rows) ids.insert(row["id"].get<std::string>());
+  return ids;
+}
+
+TEST_F(TenantStatusPageTest, TenantView) {
+  RedisClient admin(options_.redis_url);
+  const KeyLayout keys(options_.prefix);
+  const TenantCredentials alpha = add_tenant(admin, keys, TenantRecord{.name = "alpha", .weight = 2});
+  const TenantCredentials bravo = add_tenant(admin, keys, TenantRecord{.name = "bravo", .max_queued_jobs = 40});
+  ASSERT_EQ(alpha.status_token.rfind("alpha.", 0), 0u) << alpha.status_token;
+  // bn254 for everyone, bls12381 for bravo only.
+  share_circuit(admin, keys, bn254_.id, {"*"});
+  share_circuit(admin, keys, bls12381_.id, {"bravo"});
+  const std::string admin_token = "admin-token-0123456789abcdef";
+  write_file(dir_->file("token"), admin_token + "\n");
+  const int page_port = free_port(), metrics_port = free_port();
+  start_coordinator({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--status-listen",
+                     "127.0.0.1:" + std::to_string(page_port), "--http-token-file", dir_->file("token")});
+  start_worker("cpu-hidden-worker");
+
+  farm::FarmOptions as_alpha = options_, as_bravo = options_;
+  as_alpha.redis_url = alpha.url(options_.redis_url);
+  as_bravo.redis_url = bravo.url(options_.redis_url);
+  const std::string bn = "file://" + witness_file("bn128_mul.wtns");
+  const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
+  farm::submit(as_alpha, job_json("alpha-one", bn254_.id, {bn, bn}));
+  farm::submit(as_alpha, job_json("alpha-two", bn254_.id, {bn}, "high"));
+  farm::submit(as_bravo, job_json("bravo-secret-bls", bls12381_.id, {bls}));
+  farm::submit(as_bravo, job_json("bravo-secret-bn", bn254_.id, {bn, bn, bn}));
+  farm::submit(as_bravo, job_json("bravo-secret-missing", bn254_.id, {"file://" + dir_->file("bravo-nowhere.wtns")}));
+  farm::submit(options_, job_json("default-job", bn254_.id, {bn}));
+  EXPECT_EQ(wait_for(as_alpha, "alpha-one").state, "done");
+  EXPECT_EQ(wait_for(as_alpha, "alpha-two").state, "done");
+  EXPECT_EQ(wait_for(as_bravo, "bravo-secret-bls").state, "done");
+  EXPECT_EQ(wait_for(as_bravo, "bravo-secret-bn").state, "done");
+  EXPECT_EQ(wait_for(as_bravo, "bravo-secret-missing").state, "failed");
+  EXPECT_EQ(wait_for(options_, "default-job").state, "done");
+
+  const std::string as_admin = "Authorization: Bearer " + admin_token + "\r\n";
+  const std::string as_alpha_page = "Authorization: Bearer " + alpha.status_token + "\r\n";
+  const std::string as_bravo_page = "Authorization: Bearer " + bravo.status_token + "\r\n";
+
+  // The admin: every tenant's jobs, each naming its tenant, and the summary.
+  json jobs = api(page_port, "/api/v1/jobs", as_admin);
+  EXPECT_EQ(jobs["viewer"]["role"], "admin");
+  EXPECT_EQ(ids_in(jobs["done"]),
+            (std::set<std::string>{"alpha-one", "alpha-two", "bravo-secret-bls", "bravo-secret-bn", "default-job"}))
+      << jobs["done"].dump(2);
+  for (const auto& row : jobs["done"]) {  // each id starts with its tenant's name
+    const std::string id = row["id"];
+    EXPECT_EQ(row["tenant"], id.substr(0, id.find('-'))) << row.dump();
+  }
+  EXPECT_EQ(ids_in(jobs["failed"]), std::set<std::string>{"bravo-secret-missing"});
+  EXPECT_TRUE(jobs.contains("coordinators"));
+  std::map<std::string, json> rows;
+  // The worker time reaches Redis with each verified partition: all 8 are.
+  json tenants;
+  ASSERT_TRUE(eventually(
+      [&] {
+        tenants = api(page_port, "/api/v1/tenants", as_admin);
+        rows.clear();
+        for (const auto& t : tenants["tenants"]) rows[t["name"]] = t;
+        return rows.size() == 3 && rows["alpha"]["last_hour"]["partitions"] == 3 &&
+               rows["bravo"]["last_hour"]["partitions"] == 4;
+      },
+      20s))
+      << tenants.dump(2);
+  EXPECT_EQ(rows["default"]["last_hour"]["partitions"], 1);
+  EXPECT_EQ(rows["alpha"]["last_hour"]["jobs_done"], 2);
+  EXPECT_EQ(rows["bravo"]["last_hour"]["jobs_failed"], 1);
+  EXPECT_EQ(rows["alpha"]["weight"], 2);
+  EXPECT_EQ(rows["bravo"]["max_queued_jobs"], 40);
+  double share = 0;
+  for (auto& [name, row] : rows) {
+    ASSERT_TRUE(row["worker_share"].is_number()) << row.dump();
+    EXPECT_GT(row["worker_share"].get<double>(), 0) << name;
+    share += row["worker_share"].get<double>();
+  }
+  EXPECT_NEAR(share, 1.0, 1e-6);
+  EXPECT_EQ(api(page_port, "/api/v1/workers", as_admin)["workers"].size(), 1u);
+  EXPECT_EQ(api(page_port, "/api/v1/circuits", as_admin)["circuits"].size(), 2u);
+  EXPECT_EQ(api(page_port, "/api/v1/stats", as_admin)["last_hour"]["partitions"], 8);
+
+  // Alpha: its own jobs, circuits and figures, nothing of bravo's, of the
+  // default tenant's or of the workers but their number.
+  jobs = api(page_port, "/api/v1/jobs", as_alpha_page);
+  EXPECT_EQ(jobs["viewer"]["role"], "tenant");
+  EXPECT_EQ(jobs["viewer"]["tenant"], "alpha");
+  EXPECT_EQ(ids_in(jobs["done"]), (std::set<std::string>{"alpha-one", "alpha-two"}));
+  EXPECT_TRUE(jobs["failed"].empty()) << jobs["failed"].dump();
+  EXPECT_TRUE(jobs["failed_codes"].empty());
+  EXPECT_FALSE(jobs.contains("coordinators"));
+  const json workers = api(page_port, "/api/v1/workers", as_alpha_page);
+  EXPECT_TRUE(workers["workers"].empty());
+  EXPECT_EQ(workers["capacity"]["alive"], 1);
+  const json circuits = api(page_port, "/api/v1/circuits", as_alpha_page)["circuits"];
+  ASSERT_EQ(circuits.size(), 1u) << circuits.dump(2);
+  EXPECT_EQ(circuits[0]["id"], bn254_.id);
+  EXPECT_TRUE(circuits[0]["resident_on"].empty());
+  const json stats = api(page_port, "/api/v1/stats", as_alpha_page);
+  EXPECT_EQ(stats["last_hour"]["partitions"], 3);
+  EXPECT_EQ(stats["last_hour"]["jobs_done"], 2);
+  EXPECT_EQ(stats["last_hour"]["jobs_failed"], 0);
+  tenants = api(page_port, "/api/v1/tenants", as_alpha_page);
+  ASSERT_EQ(tenants["tenants"].size(), 1u);
+  EXPECT_EQ(tenants["tenants"][0]["name"], "alpha");
+  EXPECT_FALSE(tenants["tenants"][0].contains("worker_share"));
+  for (const char* path : {"/", "/status.js", "/api/v1/jobs", "/api/v1/workers", "/api/v1/circuits", "/api/v1/stats",
+                           "/api/v1/tenants"}) {
+    const HttpResult r = http_request(page_port, "GET", path, "", as_alpha_page);
+    EXPECT_EQ(r.status, 200) << path;
+    for (const std::string& secret : {std::string("bravo"), std::string("default-job"), bls12381_.id,
+                                      bls12381_.id.substr(0, 16), std::string("cpu-hidden-worker")})
+      EXPECT_EQ(r.body.find(secret), std::string::npos) << path << " shows alpha '" << secret << "': " << r.body;
+  }
+  // Bravo sees its own, none of alpha's.
+  jobs = api(page_port, "/api/v1/jobs", as_bravo_page);
+  EXPECT_EQ(ids_in(jobs["done"]), (std::set<std::string>{"bravo-secret-bls", "bravo-secret-bn"}));
+  EXPECT_EQ(ids_in(jobs["failed"]), std::set<std::string>{"bravo-secret-missing"});
+  EXPECT_EQ(jobs.dump().find("alpha"), std::string::npos);
+  EXPECT_EQ(api(page_port, "/api/v1/circuits", as_bravo_page)["circuits"].size(), 2u);
+
+  // Refused: no token, a wrong one, a forged tenant token, the Redis
+  // password as a page token; basic auth with the token works.
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs").status, 401);
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs", "", "Authorization: Bearer wrong-token-0123456789\r\n").status,
+            401);
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs", "",
+                         "Authorization: Bearer alpha." + std::string(64, '0') + "\r\n")
+                .status,
+            401);
+  EXPECT_EQ(http_request(page_port, "GET", "/", "", "Authorization: Bearer " + alpha.password + "\r\n").status, 401);
+  const std::string basic = "t:" + alpha.status_token;
+  const HttpResult by_basic = http_request(
+      page_port, "GET", "/api/v1/jobs", "",
+      "Authorization: Basic " + base64_encode(std::vector<std::uint8_t>(basic.begin(), basic.end())) + "\r\n");
+  EXPECT_EQ(by_basic.status, 200);
+  EXPECT_EQ(by_basic.body.find("bravo"), std::string::npos);
+
+  // The metrics carry the tenant label (registered tenants only).
+  const std::string scrape = http_request(metrics_port, "GET", "/metrics").body;
+  for (const char* tenant : {"alpha", "bravo", "default"})
+    EXPECT_NE(scrape.find("zkfarm_jobs_completed_total{circuit=\"" + bn254_.id.substr(0, 16) + "\",priority=\"normal\","
+                          "tenant=\"" + std::string(tenant) + "\"}"),
+              std::string::npos)
+        << tenant << "\n" << scrape;
+  EXPECT_NE(scrape.find("zkfarm_partitions_verified_total{circuit=\"" + bls12381_.id.substr(0, 16) +
+                        "\",tenant=\"bravo\"} 1"),
+            std::string::npos);
+  EXPECT_NE(scrape.find("zkfarm_queue_depth{priority=\"normal\",tenant=\"alpha\"} 0"), std::string::npos);
+  EXPECT_EQ(scrape.find("tenant=\"unknown\""), std::string::npos);
+
+  // The browser, as alpha (basic auth: the token is the password).
+  const std::string chromium = env_or("ZKFARM_CHROMIUM", "/usr/bin/chromium");
+  const std::string chromedriver = env_or("ZKFARM_CHROMEDRIVER", "/usr/bin/chromedriver");
+  bool browsed = false;
+  if (access(chromium.c_str(), X_OK) == 0 && access(chromedriver.c_str(), X_OK) == 0) {
+    browsed = true;
+    Browser browser(chromedriver, chromium, *dir_);
+    const char kReadTenantPage[] = R"js(
+const table = (id) => [...document.querySelectorAll('#' + id + ' tbody tr')]
+    .map((tr) => [...tr.cells].map((td) => td.textContent));
+return { refreshes: Number(document.body.getAttribute('data-refreshes') || 0),
+         error: document.getElementById('error').hidden ? '' : document.getElementById('error').textContent,
+         text: document.body.textContent, served: document.getElementById('served-by').textContent,
+         done: table('jobs-done'), tenants: table('tenants'),
+         tenants_shown: !document.getElementById('tenants-section').hidden,
+         workers_shown: !document.getElementById('workers').hidden,
+         capacity: document.getElementById('capacity').textContent };
+)js";
+    browser.open("http://t:" + alpha.status_token + "@127.0.0.1:" + std::to_string(page_port) + "/?refresh=1");
+    json seen;
+    EXPECT_TRUE(eventually(
+        [&] {
+          seen = browser.run(kReadTenantPage);
+          return seen["refreshes"].get<int>() >= 2 && seen["done"].size() == 2;
+        },
+        30s))
+        << seen.dump(2);
+    EXPECT_EQ(seen["error"], "");
+    std::set<std::string> shown;
+    for (const auto& row : seen["done"]) {
+      shown.insert(row[0].get<std::string>());
+      EXPECT_EQ(row.back(), "alpha") << row.dump();  // the tenant column
+    }
+    EXPECT_EQ(shown, (std::set<std::string>{"alpha-one", "alpha-two"}));
+    EXPECT_TRUE(seen["tenants_shown"].get<bool>());
+    ASSERT_EQ(seen["tenants"].size(), 1u) << seen["tenants"].dump();
+    EXPECT_EQ(seen["tenants"][0][0], "alpha");
+    EXPECT_FALSE(seen["workers_shown"].get<bool>());
+    EXPECT_EQ(seen["capacity"].get<std::string>().rfind("1 workers alive", 0), 0u) << seen["capacity"];
+    EXPECT_NE(seen["served"].get<std::string>().find("tenant alpha"), std::string::npos);
+    const std::string text = seen["text"];
+    for (const std::string& secret : {std::string("bravo"), std::string("default-job"), std::string("cpu-hidden-worker")})
+      EXPECT_EQ(text.find(secret), std::string::npos) << "the tenant's page shows '" << secret << "'";
+    for (const auto& entry : browser.console_log()) EXPECT_NE(entry["level"], "SEVERE") << entry.dump();
+    // The admin's page lists both tenants and names each job's tenant.
+    browser.open("http://op:" + admin_token + "@127.0.0.1:" + std::to_string(page_port) + "/?refresh=1");
+    EXPECT_TRUE(eventually(
+        [&] {
+          seen = browser.run(kReadTenantPage);
+          return seen["done"].size() == 5 && seen["tenants"].size() == 3;
+        },
+        30s))
+        << seen.dump(2);
+    EXPECT_TRUE(seen["workers_shown"].get<bool>());
+    const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+    const std::vector<std::uint8_t> png = browser.screenshot();
+    write_file(std::string(outputs != nullptr ? outputs : dir_->path().c_str()) + "/status_page_tenants.png",
+               std::string(png.begin(), png.end()));
+  }
+
+  // A rotated tenant's old token is refused at once, the new one works; a
+  // removed tenant's is refused.
+  const TenantCredentials rotated = rotate_tenant(admin, keys, "alpha");
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs", "", as_alpha_page).status, 401);
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs", "", "Authorization: Bearer " + rotated.status_token + "\r\n")
+                .status,
+            200);
+  remove_tenant(admin, keys, "bravo");
+  EXPECT_EQ(http_request(page_port, "GET", "/api/v1/jobs", "", as_bravo_page).status, 401);
+  if (!browsed)
+    GTEST_SKIP() << "SKIPPED (browser part): no " << chromium << " or " << chromedriver
+                 << " (tools/install_deps.sh installs Debian's chromium and chromium-driver)";
 }
 
 }  // namespace
