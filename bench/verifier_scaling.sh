@@ -6,6 +6,8 @@
 #   1. bench/verifier_pool_bench: a backlog of real BN254 proofs through a
 #      VerifierPool of 1, 2, 4, ... threads up to the host's cores, the
 #      counts taking turns in each round;
+#      (and, with taskset, 1 and 2 threads held to two of its cores: an idle
+#      two-core machine);
 #   2. bench/load_driver: one real coordinator and redis-server under 100
 #      worker sessions answering every task 5 ms after it came with a real
 #      proof, --verify-threads 1, 2 and the host's cores taking turns.
@@ -29,14 +31,25 @@ echo "host: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- |
 status=0
 verifier_pool_bench --curve bn254 --threads "$THREADS" --proofs "${PROOFS:-8000}" --rounds "${ROUNDS:-5}" \
   >"$logs/verifier_pool_bench.log" 2>&1 || status=1
+# A two-core machine, as the development VM is, but idle: the process held
+# to two of this host's cores.
+if command -v taskset >/dev/null && ((cores > 2)); then
+  taskset -c 0,1 verifier_pool_bench --curve bn254 --threads 1,2 --proofs "${PROOFS:-8000}" --rounds "${ROUNDS:-5}" \
+    >"$logs/verifier_pool_bench_2cores.log" 2>&1 || status=1
+fi
 if [[ ${SKIP_DRIVER:-0} != 1 ]]; then
   load_driver --sessions "${SESSIONS:-100}" --jobs "${JOBS:-2000}" --partitions 4 --delay-ms 5 \
     --verify-threads "1,2,$cores,1,2,$cores" --check >"$logs/load_driver.log" 2>&1 || status=1
 fi
 echo "== verifier_pool_bench (exit $status so far)"
 grep '^|' "$logs/verifier_pool_bench.log" || tail -5 "$logs/verifier_pool_bench.log"
+if [[ -f $logs/verifier_pool_bench_2cores.log ]]; then
+  echo "== verifier_pool_bench on two cores (taskset -c 0,1)"
+  grep '^|' "$logs/verifier_pool_bench_2cores.log" || tail -5 "$logs/verifier_pool_bench_2cores.log"
+fi
 if [[ ${SKIP_DRIVER:-0} != 1 ]]; then
   echo "== load_driver"
   grep '^|' "$logs/load_driver.log" || tail -5 "$logs/load_driver.log"
+  grep 'cores busy' "$logs/load_driver.log" | cut -c1-400
 fi
 exit $status

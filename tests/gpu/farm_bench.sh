@@ -16,11 +16,15 @@
 # wrote them for bench/circuits/poseidon_chain.circom (any file may be
 # xz-compressed, name.xz: a 2^20-constraint r1cs is 141 MB, 2.6 MB as xz).
 # Environment: INPUT_JOBS (42), INPUT_CLIENTS (the host's cores minus 2),
-# STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4), STREAM_PARTITIONS (16),
-# SKIP_INPUTS / SKIP_STREAM / SKIP_KERNEL (1 skips a part).
+# STREAM_CURVE (bls12381), STREAM_CONSTRAINTS (4194304), STREAM_JOBS (4),
+# STREAM_PARTITIONS (16), STREAM_PREFETCH ("0 1"), STREAM_SLOTS ("1": the
+# worker's --slots values, proofs on the device at once),
+# SKIP_INPUTS / SKIP_STREAM / SKIP_KERNEL (1 skips a part; CIRCUIT may then
+# be "-").
 set -uo pipefail
 bundle=$(cd "${1:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
-circuit=$(cd "${2:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}" && pwd)
+circuit=${2:?usage: farm_bench.sh BUNDLE CIRCUIT [LOGDIR]}  # "-" with SKIP_INPUTS=1
+[ "${SKIP_INPUTS:-0}" = 1 ] || circuit=$(cd "$circuit" && pwd)
 logs=${3:-$bundle/logs}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
@@ -65,9 +69,10 @@ if [ "${SKIP_INPUTS:-0}" != 1 ]; then
 fi
 if [ "${SKIP_STREAM:-0}" != 1 ]; then
   constraints=${STREAM_CONSTRAINTS:-4194304}
-  echo "== partition stream (bench/partition_stream.sh, bls12381, $constraints constraints)"
-  bench/partition_stream.sh --curve bls12381 --constraints "$constraints" --jobs "${STREAM_JOBS:-4}" \
-    --partitions "${STREAM_PARTITIONS:-16}" --prefetch "0 1" 2>&1 | tee "$logs/stream.log" || status=1
+  echo "== partition stream (bench/partition_stream.sh, ${STREAM_CURVE:-bls12381}, $constraints constraints)"
+  bench/partition_stream.sh --curve "${STREAM_CURVE:-bls12381}" --constraints "$constraints" \
+    --jobs "${STREAM_JOBS:-4}" --partitions "${STREAM_PARTITIONS:-16}" --prefetch "${STREAM_PREFETCH:-0 1}" \
+    --slots "${STREAM_SLOTS:-1}" 2>&1 | tee "$logs/stream-$constraints.log" || status=1
 fi
 if [ "${SKIP_KERNEL:-0}" != 1 ]; then
   constraints=${STREAM_CONSTRAINTS:-4194304}
