@@ -170,14 +170,12 @@ class Intake {
   bool room_for_a_job();
   // The Redis queue lengths, per priority and tenant (zkfarm_queue_depth).
   void sample_queue_depth(RedisClient& redis);
-  // Re-reads the registered tenants and their quotas when kTenantsRefresh
-  // has passed (and marks them registered in the metrics).
+  // Re-reads the registered tenants' records (names, quotas, weights) when
+  // kTenantsRefresh has passed (and marks them registered in the metrics).
   void refresh_tenants(RedisClient& redis);
   // The registered tenants, re-read every kTenantsRefresh, rotated by one
   // at each take (round-robin by tenant within a priority).
   const std::vector<std::string>& tenants_in_turn(RedisClient& redis);
-  // Re-reads the tenant records (names, quotas, weights) when due.
-  void refresh_tenants(RedisClient& redis);
   // The tenants to take from now, in turn: those not held and below their
   // share of the slots; default_tenant says whether the default tenant's
   // queues are taken from too (file comment, "Slots per tenant").
