@@ -8,7 +8,8 @@
 //   3. h = a*b - c on the odd coset w_2n * D (three iNTT/NTT pairs): the key's
 //      H points are the odd-index Lagrange points of the 2n domain, so they
 //      absorb the division by Z and h needs no division;
-//   4. five MSMs over the key's points with blinding factors r, s:
+//   4. MSMs over the key's points with blinding factors r, s (C.w and H as
+//      one MSM over both point sets, since only their sum is used):
 //        A = alpha + sum w_i A_i + r delta
 //        B = beta + sum w_i B2_i + s delta          (G2; B1 the same in G1)
 //        C = sum_{private i} w_i C_i + sum h_j H_j + s A + r B1 - r s delta.
@@ -182,17 +183,19 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
   c.shrink_to_fit();
   local.ntt = clock.lap();
 
-  // 4. The five MSMs.
+  // 4. The MSMs.
   const Fr r = options.r ? *options.r : random_field_element<Fr>();
   const Fr s = options.s ? *options.s : random_field_element<Fr>();
   const auto private_witness = witness.subspan(key.num_public + 1);
   G1 msm_a = msm<Curve, G1>(key.a_points, witness);
   G1 msm_b1 = msm<Curve, G1>(key.b1_points, witness);
   G2 msm_b2 = msm<Curve, G2>(key.b2_points, witness);
-  G1 msm_c = msm<Curve, G1>(key.c_points, private_witness);
-  G1 msm_h = msm<Curve, G1>(key.h_points.first(n), std::span<const Fr>(h));
+  // C.w and H enter the proof only as their sum: one Pippenger over both
+  // point sets (msm_sum: one bucket reduction per window, not two).
+  G1 msm_c_h = msm_sum<Curve, G1>(key.c_points, private_witness, key.h_points.first(n), std::span<const Fr>(h));
 
-  Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c, msm_h, r, s);
+  Groth16Proof<Curve> proof =
+      groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c_h, G1::identity(), r, s);
   local.msm = clock.lap();
   local.total = total_clock.lap();
   if (timings) *timings = local;
