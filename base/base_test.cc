@@ -95,9 +95,9 @@ TEST(FilesTest, AtomicWritesCopiesAndReads) {
   fs::remove_all(dir);
 }
 
-// start_writeback() and sync() write the temp file out without touching the
-// destination; commit() then puts everything written (also after the sync)
-// in place, and a writer dropped after sync() leaves nothing behind.
+// sync() fsyncs the temp file without touching the destination; commit()
+// then puts everything written (also after the sync) in place, and a writer
+// dropped after sync() leaves nothing behind.
 TEST(FilesTest, SyncBeforeCommitKeepsTheDestinationUntilCommit) {
   const std::string dir = temp_dir();
   const std::string path = dir + "/proof.json";
@@ -108,14 +108,11 @@ TEST(FilesTest, SyncBeforeCommitKeepsTheDestinationUntilCommit) {
   {
     AtomicFileWriter out(path);
     out.write(bytes("new"));
-    out.start_writeback();
-    EXPECT_EQ(read_file(path), "old");
     out.sync();
     EXPECT_EQ(read_file(path), "old");
     out.write(bytes(" and more"));
     out.commit();
     EXPECT_THROW(out.sync(), std::logic_error);
-    EXPECT_THROW(out.start_writeback(), std::logic_error);
   }
   EXPECT_EQ(read_file(path), "new and more");
   {

@@ -84,13 +84,6 @@ void AtomicFileWriter::write_at(std::uint64_t offset, std::span<const std::uint8
   }
 }
 
-void AtomicFileWriter::start_writeback() {
-  if (fd_ < 0) throw std::logic_error("AtomicFileWriter: start_writeback after commit");
-  if (::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE) != 0 && errno != ENOSYS && errno != EINVAL &&
-      errno != ESPIPE)
-    io_fail("sync_file_range");
-}
-
 void AtomicFileWriter::sync() {
   if (fd_ < 0) throw std::logic_error("AtomicFileWriter: sync after commit");
   if (::fsync(fd_) != 0) io_fail("fsync");

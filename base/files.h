@@ -40,14 +40,6 @@ class AtomicFileWriter {
   // written in between): lets the fsync's wait overlap other work while the
   // destination stays untouched. Throws std::system_error naming the file.
   void sync();
-  // Asks the kernel to start writing the file's data to disk now, without
-  // waiting (sync_file_range SYNC_FILE_RANGE_WRITE). Durability is still
-  // sync()'s or commit()'s fsync; this only lets the writeback of several
-  // files overlap, so their fsyncs that follow wait once rather than one
-  // after the other. A file system without sync_file_range is not an error
-  // (the fsync does it all). Throws std::system_error naming the file on
-  // an I/O error.
-  void start_writeback();
   // fsync (unless sync() already did since the last write) + rename; after
   // it the writer is inert.
   void commit();
