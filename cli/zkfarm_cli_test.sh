@@ -72,11 +72,13 @@ expect "symlinked zkfarm: farm command runs" 0 "^public " "$WORK/links/zkfarm" k
 # prove: outputs only for a proof that passes the self-check.
 P=$WORK/prove
 mkdir -p "$P/out"
+# names DIR: the names in DIR, sorted, each followed by a space.
+names() { find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' '; }
 expect "prove: synthetic circuit" 0 "64 constraints" \
   "$ZKFARM" gen-circuit --curve bn254 --constraints 64 --public 2 --r1cs "$P/c.r1cs" --wtns "$P/w.wtns"
 expect "prove: test key" 0 "TEST-ONLY" "$ZKFARM" setup "$P/c.r1cs" "$P/c.zkey" --seed 3
 expect "prove: proves" 0 "proving on the CPU" "$ZKFARM" prove --cpu "$P/c.zkey" "$P/w.wtns" "$P/out/proof.json" "$P/out/public.json"
-[ "$(ls "$P/out")" = "$(printf 'proof.json\npublic.json')" ] || fail "prove: out/ holds $(ls "$P/out" | tr '\n' ' ')"
+[ "$(names "$P/out")" = "proof.json public.json " ] || fail "prove: out/ holds $(names "$P/out")"
 "$ZKFARM" export-vk "$P/c.zkey" "$P/vk.json" || fail "prove: export-vk exit $?"
 expect "prove: the proof verifies" 0 "" "$ZKFARM" verify "$P/vk.json" "$P/out/public.json" "$P/out/proof.json"
 # The first private signal (after w[0] and the 2 public ones) set to 7: the
@@ -90,14 +92,14 @@ expect "prove: bad witness, --r1cs names the constraint" 2 "does not satisfy con
   "$ZKFARM" prove --cpu --r1cs "$P/c.r1cs" "$P/c.zkey" "$P/bad.wtns" "$P/out/proof.json" "$P/out/public.json"
 expect "prove: bad witness, the self-check fails" 2 "failed verification" \
   "$ZKFARM" prove --cpu "$P/c.zkey" "$P/bad.wtns" "$P/out/proof.json" "$P/out/public.json"
-[ "$(ls "$P/out")" = "$(printf 'proof.json\npublic.json')" ] || fail "prove: bad witness left $(ls "$P/out" | tr '\n' ' ')"
+[ "$(names "$P/out")" = "proof.json public.json " ] || fail "prove: bad witness left $(names "$P/out")"
 cmp -s "$P/out/proof.json" "$P/proof.before" || fail "prove: bad witness changed proof.json"
 cmp -s "$P/out/public.json" "$P/public.before" || fail "prove: bad witness changed public.json"
 # A bad witness into a fresh directory: nothing at all.
 mkdir -p "$P/fresh"
 expect "prove: bad witness, fresh directory" 2 "failed verification" \
   "$ZKFARM" prove --cpu "$P/c.zkey" "$P/bad.wtns" "$P/fresh/proof.json" "$P/fresh/public.json"
-[ -z "$(ls -A "$P/fresh")" ] || fail "prove: bad witness wrote $(ls -A "$P/fresh" | tr '\n' ' ')"
+[ -z "$(names "$P/fresh")" ] || fail "prove: bad witness wrote $(names "$P/fresh")"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all passed"
