@@ -104,20 +104,23 @@ prepare() {
 }
 
 # timed OUT CMD...: runs CMD, appends "wall cpu" (seconds) to OUT; fails if CMD fails.
-# Wall time from bash's microsecond clock around the run (time(1)'s %e has
-# 10 ms steps, as large as the smallest circuit's whole proof); CPU time
-# (user + system) from time(1).
+# Wall time from bash's microsecond clock around the run; CPU time (user +
+# system of the process and its threads) from bash's `time`, in milliseconds
+# (getrusage). time(1)'s %e, %U and %S have 10 ms steps, as large as the
+# smallest circuit's whole proof: its CPU column read 0.02 / 0.02 = 1.00x
+# where perf stat measured 23.6 / 28.2 ms.
 timed() {
-  local out=$1 start end; shift
+  local out=$1 start end status TIMEFORMAT='%3U %3S'; shift
   start=$EPOCHREALTIME
-  /usr/bin/time -f "%e %U %S" -o "$out.t" "$@" >"$out.log" 2>&1 ||
-    { echo "prove_vs_rapidsnark.sh: failed: $* (see $out.log)" >&2; exit 1; }
+  { time "$@" >"$out.log" 2>&1; } 2>"$out.t" && status=0 || status=$?
   end=$EPOCHREALTIME
-  awk -v start="$start" -v end="$end" '{ printf "%.3f %.3f\n", end - start, $2 + $3 }' "$out.t" >>"$out"
+  [ "$status" -eq 0 ] || { echo "prove_vs_rapidsnark.sh: failed: $* (see $out.log)" >&2; exit 1; }
+  awk -v start="$start" -v end="$end" '{ printf "%.3f %.3f\n", end - start, $1 + $2 }' "$out.t" >>"$out"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for name in "${CIRCUITS[@]}"; do prepare "$name"; done
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 header="| circuit | constraints | public"
 rule="|---|---|---"
@@ -186,4 +189,5 @@ for name in "${CIRCUITS[@]}"; do
   fi
   echo "$row | $ok |"
 done
-echo "(medians of $RUNS alternating runs per tool; ratio = $label / rapidsnark, below 1 is faster; work dir $WORK)"
+echo "(medians of $RUNS alternating runs per tool; ratio = $label / rapidsnark, below 1 is faster; load average" \
+  "$load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; work dir $WORK)"

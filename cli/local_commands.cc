@@ -138,54 +138,90 @@ std::unique_ptr<prover::Prover> open_prover(const Args& args) {
   return prover::Prover::cpu();
 }
 
-// Writes proof and public signals to proof_path and public_path once the
-// proof passes the self-check (Prover::verify): nothing is written for a
-// witness that does not satisfy the circuit. The two files are written to
-// their temp names and fsynced on a second thread while this one checks
-// the proof (the fsyncs wait on the disk, the check is CPU: on an idle
-// disk both take a few ms; under load the fsyncs took 7-20 ms), and renamed
-// into place after both succeed. Throws the check's Error when it fails (the
-// temp files are removed), else the first write error (std::system_error
-// naming the file).
-void write_checked_proof(const prover::Prover& prover, const prover::Circuit& circuit, const prover::Proof& proof,
-                         const std::string& witness_name, const std::string& proof_path,
-                         const std::string& public_path, prover::Timings* timings) {
-  std::string proof_text, public_text;
-  std::visit(
-      [&](const auto& typed) {
-        using Curve = typename std::decay_t<decltype(typed)>::Curve;
-        proof_text = proof_to_json<Curve>(typed.proof);
-        public_text = public_signals_to_json<typename Curve::Fr>(std::span(typed.public_signals));
-      },
-      proof);
-  std::optional<AtomicFileWriter> proof_out, public_out;
-  std::exception_ptr write_error;
-  std::thread writer([&] {
-    try {
-      const auto bytes = [](const std::string& text) {
-        return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-      };
-      proof_out.emplace(proof_path);
-      proof_out->write(bytes(proof_text));
-      public_out.emplace(public_path);
-      public_out->write(bytes(public_text));
-      proof_out->sync();
-      public_out->sync();
-    } catch (...) {
-      write_error = std::current_exception();
-    }
-  });
-  try {
-    prover.verify(circuit, proof, witness_name, timings);
-  } catch (...) {
-    writer.join();
-    throw;  // the writers' destructors remove the temp files
+// proof.json and public.json, written atomically and only once the proof
+// passes the self-check (Prover::verify): nothing is written for a witness
+// that does not satisfy the circuit. public.json's bytes follow from the
+// witness alone, so its temp file is written and fsynced on a thread of its
+// own while the proof runs (the constructor starts it); finish() writes and
+// fsyncs proof.json's on a second thread while this one checks the proof,
+// and renames both into place once the check and both fsyncs succeed. The
+// fsyncs wait on the disk and the check is CPU: on this kind of disk an
+// fsync took 0.1-4 ms, two in a row 3-20 ms under load, so after the proof
+// only one remains, beside the ~1 ms check. Whatever did not reach the
+// renames is removed by the writers' destructors.
+class ProofOutputs {
+ public:
+  ProofOutputs(std::string proof_path, const std::string& public_path, const prover::PublicSignals& signals)
+      : proof_path_(std::move(proof_path)) {
+    std::string text = std::visit(
+        [](const auto& typed) {
+          using Fr = typename std::decay_t<decltype(typed)>::value_type;
+          return public_signals_to_json<Fr>(std::span<const Fr>(typed));
+        },
+        signals);
+    public_writer_ = std::thread([this, public_path, text = std::move(text)] {
+      try {
+        public_out_.emplace(public_path);
+        public_out_->write(bytes(text));
+        public_out_->sync();
+      } catch (...) {
+        public_error_ = std::current_exception();
+      }
+    });
   }
-  writer.join();
-  if (write_error) std::rethrow_exception(write_error);
-  proof_out->commit();
-  public_out->commit();
-}
+  ~ProofOutputs() {
+    if (public_writer_.joinable()) public_writer_.join();
+  }
+  ProofOutputs(const ProofOutputs&) = delete;
+  ProofOutputs& operator=(const ProofOutputs&) = delete;
+
+  // Checks the proof while proof.json is written, then puts both files in
+  // place. Throws the check's Error when it fails (the temp files are
+  // removed), else the first write error (std::system_error naming the
+  // file).
+  void finish(const prover::Prover& prover, const prover::Circuit& circuit, const prover::Proof& proof,
+              const std::string& witness_name, prover::Timings* timings) {
+    const std::string proof_text = std::visit(
+        [](const auto& typed) {
+          using Curve = typename std::decay_t<decltype(typed)>::Curve;
+          return proof_to_json<Curve>(typed.proof);
+        },
+        proof);
+    std::optional<AtomicFileWriter> proof_out;
+    std::exception_ptr proof_error;
+    std::thread proof_writer([&] {
+      try {
+        proof_out.emplace(proof_path_);
+        proof_out->write(bytes(proof_text));
+        proof_out->sync();
+      } catch (...) {
+        proof_error = std::current_exception();
+      }
+    });
+    try {
+      prover.verify(circuit, proof, witness_name, timings);
+    } catch (...) {
+      proof_writer.join();
+      throw;  // the writers' destructors remove the temp files
+    }
+    proof_writer.join();
+    public_writer_.join();
+    if (proof_error) std::rethrow_exception(proof_error);
+    if (public_error_) std::rethrow_exception(public_error_);
+    proof_out->commit();
+    public_out_->commit();
+  }
+
+ private:
+  static std::span<const std::uint8_t> bytes(const std::string& text) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  }
+
+  std::string proof_path_;
+  std::optional<AtomicFileWriter> public_out_;
+  std::exception_ptr public_error_;
+  std::thread public_writer_;  // last: started after the members it uses exist
+};
 
 // The CLI's own stages around Prover::prove, for --timings.
 struct CliTimings {
@@ -242,11 +278,12 @@ int run_prove(const std::vector<std::string>& argv) {
       prover::ProveRequest request;
       request.seed = args.uint_option("seed");
       prover::Timings timings;
-      const auto witness = prover::Prover::open_witness(pos[1]);
-      const prover::Proof proof = prover->prove(*circuit, witness, request, &timings);
+      const auto witness = prover->prepare(*circuit, prover::Prover::open_witness(pos[1]));
+      ProofOutputs outputs(pos[2], pos[3], prover::Prover::public_signals(*witness));
+      const prover::Proof proof = prover->prove(*circuit, *witness, request, &timings);
       progress.step("checking the proof, writing " + pos[2] + " and " + pos[3]);
       clock.lap();
-      write_checked_proof(*prover, *circuit, proof, witness->name(), pos[2], pos[3], &timings);
+      outputs.finish(*prover, *circuit, proof, witness->name, &timings);
       cli_timings.write = clock.lap() - timings.verify;
       progress.finish();
       if (args.flag("timings")) print_timings(*prover, *circuit, timings, cli_timings);

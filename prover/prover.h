@@ -147,6 +147,8 @@ struct ProofOf {
   std::vector<typename Curve::Fr> public_signals;  // witness[1 .. num_public]
 };
 using Proof = std::variant<ProofOf<Bn254>, ProofOf<Bls12381>>;
+// witness[1 .. num_public] in the circuit's scalar field (Prover::public_signals).
+using PublicSignals = std::variant<std::vector<Bn254::Fr>, std::vector<Bls12381::Fr>>;
 
 // kAutoDeviceBudget, kDeviceBudgetMargin, parse_device_budget and the
 // other device flags: prover/device_config.h.
@@ -213,6 +215,11 @@ class Prover {
   // kBadWitness) and kOutOfMemory.
   std::shared_ptr<const PreparedWitness> prepare(const Circuit& circuit,
                                                  const std::shared_ptr<const FileBytes>& witness);
+  // The public signals of a witness prepare() made: what prove() returns
+  // beside the proof, known before the proof runs (the CLI writes
+  // public.json meanwhile). Throws Error kInternal for a witness that
+  // prepare() did not make.
+  static PublicSignals public_signals(const PreparedWitness& witness);
   // Proves with a witness prepare() made for this circuit (timings->
   // parse_witness is its parse_seconds). Throws as prove(), and kInternal
   // for a witness prepared for another circuit.

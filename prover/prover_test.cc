@@ -130,8 +130,9 @@ TYPED_TEST(ProverTest, SeedFixesTheProof) {
 
 // prepare() then prove() is prove() in two halves: the same proof for the
 // same seed, the witness parsed once and reusable, the input errors raised
-// by prepare() itself (before any prove lock), and a witness prepared for
-// one circuit refused by another.
+// by prepare() itself (before any prove lock), public_signals() the ones
+// prove() returns, and a witness prepared for one circuit refused by
+// another.
 TYPED_TEST(ProverTest, PreparedWitnessProvesAsTheFileDoes) {
   using Curve = TypeParam;
   using Fr = typename Curve::Fr;
@@ -152,6 +153,11 @@ TYPED_TEST(ProverTest, PreparedWitnessProvesAsTheFileDoes) {
     EXPECT_EQ(proof.public_signals, direct.public_signals);
     EXPECT_EQ(prepared_timings.parse_witness, prepared->parse_seconds);
   }
+  // public_signals() gives, before proving, the signals prove() returns.
+  const PublicSignals early = Prover::public_signals(*prepared);
+  ASSERT_TRUE(std::holds_alternative<std::vector<Fr>>(early));
+  EXPECT_EQ(std::get<std::vector<Fr>>(early), direct.public_signals);
+  EXPECT_EQ(direct.public_signals.size(), circuit->num_public());
   // The input errors come from prepare().
   auto values = this->witness();
   values.pop_back();
