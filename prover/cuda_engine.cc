@@ -33,7 +33,9 @@
 // proof's working memory and a tenth of the card left over, and within the
 // budget if any), the H query also gets precomputed shifted bases
 // (shift_h_bases in groth16_device.h): the dense H MSM then needs one
-// bucket reduction and fewer windows. DeviceConfig::shifted_tables false
+// bucket reduction and fewer windows. Where the whole table does not fit
+// (a PoRep-size key), a partial one covers as many of H's first points as
+// the room holds (at least 2^22). DeviceConfig::shifted_tables false
 // (--shifted-tables=off) turns this off.
 //
 // Lanes (DeviceConfig::lanes > 1, the worker's --slots): that many proofs
@@ -358,7 +360,12 @@ class CudaEngine final : public EngineOf<CudaEngine> {
         if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
                                 state_->budget, plan.peak_bytes, stream, state_->config.msm_window_bits))
           summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
-                     std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB)";
+                     std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB" +
+                     (key.h_shift_points < key.domain_size
+                          ? ", partial: " + std::to_string(key.h_shift_points) + " of " +
+                                std::to_string(key.domain_size) + " points"
+                          : std::string()) +
+                     ")";
       }
       return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary), plan};
     });

@@ -104,12 +104,15 @@ struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   DeviceBuffer<G1Affine> c_points;   // num_vars - num_public - 1
   DeviceBuffer<G1Affine> h_points;   // domain_size
   // Precomputed shifted H bases (msm.h's shifted_bases; shift_h_bases() in
-  // groth16_device.h): h_shift_rows rows of domain_size points, row w =
-  // 2^(w * h_shift_bits) * h. Empty unless built (device memory to spare):
-  // the H MSM then sums every window's digits into one bucket set.
+  // groth16_device.h): h_shift_rows rows of h_shift_points points, row w =
+  // 2^(w * h_shift_bits) * h[0, h_shift_points). Empty unless built (device
+  // memory to spare): the H MSM then sums every window's digits of those
+  // points into one bucket set, and takes the points past h_shift_points (a
+  // partial table: the memory left beside a large key) from h_points.
   DeviceBuffer<G1Affine> h_shifted;
   unsigned h_shift_bits = 0;
   unsigned h_shift_rows = 0;
+  std::size_t h_shift_points = 0;
 
   // Streamed suffixes of the queries (empty when all resident): point i of
   // a query is a_points[i] below a_points.size(), a_host[i - that] after.

@@ -710,7 +710,11 @@ class DeviceProver {
         shifted.window_bits = 0;  // the table's
         shifted.shifted_windows = key_.h_shift_rows;
         shifted.shifted_window_bits = key_.h_shift_bits;
-        msm_h = msm_device<Curve, G1>(p_.ctx_, key_.h_shifted.data(), h, key_.domain_size, stream_, shifted);
+        const std::size_t covered = key_.h_shift_points;
+        msm_h = msm_device<Curve, G1>(p_.ctx_, key_.h_shifted.data(), h, covered, stream_, shifted);
+        if (covered < key_.domain_size)  // a partial table: the rest of H plainly
+          msm_h += msm_device<Curve, G1>(p_.ctx_, key_.h_points.data() + covered, h + covered,
+                                         key_.domain_size - covered, stream_, p_.msm_);
       } else {
         msm_h = placed(span_of(key_.h_points), key_.h_host, h, key_.domain_size, stream_, copy_, &h_stats, nullptr);
       }
@@ -1170,36 +1174,65 @@ class DeviceProver {
   PinnedBuffer<std::uint32_t> unsatisfied_row_;
 };
 
+// The fewest points a partial shifted H table covers (shift_h_bases): below
+// that its gain (the table's ~13% on the points it covers, BENCHMARKS.md)
+// is under a millisecond and not worth the build.
+inline constexpr std::size_t kMinPartialShiftPoints = std::size_t(1) << 22;
+
 // Builds key.h_shifted (precomputed shifted H bases, see DeviceProvingKey)
 // when the whole H query is resident and the device has room: the table's
 // bytes plus reserve_bytes (a proof's working memory, and any margin the
 // caller wants) free now, and, under a budget (non-zero), planned_bytes +
-// the table within it. Returns whether it was built: the table is an
-// option, so a device that refuses its memory after all (another process
-// took it since the check) leaves the key as it was. Measured on the H200
-// (BENCHMARKS.md): 12 rows at c = 22 for 2^24 points, 18 GiB for
-// BLS12-381 G1, built in 2.8 s; that MSM 118.4 -> 103.5 ms, a partition of
-// 16M constraints 223.9 -> 211.7 ms. window_bits: the table's c (0: the
-// cost model's, as above; DeviceConfig::msm_window_bits otherwise).
+// the table within it. When the table of every point does not fit, a
+// partial one: the first points of H, as many as the room holds (a
+// multiple of 2^16, the rows and c of that many points' layout), if that
+// is at least min_points; the H MSM then adds the rest of the points
+// plainly. max_points (0: all) caps the points covered. Returns whether a
+// table was built: it is an option, so a device that refuses its memory
+// after all (another process took it since the check) leaves the key as it
+// was. Measured on the H200 (BENCHMARKS.md): 12 rows at c = 22 for 2^24
+// points, 18 GiB for BLS12-381 G1, built in 2.8 s; that MSM 118.4 -> 103.5
+// ms, a partition of 16M constraints 223.9 -> 211.7 ms. window_bits: the
+// table's c (0: the cost model's, as above; DeviceConfig::msm_window_bits
+// otherwise).
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
-                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0) {
+                   std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0,
+                   std::size_t max_points = 0, std::size_t min_points = kMinPartialShiftPoints) {
+  using G1 = typename Curve::G1;
   if (!key.h_host.empty() || key.h_points.size() < key.domain_size || key.domain_size == 0) return false;
   const std::size_t n = key.domain_size;
-  const ShiftedLayout layout = shifted_layout<Curve, typename Curve::G1>(n, window_bits);
-  if (budget != 0 && planned_bytes + layout.bytes > budget) return false;
+  std::size_t points = max_points == 0 ? n : std::min(max_points, n);
   ctx.activate();
-  if (device_memory_available() < layout.bytes + reserve_bytes) return false;
-  ShiftedBases<Curve, typename Curve::G1> table;
+  const std::size_t free_bytes = device_memory_available();
+  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  ShiftedLayout layout = shifted_layout<Curve, G1>(points, window_bits);
+  if (layout.bytes > room) {
+    // A partial table: fewer points, each costing its layout's rows. Fewer
+    // points may choose a smaller c (more rows), so the layout is taken
+    // again until it fits.
+    constexpr std::size_t kStep = std::size_t(1) << 16;
+    const std::size_t point_bytes = layout.bytes / points;
+    points = std::min(points, room / point_bytes) / kStep * kStep;
+    while (points >= min_points && points > 0) {
+      layout = shifted_layout<Curve, G1>(points, window_bits);
+      if (layout.bytes <= room) break;
+      const std::size_t fewer = std::max(kStep, (layout.bytes - room) / (layout.bytes / points) / kStep * kStep);
+      points = fewer < points ? points - fewer : 0;
+    }
+    if (points < min_points || points == 0) return false;
+  }
+  ShiftedBases<Curve, G1> table;
   try {
-    table = shifted_bases<Curve, typename Curve::G1>(ctx, key.h_points.data(), n, stream, layout.window_bits,
-                                                     layout.windows);
+    table = shifted_bases<Curve, G1>(ctx, key.h_points.data(), points, stream, layout.window_bits, layout.windows);
   } catch (const DeviceOutOfMemory&) {
     return false;
   }
   key.h_shifted = std::move(table.table);
   key.h_shift_bits = table.window_bits;
   key.h_shift_rows = table.windows;
+  key.h_shift_points = points;
   return true;
 }
 

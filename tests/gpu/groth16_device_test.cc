@@ -176,8 +176,32 @@ TYPED_TEST(Groth16DeviceTest, ShiftedHBasesMatchCpu) {
     DeviceProvingKey<TypeParam> other = DeviceProvingKey<TypeParam>::upload(f.key.proving_key(), stream);
     EXPECT_FALSE(shift_h_bases(*context(), other, 0, 1, 1, stream));
     EXPECT_TRUE(other.h_shifted.empty());
+    EXPECT_EQ(f.device_key.h_shift_points, f.key.domain_size);
+    // A partial table (the memory left beside a large key): the first
+    // points from the table, the rest plainly, the same bytes.
     f.device_key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
+    const std::size_t half = f.key.domain_size / 2 + 3;
+    ASSERT_TRUE(shift_h_bases(*context(), f.device_key, 0, 0, 0, stream, 0, half, 1)) << size;
+    EXPECT_EQ(f.device_key.h_shift_points, half);
+    EXPECT_EQ(f.device_key.h_shifted.size(), std::size_t(f.device_key.h_shift_rows) * half);
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "partial shifted H");
+    f.compare(random, Fixture<TypeParam>::fixed(size + 2, false), false, "partial shifted H/random");
+    // Room for part of the table only (a budget): a partial table of a
+    // multiple of 2^16 points, or none below min_points.
+    const std::size_t full_bytes = shifted_layout<TypeParam, typename TypeParam::G1>(f.key.domain_size).bytes;
+    f.device_key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
+    if (f.key.domain_size >= (std::size_t(1) << 17)) {
+      ASSERT_TRUE(shift_h_bases(*context(), f.device_key, 0, full_bytes / 2, 0, stream, 0, 0, 1)) << size;
+      EXPECT_LT(f.device_key.h_shift_points, f.key.domain_size);
+      EXPECT_EQ(f.device_key.h_shift_points % (std::size_t(1) << 16), 0u);
+      EXPECT_LE(f.device_key.h_shifted.bytes(), full_bytes / 2);
+      f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "budget-partial shifted H");
+      f.device_key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
+    }
+    EXPECT_FALSE(shift_h_bases(*context(), f.device_key, 0, full_bytes / 2, 0, stream, 0, 0, f.key.domain_size));
+    EXPECT_TRUE(f.device_key.h_shifted.empty());
     f.device_key.h_shift_rows = f.device_key.h_shift_bits = 0;
+    f.device_key.h_shift_points = 0;
     f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "plain H");
   }
 }
