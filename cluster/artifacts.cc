@@ -120,30 +120,50 @@ std::optional<CircuitInfo> load_circuit_info(RedisClient& redis, const KeyLayout
   return info;
 }
 
+namespace {
+
+// A tenant's own record of circuit id (<tp>circuit:<id>), as its jobs may
+// use it: written by the tenant, so trusted for nothing a worker would run
+// or read beyond the circuit's own files (whose hashes the workers check).
+// nullopt when the tenant has none; runtime_error for one that names a
+// witness generator or other files.
+std::optional<CircuitInfo> load_tenant_own_circuit(RedisClient& redis, const KeyLayout& tenant_keys,
+                                                   const std::string& id) {
+  std::optional<CircuitInfo> own = load_circuit_info(redis, tenant_keys, id);
+  if (!own) return std::nullopt;
+  const std::string record = tenant_keys.tenant_circuit(id);
+  if (own->has_witness_generator() || !own->witgen_sha256.empty())
+    throw std::runtime_error("circuit record " + record +
+                             " names a witness generator: only the farm's admin registers generators");
+  if (own->zkey_path != ArtifactStore::zkey_relative(id) || own->pce_path != ArtifactStore::pce_relative(id) ||
+      own->vk_path != ArtifactStore::vk_relative(id))
+    throw std::runtime_error("circuit record " + record + " names files outside the circuit's directory " + id + "/");
+  for (const ArtifactFile& file : own->files)
+    if (file.executable || (file.path != own->zkey_path && file.path != own->pce_path && file.path != own->vk_path))
+      throw std::runtime_error("circuit record " + record + " lists a file that is not the circuit's key, PCE or "
+                               "verifying key: " + file.path);
+  own->witgen_public_map.clear();
+  return own;
+}
+
+}  // namespace
+
 std::optional<CircuitInfo> load_visible_circuit(RedisClient& redis, const KeyLayout& keys, const std::string& id) {
   if (keys.tenant().empty()) return load_circuit_info(redis, keys, id);
-  if (std::optional<CircuitInfo> own = load_circuit_info(redis, keys, id)) {
-    // Written by the tenant: trusted for nothing a worker would run or read
-    // beyond the circuit's own files (whose hashes the workers check).
-    const std::string record = keys.tenant_circuit(id);
-    if (own->has_witness_generator() || !own->witgen_sha256.empty())
-      throw std::runtime_error("circuit record " + record +
-                               " names a witness generator: only the farm's admin registers generators");
-    if (own->zkey_path != ArtifactStore::zkey_relative(id) || own->pce_path != ArtifactStore::pce_relative(id) ||
-        own->vk_path != ArtifactStore::vk_relative(id))
-      throw std::runtime_error("circuit record " + record + " names files outside the circuit's directory " + id + "/");
-    for (const ArtifactFile& file : own->files)
-      if (file.executable || (file.path != own->zkey_path && file.path != own->pce_path && file.path != own->vk_path))
-        throw std::runtime_error("circuit record " + record + " lists a file that is not the circuit's key, PCE or "
-                                 "verifying key: " + file.path);
-    own->witgen_public_map.clear();
-    return own;
-  }
+  if (std::optional<CircuitInfo> own = load_tenant_own_circuit(redis, keys, id)) return own;
   const KeyLayout farm(keys.prefix());
   const RedisReply shared = redis.transaction({{"SISMEMBER", keys.circuit_tenants(id), keys.tenant()},
                                                {"SISMEMBER", keys.circuit_tenants(id), "*"}});
   const auto& a = shared.as_array();
   if (a.at(0).as_integer() != 1 && a.at(1).as_integer() != 1) return std::nullopt;
+  return load_circuit_info(redis, farm, id);
+}
+
+std::optional<CircuitInfo> load_task_circuit(RedisClient& redis, const KeyLayout& farm_keys, const std::string& tenant,
+                                             const std::string& id) {
+  const KeyLayout farm(farm_keys.prefix());
+  if (tenant.empty()) return load_circuit_info(redis, farm, id);
+  if (std::optional<CircuitInfo> own = load_tenant_own_circuit(redis, farm.for_tenant(tenant), id)) return own;
   return load_circuit_info(redis, farm, id);
 }
 
@@ -230,9 +250,14 @@ int open_confined_file(const WitnessRef& ref, const WitnessPolicy& policy, std::
   auto refuse = [&] {
     std::string roots;
     for (const auto& r : policy.configured_roots) roots += (roots.empty() ? "" : ", ") + r;
+    if (roots.empty()) roots = "none configured";
+    if (!policy.tenant.empty())
+      return WitnessUnavailable("witness " + ref.describe() + ": no regular file at that path under tenant " +
+                                policy.tenant + "'s witness directories (" + roots +
+                                "); a tenant's file:// witnesses are read only under " + WitnessPolicy::kTenantsDir +
+                                "/" + policy.tenant + "/ of each --witness-root");
     return WitnessUnavailable("witness " + ref.describe() + ": no regular file at that path under the witness roots (" +
-                              (roots.empty() ? "none configured" : roots) +
-                              "); file:// witnesses are read only under --witness-root");
+                              roots + "); file:// witnesses are read only under --witness-root");
   };
   const std::string& path = ref.location;
   if (path.empty() || path[0] != '/') throw refuse();
@@ -296,6 +321,22 @@ WitnessPolicy make_witness_policy(const std::vector<std::string>& roots, const s
     policy.roots.push_back(canonical);
   }
   return policy;
+}
+
+WitnessPolicy WitnessPolicy::tenant_policy(const std::string& name) const {
+  if (!tenant.empty()) throw std::logic_error("tenant_policy of tenant " + tenant + "'s policy: ask the farm's");
+  WitnessPolicy out = *this;
+  if (name.empty()) return out;
+  // Validates the name (std::invalid_argument) before it becomes a path.
+  const KeyLayout keys = KeyLayout(redis_key_prefix).for_tenant(name);
+  out.tenant = name;
+  out.redis_key_prefix = keys.job_prefix();
+  const auto below = [&](const std::string& root) {
+    return (root == "/" ? std::string() : root) + "/" + kTenantsDir + "/" + name;
+  };
+  for (std::string& root : out.roots) root = below(root);
+  for (std::string& root : out.configured_roots) root = below(root);
+  return out;
 }
 
 namespace {

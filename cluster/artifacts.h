@@ -145,6 +145,20 @@ void store_circuit_info(RedisClient& redis, const KeyLayout& keys, const Circuit
 // or else the farm's record when the admin shared it with the tenant or
 // with all (<p>circuit:<id>:tenants). nullopt: none the tenant may use.
 std::optional<CircuitInfo> load_visible_circuit(RedisClient& redis, const KeyLayout& keys, const std::string& id);
+// The record a worker fetches and checks circuit `id` by for a task of
+// `tenant` (the Task's tenant; "" for the default tenant): the record
+// load_visible_circuit chose at intake -- the tenant's own, with the same
+// checks, else the farm's -- without asking whether the farm's circuit is
+// shared with the tenant (the coordinator decided that when it took the job
+// in: a share taken back later leaves jobs already taken in running). Every
+// file is checked against the record's sha256 and the zkey's is the id, so
+// either record is as good for the bytes. Reads only (HGETALL), as the
+// workers' Redis user may. nullopt: neither record exists. Throws
+// RedisError, std::invalid_argument for a tenant that is not a tenant name,
+// std::runtime_error for a corrupt record or a tenant's record that
+// load_visible_circuit refuses.
+std::optional<CircuitInfo> load_task_circuit(RedisClient& redis, const KeyLayout& farm_keys, const std::string& tenant,
+                                             const std::string& id);
 
 // Which witnesses a daemon may read on a client's behalf (--witness-root and
 // --prefix; docs/OPERATIONS.md, "Security"). A job names its witnesses, so
@@ -165,6 +179,23 @@ struct WitnessPolicy {
   // and the URLs they may come from (--witness-url-allow; make_witness_policy
   // sets kDefaultWitnessUrlAllow, cluster/defaults.h).
   HttpLimits http;
+  // The registered tenant whose jobs this policy serves (tenant_policy);
+  // "" for the default tenant. Named in refusals.
+  std::string tenant;
+
+  // Where a registered tenant's file:// witnesses lie below each root:
+  // <root>/tenants/<name>/.
+  static constexpr const char* kTenantsDir = "tenants";
+  // The policy of tenant `tenant`'s jobs, on the coordinator and on the
+  // workers alike: file:// witnesses only under <root>/tenants/<tenant>/ of
+  // each root (the directory itself must be a directory there: a symlink
+  // in its place leads outside it and is refused like any other escape),
+  // redis:// witnesses only under the tenant's namespace
+  // (KeyLayout::for_tenant's job_prefix); HTTP limits as this one's. For
+  // "" (the default tenant) a copy of this policy. Throws
+  // std::invalid_argument for a name that is not a tenant name
+  // (is_valid_tenant_name), before any path is made of it.
+  WitnessPolicy tenant_policy(const std::string& tenant) const;
 };
 
 // The policy of a daemon: `roots` are the operator's --witness-root

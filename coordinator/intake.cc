@@ -402,9 +402,10 @@ bool Intake::check_raw(RedisClient& redis, JobStore& farm_store, const std::stri
   // --memory-budget-mib while it lasts.
   options.max_bytes = witness_max_bytes(job.circuit.num_vars);
   options.budget = ReadBudget{&held_bytes_, config_.memory_budget_bytes};
-  options.policy = witness_policy_;
-  // A tenant's redis:// witnesses only from its own namespace.
-  if (!job.tenant.empty()) options.policy.redis_key_prefix = job.keys.job_prefix();
+  // A tenant's file:// witnesses only under its directory of each root,
+  // its redis:// ones only from its own namespace (the workers apply the
+  // same policy from the Task's tenant).
+  options.policy = witness_policy_.tenant_policy(job.tenant);
   options.redis_url = config_.redis_url;
   options.deadline = job.deadline;
   options.readers = coordinator::kWitnessReadersPerJob;

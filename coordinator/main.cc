@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
       .value("artifacts", "", "artifact store root (required)")
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
-            "--artifacts)")
+            "--artifacts); a registered tenant's only under its tenants/<name>/ there")
       .value("ca-file", "", "PEM CA bundle for https:// witnesses (default: the system CAs)")
       .list("witness-url-allow",
             "where http(s):// witnesses may come from: hosts (any scheme and port), URL prefixes "

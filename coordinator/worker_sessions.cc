@@ -68,6 +68,7 @@ void WorkerSessions::send_task(const TaskOrder& order) {
   task.deadline_unix = job.spec->deadline_unix;
   task.witgen_sha256 = job.prepared->circuit.witgen_sha256;
   task.witgen_dat_sha256 = job.prepared->circuit.witgen_dat_sha256;
+  task.tenant = job.prepared->tenant;
   link_.send(order.peer, encode_task(task));
 }
 

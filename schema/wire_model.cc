@@ -116,6 +116,7 @@ std::string encode_task(const TaskSpec& task) {
       t.setWitnessGeneratorDatSha256(task.witgen_dat_sha256);
     }
     if (task.deadline_unix) t.setDeadlineUnixMs(static_cast<std::uint64_t>(*task.deadline_unix * 1000));
+    if (!task.tenant.empty()) t.setTenant(task.tenant);
   });
 }
 
@@ -130,6 +131,7 @@ std::optional<TaskSpec> task_from_wire(wire::Task::Reader in) {
   task.circuit_id = in.getCircuitId().cStr();
   task.curve = wire::curve_from_wire(in.getCurve());
   task.witness = std::move(*witness);
+  task.tenant = in.getTenant().cStr();
   if (in.getDeadlineUnixMs() > 0) task.deadline_unix = static_cast<double>(in.getDeadlineUnixMs()) / 1000;
   if (task.witness.kind == WitnessRef::Kind::kInput) {
     task.witgen_sha256 = in.getWitnessGeneratorSha256().cStr();

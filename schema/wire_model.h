@@ -43,6 +43,10 @@ struct TaskSpec {
   // Input partitions: the sha256 of the circuit's witness generator and of
   // its .dat ("" for witness partitions).
   std::string witgen_sha256, witgen_dat_sha256;
+  // The registered tenant whose job it is ("" for the default tenant): what
+  // the worker confines the task's witnesses to and reads the circuit record
+  // of (cluster/artifacts.h: WitnessPolicy::tenant_policy, load_task_circuit).
+  std::string tenant;
 };
 
 // The Task envelope (one ZeroMQ frame) for `task`.

@@ -139,6 +139,7 @@ TEST(WireTasks, EveryWitnessKindRoundTrips) {
     task.deadline_unix = 1764500000.5;
     task.witgen_sha256 = std::string(64, 'd');
     task.witgen_dat_sha256 = std::string(64, 'e');
+    task.tenant = "acme";
     const TaskSpec back = round_trip(task);
     EXPECT_EQ(back.task_id, 77u);
     EXPECT_EQ(back.job_id, "job-1");
@@ -147,6 +148,7 @@ TEST(WireTasks, EveryWitnessKindRoundTrips) {
     EXPECT_EQ(back.circuit_id, task.circuit_id);
     EXPECT_EQ(back.curve, CurveId::kBls12381);
     EXPECT_EQ(back.deadline_unix, 1764500000.5);
+    EXPECT_EQ(back.tenant, "acme");
     EXPECT_EQ(back.witness.kind, ref.kind);
     EXPECT_EQ(back.witness.location, ref.location);
     EXPECT_EQ(back.witness.inline_bytes, ref.inline_bytes);
@@ -167,6 +169,7 @@ TEST(WireTasks, NoDeadlineStaysNone) {
   task.witness.kind = WitnessRef::Kind::kRedis;
   task.witness.location = "k";
   EXPECT_EQ(round_trip(task).deadline_unix, std::nullopt);
+  EXPECT_EQ(round_trip(task).tenant, "");  // the default tenant's job
 }
 
 }  // namespace

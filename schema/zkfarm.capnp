@@ -128,6 +128,12 @@ struct Task {
   # .dat in the artifact store (the worker checks them before running it).
   witnessGeneratorSha256 @8 :Text;
   witnessGeneratorDatSha256 @9 :Text;
+  # The tenant whose job this is ("" = the default tenant, the farm's own
+  # namespace): the worker reads the circuit record that tenant's job was
+  # checked against and its file:// and redis:// witnesses only where that
+  # tenant's may lie (cluster/artifacts.h, WitnessPolicy::tenant_policy).
+  # An older worker ignores it and applies the farm's rule.
+  tenant @10 :Text;
 }
 
 struct StageTimings {

@@ -177,10 +177,11 @@ SealedCopy CircuitCache::checked_remote(const ArtifactFile& file) {
   throw prover::Error(ErrorCode::kBadCircuit, mismatch(path, copy, file.sha256));
 }
 
-std::string CircuitCache::recorded_sha256(const std::string& id, const std::string& relative, RedisClient* redis) {
+std::string CircuitCache::recorded_sha256(const std::string& id, const std::string& tenant,
+                                          const std::string& relative, RedisClient* redis) {
   if (!redis) return "";
   try {
-    const std::optional<CircuitInfo> info = load_circuit_info(*redis, keys_, id);
+    const std::optional<CircuitInfo> info = load_task_circuit(*redis, keys_, tenant, id);
     if (info)
       for (const ArtifactFile& file : info->files)
         if (file.path == relative) return file.sha256;
@@ -278,17 +279,20 @@ std::string CircuitCache::fetch(const ArtifactFile& file, bool hash_cached) {
   }
 }
 
-CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
+CircuitInfo CircuitCache::fetch_all(const std::string& id, const std::string& tenant, RedisClient* redis) {
   if (!redis)
     throw prover::Error(ErrorCode::kInternal,
                         "the artifact store is a URL: the worker needs --redis to read circuit records");
   std::optional<CircuitInfo> info;
   try {
-    info = load_circuit_info(*redis, keys_, id);
+    // A tenant's own circuit is recorded in its namespace only.
+    info = load_task_circuit(*redis, keys_, tenant, id);
   } catch (const std::exception& e) {
     throw prover::Error(ErrorCode::kInternal, std::string("circuit record: ") + e.what());
   }
-  if (!info) throw prover::Error(ErrorCode::kUnknownCircuit, "circuit " + id + " is not registered");
+  if (!info)
+    throw prover::Error(ErrorCode::kUnknownCircuit,
+                        "circuit " + id + " is not registered" + (tenant.empty() ? "" : " (nor by tenant " + tenant + ")"));
   // Room for all of the circuit's files still to come, before downloading
   // any of them: a circuit that cannot fit leaves nothing behind.
   const std::vector<ArtifactFile> files = circuit_files(*info);
@@ -328,15 +332,16 @@ CircuitInfo CircuitCache::fetch_all(const std::string& id, RedisClient* redis) {
   return *info;
 }
 
-std::string CircuitCache::local_root(const std::string& id, RedisClient* redis) {
+std::string CircuitCache::local_root(const std::string& id, const std::string& tenant, RedisClient* redis) {
   if (!remote_) return store_.root();
   if (!is_valid_circuit_id(id)) throw prover::Error(ErrorCode::kUnknownCircuit, "bad circuit id " + id);
   std::lock_guard<std::mutex> load_lock(load_mutex_);
-  fetch_all(id, redis);
+  fetch_all(id, tenant, redis);
   return cache_dir_;
 }
 
-std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, bool* was_resident, RedisClient* redis) {
+std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, const std::string& tenant,
+                                                         bool* was_resident, RedisClient* redis) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = loaded_.find(id); it != loaded_.end()) {
@@ -359,7 +364,7 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
   // earlier load or an earlier process found.
   std::optional<SealedCopy> zkey, pce;
   if (remote_) {
-    const CircuitInfo info = fetch_all(id, redis);
+    const CircuitInfo info = fetch_all(id, tenant, redis);
     for (const ArtifactFile& file : circuit_files(info)) {
       if (file.path == info.zkey_path) zkey.emplace(checked_remote(file));
       else if (file.path == info.pce_path) pce.emplace(checked_remote(file));
@@ -378,7 +383,7 @@ std::shared_ptr<const prover::Circuit> CircuitCache::get(const std::string& id, 
     }
     zkey.emplace(checked_local(id, ArtifactStore::zkey_relative(id), id));
     const std::string pce_relative = ArtifactStore::pce_relative(id);
-    pce.emplace(checked_local(id, pce_relative, recorded_sha256(id, pce_relative, redis)));
+    pce.emplace(checked_local(id, pce_relative, recorded_sha256(id, tenant, pce_relative, redis)));
   }
   if (budget_) {
     budget_->stored(id);

@@ -10,7 +10,8 @@
 // PCE are copied into the local cache directory (when one is configured);
 // a cached copy that does not match is copied from the store once more, a
 // store file that does not match is refused (artifactChecksum). From a store served over HTTP (--artifacts
-// http(s)://host/prefix/): every file of the circuit's record in Redis
+// http(s)://host/prefix/): every file of the circuit's record in Redis (the
+// record the task's tenant uses: load_task_circuit)
 // (circuit_files(): zkey, PCE, verifying key, and whatever else a circuit
 // lists) is downloaded into the cache directory as a stream -- progress in
 // the log, a broken transfer resumed (Range) or started over, the free space
@@ -61,11 +62,18 @@ class CircuitCache {
   CircuitCache(std::string artifacts, std::string cache_dir, prover::Prover& prover, std::size_t max_resident,
                std::string key_prefix = kDefaultKeyPrefix, HttpLimits http = {},
                std::optional<std::uint64_t> disk_budget = std::nullopt);
+  // `tenant`: the task's (QueuedTask::tenant, "" for the default tenant),
+  // whose record of the circuit is read when the circuit is not resident
+  // (load_task_circuit: a tenant's own circuit, else the farm's); a
+  // resident circuit serves every tenant, its bytes having been checked
+  // against the id and a record when loaded.
   // Throws prover::Error: kUnknownCircuit (no artifacts for id), kBadCircuit
   // (a file whose hash is not the recorded one, or files that do not load),
   // kOutOfMemory, kDeviceFault, kInternal (I/O, a failed download, no room
-  // in the cache directory, no Redis for a store served over HTTP).
-  std::shared_ptr<const prover::Circuit> get(const std::string& id, bool* was_resident, RedisClient* redis = nullptr);
+  // in the cache directory, no Redis for a store served over HTTP, a record
+  // that cannot be read or is refused).
+  std::shared_ptr<const prover::Circuit> get(const std::string& id, const std::string& tenant, bool* was_resident,
+                                             RedisClient* redis = nullptr);
   std::vector<std::string> resident() const;
   // Over the loaded circuits: device bytes of their resident key and PCE,
   // key bytes streamed from host memory at every proof, page-locked host
@@ -88,7 +96,7 @@ class CircuitCache {
   // (as get() does, without loading it) and returns the cache directory,
   // where they lie under their store paths. A store on a file system:
   // returns its root. Throws prover::Error like get().
-  std::string local_root(const std::string& id, RedisClient* redis);
+  std::string local_root(const std::string& id, const std::string& tenant, RedisClient* redis);
 
  private:
   // A store on a file system: the file at `relative` (its cached copy when
@@ -101,7 +109,8 @@ class CircuitCache {
   SealedCopy checked_remote(const ArtifactFile& file);
   // The sha256 the circuit's record lists for `relative` ("" when there is
   // no record, no Redis or no digest).
-  std::string recorded_sha256(const std::string& id, const std::string& relative, RedisClient* redis);
+  std::string recorded_sha256(const std::string& id, const std::string& tenant, const std::string& relative,
+                              RedisClient* redis);
   // Downloads (if needed) and checks one file into the cache; returns its
   // path. hash_cached: hash a file an earlier process cached before use.
   std::string fetch(const ArtifactFile& file, bool hash_cached);
@@ -109,7 +118,7 @@ class CircuitCache {
   // Throws prover::Error(kInternal) when what is in use leaves too little.
   void make_room(const std::string& id, std::uint64_t bytes);
   // Fetches every file of circuit id into the cache (load_mutex_ held).
-  CircuitInfo fetch_all(const std::string& id, RedisClient* redis);
+  CircuitInfo fetch_all(const std::string& id, const std::string& tenant, RedisClient* redis);
 
   ArtifactStore store_;
   bool remote_ = false;

@@ -46,6 +46,7 @@ QueuedTask task_from_wire(wire::Task::Reader t, std::size_t session) {
     task.witness = std::move(spec->witness);
     task.witgen_sha256 = std::move(spec->witgen_sha256);
     task.witgen_dat_sha256 = std::move(spec->witgen_dat_sha256);
+    task.tenant = std::move(spec->tenant);
   }
   return task;
 }

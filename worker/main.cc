@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
              "are needed) (required)")
       .list("witness-root",
             "directory under which file:// witnesses are read (repeatable; default: the directory holding "
-            "--artifacts)")
+            "--artifacts); a registered tenant's only under its tenants/<name>/ there")
       .value("cache-dir", defaults.cache_dir, "local cache for artifacts (default: read the store in place)")
       .value("cache-budget", defaults.cache_budget,
              "most bytes of circuit files in --cache-dir, least recently used circuits removed first (never one "

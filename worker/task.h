@@ -32,6 +32,10 @@ struct QueuedTask {
   std::string job_id, circuit_id;
   std::uint32_t partition = 0;
   WitnessRef witness;
+  // The tenant whose job it is ("" for the default tenant): its witnesses
+  // are read under that tenant's policy (WitnessPolicy::tenant_policy), its
+  // circuit by the record that tenant's job uses (load_task_circuit).
+  std::string tenant;
   std::chrono::steady_clock::time_point received;
   // Set by the link when the coordinator cancels the task; every stage looks.
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);

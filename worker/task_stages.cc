@@ -37,7 +37,7 @@ std::variant<Prepared, Finished> TaskStages::prepare(QueuedTask task, RedisClien
     Prepared p;
     auto t0 = Clock::now();
     try {
-      p.circuit = cache_.get(task.circuit_id, &p.resident, redis);
+      p.circuit = cache_.get(task.circuit_id, task.tenant, &p.resident, redis);
     } catch (...) {
       metrics_.circuit_cache_misses(task.circuit_id).Increment();
       metrics_.circuit_loads(task.circuit_id, false).Increment();
@@ -58,13 +58,16 @@ std::variant<Prepared, Finished> TaskStages::prepare(QueuedTask task, RedisClien
       if (!witness) {
         // No transfer may bring more than a witness of this circuit.
         const std::uint64_t max_bytes = witness_max_bytes(p.circuit->num_vars());
+        // A tenant's job reads only where that tenant's witnesses lie, as
+        // the coordinator's intake did (not trusting that it did).
+        const WitnessPolicy policy = witness_policy_.tenant_policy(task.tenant);
         try {
-          witness = fetch_witness(task.witness, redis, witness_policy_, max_bytes, task.cancelled.get());
+          witness = fetch_witness(task.witness, redis, policy, max_bytes, task.cancelled.get());
         } catch (const WitnessChecksum& e) {
           if (task.witness.kind != WitnessRef::Kind::kHttp) throw;
           // A transfer may have been corrupted on the way: fetch it once more.
           ZKLOG(kWarning) << "task " << task.task_id << ": " << e.what() << "; fetching it again";
-          witness = fetch_witness(task.witness, redis, witness_policy_, max_bytes, task.cancelled.get());
+          witness = fetch_witness(task.witness, redis, policy, max_bytes, task.cancelled.get());
         }
       }
     } catch (const WitnessCancelled& e) {

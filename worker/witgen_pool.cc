@@ -33,7 +33,7 @@ witgen::GeneratorFiles WitgenPool::generator_files(const QueuedTask& task, Redis
   if (binary.empty() || !std::filesystem::exists(binary, ec)) {
     // A store served over HTTP: the generator is downloaded with the
     // circuit's other files (checked against the record) into the cache.
-    const ArtifactStore store(cache_.local_root(task.circuit_id, redis));
+    const ArtifactStore store(cache_.local_root(task.circuit_id, task.tenant, redis));
     binary = store.absolute(ArtifactStore::witgen_relative(task.circuit_id));
     std::lock_guard<std::mutex> lock(mutex_);
     binaries_[task.circuit_id] = binary;
@@ -72,7 +72,7 @@ std::optional<Finished> WitgenPool::generate(QueuedTask& task, RedisClient* redi
     // the prover: it is needed next anyway), so a generator's output is
     // refused by size before a byte of it is read.
     bool was_resident = false;
-    const auto circuit = cache_.get(task.circuit_id, &was_resident, redis);
+    const auto circuit = cache_.get(task.circuit_id, task.tenant, &was_resident, redis);
     const std::uint64_t witness_bytes = wtns_file_bytes(circuit->num_vars());
     if (config_.witgen_delay.count() > 0) std::this_thread::sleep_for(config_.witgen_delay);
     const auto t0 = std::chrono::steady_clock::now();

@@ -144,10 +144,12 @@ TEST_F(FairnessTest, ABurstDoesNotDelayAnotherTenantAndWorkerTimeFollowsTheWeigh
   options_.redis_url = "redis://zkfarm-worker:CHANGE-ME-WORKER@" + address_;  // start_worker's --redis
   for (int i = 0; i < kWorkers; ++i) start_worker("w" + std::to_string(i), {"--prove-delay-ms", kProveDelayMs});
   options_.redis_url = admin_url;
-  const std::string w = witness_file("bn128_mul.wtns");
+  // Each tenant's witness in its own directory under the witness root.
+  const std::string a_witness = tenant_witness_file("a", "bn128_mul.wtns");
+  const std::string b_witness = tenant_witness_file("b", "bn128_mul.wtns");
 
   // Tenant A's burst, through the CLI.
-  std::vector<std::string> burst(kBurstPartitions, w);
+  std::vector<std::string> burst(kBurstPartitions, a_witness);
   for (int i = 0; i < kBurstJobs; ++i) {
     std::vector<std::string> args = {"submit", bn254_.id};
     args.insert(args.end(), burst.begin(), burst.end());
@@ -162,7 +164,7 @@ TEST_F(FairnessTest, ABurstDoesNotDelayAnotherTenantAndWorkerTimeFollowsTheWeigh
 
   // B's first job, then B's work for the windows.
   std::vector<std::string> b_job = {"submit", bn254_.id};
-  for (int k = 0; k < kBPartitions; ++k) b_job.push_back(w);
+  for (int k = 0; k < kBPartitions; ++k) b_job.push_back(b_witness);
   const double b_submitted = now_unix();
   for (int i = 0; i < kBJobs; ++i) {
     std::vector<std::string> args = b_job;

@@ -84,6 +84,14 @@ std::string FarmTest::witness_file(const std::string& fixture_name) {
   return path;
 }
 
+std::string FarmTest::tenant_witness_file(const std::string& tenant, const std::string& fixture_name) {
+  const std::string dir = dir_->file("tenants/" + tenant);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + fixture_name;
+  if (!std::filesystem::exists(path)) std::filesystem::copy_file(runfile("formats/testdata/" + fixture_name), path);
+  return path;
+}
+
 std::string FarmTest::job_json(const std::string& id, const std::string& circuit,
                                const std::vector<std::string>& witness_urls, const std::string& priority) {
   json j = {{"id", id}, {"circuit", circuit}, {"priority", priority}, {"partitions", json::array()}};
@@ -102,7 +110,11 @@ farm::JobStatus FarmTest::wait_job(const std::string& id, std::chrono::milliseco
 }
 
 void FarmTest::expect_result_verifies(const std::string& id, std::size_t partitions) {
-  auto text = farm::result(options_, id);
+  expect_result_verifies(options_, id, partitions);
+}
+
+void FarmTest::expect_result_verifies(const farm::FarmOptions& who, const std::string& id, std::size_t partitions) {
+  auto text = farm::result(who, id);
   ASSERT_TRUE(text) << "no result for " << id;
   json result = json::parse(*text);
   ASSERT_EQ(result["partitions"].size(), partitions);

@@ -39,6 +39,10 @@ class FarmTest : public ::testing::Test {
 
   // Copies a fixture witness into the temp dir; returns its path.
   std::string witness_file(const std::string& fixture_name);
+  // The same under tenants/<tenant>/ of the temp dir (the default witness
+  // root): where a registered tenant's file:// witnesses must lie
+  // (WitnessPolicy::tenant_policy).
+  std::string tenant_witness_file(const std::string& tenant, const std::string& fixture_name);
   // Job JSON with n partitions of the same witness.
   std::string job_json(const std::string& id, const std::string& circuit, const std::vector<std::string>& witness_urls,
                        const std::string& priority = "normal");
@@ -47,6 +51,8 @@ class FarmTest : public ::testing::Test {
   // Checks every partition proof of a done job with the lead's verifier
   // against the fixture's snarkjs verification key.
   void expect_result_verifies(const std::string& id, std::size_t partitions);
+  // The same for a job of the client `who` (a tenant's credentials).
+  void expect_result_verifies(const farm::FarmOptions& who, const std::string& id, std::size_t partitions);
   std::string logs() const;  // all process logs, for failure messages
 
   std::unique_ptr<TempDir> dir_;

@@ -282,8 +282,13 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   farm::FarmOptions as_a = options_, as_b = options_;
   as_a.redis_url = a.url(options_.redis_url);
   as_b.redis_url = b.url(options_.redis_url);
+  // Each namespace's witnesses where its jobs may read them: the default
+  // tenant's anywhere under the witness root, a tenant's under its own
+  // directory there (tenant_confinement_test checks the refusals).
   const std::string bn_witness = "file://" + witness_file("bn128_mul.wtns");
-  const std::string bls_witness = "file://" + witness_file("bls12381_mul.wtns");
+  const std::string a_witness = "file://" + tenant_witness_file("a", "bn128_mul.wtns");
+  const std::string b_witness = "file://" + tenant_witness_file("b", "bn128_mul.wtns");
+  const std::string b_bls_witness = "file://" + tenant_witness_file("b", "bls12381_mul.wtns");
 
   // B registers the BLS circuit itself (no witness generator: refused).
   EXPECT_THROW(farm::circuit_add(as_b, runfile("formats/testdata/bls12381_mul.zkey"), std::nullopt,
@@ -296,12 +301,12 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   start_worker("w0");
   // One id in three namespaces.
   EXPECT_EQ(farm::submit(options_, job_json("same", bn254_.id, {bn_witness})), "same");
-  EXPECT_EQ(farm::submit(as_a, job_json("same", bn254_.id, {bn_witness, bn_witness}, "high")), "same");
-  EXPECT_EQ(farm::submit(as_b, job_json("same", bn254_.id, {bn_witness})), "same");  // not shared with B
-  EXPECT_EQ(farm::submit(as_b, job_json("own", own.id, {bls_witness})), "own");      // B's own circuit
+  EXPECT_EQ(farm::submit(as_a, job_json("same", bn254_.id, {a_witness, a_witness}, "high")), "same");
+  EXPECT_EQ(farm::submit(as_b, job_json("same", bn254_.id, {b_witness})), "same");  // not shared with B
+  EXPECT_EQ(farm::submit(as_b, job_json("own", own.id, {b_bls_witness})), "own");   // B's own circuit
   // A raw push into A's queue.
   RedisClient(as_a.redis_url).command({"LPUSH", keys.for_tenant("a").queue(Priority::kLow),
-                                       job_json("raw", bn254_.id, {bn_witness})});
+                                       job_json("raw", bn254_.id, {a_witness})});
   auto wait = [&](const farm::FarmOptions& who, const std::string& id) {
     eventually([&] { return farm::status(who, id).has_value(); }, std::chrono::seconds(40));
     auto s = farm::wait(who, id, std::chrono::seconds(60));
@@ -321,8 +326,8 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
   // belongs) loses that entry only: the next job runs.
   RedisClient a_client(as_a.redis_url);
   a_client.command({"SADD", keys.for_tenant("a").job("spoiled"), "x"});
-  a_client.command({"LPUSH", keys.for_tenant("a").queue(Priority::kNormal), job_json("spoiled", bn254_.id, {bn_witness})});
-  EXPECT_EQ(farm::submit(as_a, job_json("after", bn254_.id, {bn_witness})), "after");
+  a_client.command({"LPUSH", keys.for_tenant("a").queue(Priority::kNormal), job_json("spoiled", bn254_.id, {a_witness})});
+  EXPECT_EQ(farm::submit(as_a, job_json("after", bn254_.id, {a_witness})), "after");
   EXPECT_EQ(wait(as_a, "after").state, "done") << logs();
   EXPECT_TRUE(eventually([&] { return admin.command({"LLEN", keys.rejected()}).as_integer() == 1; },
                          std::chrono::seconds(20)))
@@ -336,7 +341,7 @@ TEST_F(TenantFarmTest, TenantJobsRunAndCircuitsAreTheirs) {
 
   // A cancels a job it queued while no coordinator runs.
   kill_coordinator();
-  EXPECT_EQ(farm::submit(as_a, job_json("later", bn254_.id, {bn_witness})), "later");
+  EXPECT_EQ(farm::submit(as_a, job_json("later", bn254_.id, {a_witness})), "later");
   EXPECT_EQ(farm::cancel(as_a, "later"), "cancelled");
   EXPECT_EQ(farm::cancel(as_b, "later"), "unknown");
 }
@@ -349,7 +354,7 @@ TEST_F(TenantFarmTest, QuotaRefusals) {
   share_circuit(admin, keys, bn254_.id, {"q"});
   farm::FarmOptions as_q = options_;
   as_q.redis_url = q.url(options_.redis_url);
-  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::string w = "file://" + tenant_witness_file("q", "bn128_mul.wtns");
   start_coordinator();
   start_worker("w0");
   const std::string small = job_json("small", bn254_.id, {w});
@@ -392,7 +397,7 @@ TEST_F(TenantFarmTest, QueuedJobsBeyondTheLimitAreRefused) {
   share_circuit(admin, keys, bn254_.id, {"q"});
   farm::FarmOptions as_q = options_;
   as_q.redis_url = q.url(options_.redis_url);
-  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::string w = "file://" + tenant_witness_file("q", "bn128_mul.wtns");
   // Queued while no coordinator runs: j1..j4 normal, j5 high, then a raw
   // LPUSH of j6 (normal). Take order: j5, j1, j2, j3, j4, j6.
   for (const char* id : {"j1", "j2", "j3", "j4"}) EXPECT_EQ(farm::submit(as_q, job_json(id, bn254_.id, {w})), id);
@@ -425,7 +430,8 @@ TEST_F(TenantFarmTest, ActivePartitionsHoldTheJobInItsQueue) {
   farm::FarmOptions as_h = options_, as_o = options_;
   as_h.redis_url = h.url(options_.redis_url);
   as_o.redis_url = o.url(options_.redis_url);
-  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::string w = "file://" + tenant_witness_file("h", "bn128_mul.wtns");
+  const std::string o_witness = "file://" + tenant_witness_file("o", "bn128_mul.wtns");
   start_coordinator();
   // Slow workers: each partition takes over a second, so h1 is active
   // while the others come.
@@ -434,7 +440,7 @@ TEST_F(TenantFarmTest, ActivePartitionsHoldTheJobInItsQueue) {
   EXPECT_EQ(farm::submit(as_h, job_json("h1", bn254_.id, {w, w})), "h1");
   EXPECT_EQ(farm::submit(as_h, job_json("h2", bn254_.id, {w, w})), "h2");
   EXPECT_EQ(farm::submit(as_h, job_json("h3", bn254_.id, {w})), "h3");
-  EXPECT_EQ(farm::submit(as_o, job_json("o1", bn254_.id, {w})), "o1");
+  EXPECT_EQ(farm::submit(as_o, job_json("o1", bn254_.id, {o_witness})), "o1");
   const farm::JobStatus h1 = wait_for(as_h, "h1", logs(), std::chrono::seconds(90));
   const farm::JobStatus h2 = wait_for(as_h, "h2", logs(), std::chrono::seconds(90));
   const farm::JobStatus h3 = wait_for(as_h, "h3", logs(), std::chrono::seconds(90));
@@ -460,7 +466,7 @@ TEST_F(TenantFarmTest, IntakeSlotsAreSharedBetweenTenants) {
   farm::FarmOptions as_a = options_, as_b = options_;
   as_a.redis_url = a.url(options_.redis_url);
   as_b.redis_url = b.url(options_.redis_url);
-  const std::string w = "file://" + witness_file("bn128_mul.wtns");
+  const std::string w = "file://" + tenant_witness_file("a", "bn128_mul.wtns");
   // No worker: every job taken in stays held, so the slots are what the
   // intake took.
   start_coordinator({"--max-active-jobs", "4"});
@@ -474,7 +480,7 @@ TEST_F(TenantFarmTest, IntakeSlotsAreSharedBetweenTenants) {
   EXPECT_TRUE(eventually([&] { return running(as_a, "a", 8) == 3; }, std::chrono::seconds(20))) << logs();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_EQ(running(as_a, "a", 8), 3) << "one slot is kept for the idle tenants";
-  EXPECT_EQ(farm::submit(as_b, job_json("b0", bn254_.id, {w})), "b0");
+  EXPECT_EQ(farm::submit(as_b, job_json("b0", bn254_.id, {"file://" + tenant_witness_file("b", "bn128_mul.wtns")})), "b0");
   EXPECT_TRUE(eventually([&] { return running(as_b, "b", 1) == 1; }, std::chrono::seconds(10))) << logs();
   EXPECT_EQ(running(as_a, "a", 8), 3);
   EXPECT_EQ(farm::status(as_a, "a7")->state, "queued");

@@ -253,8 +253,11 @@ TEST_F(PrometheusTest, DashboardsAndAlertsWorkOnALiveFarm) {
   farm::submit(options_, job_json("bulk-bn", bn254_.id, {bn, bn, bn}, "low"));
   farm::submit(options_, job_json("bulk-bls", bls12381_.id, {bls, bls}, "normal"));
   farm::submit(options_, job_json("wrong-curve", bn254_.id, {bls}, "normal"));
-  farm::submit(as_acme, job_json("acme-bn", bn254_.id, {bn, bn}, "normal"));
-  farm::submit(as_acme, job_json("acme-bls", bls12381_.id, {bls}, "high"));
+  // The tenant's witnesses under its own directory of the witness root.
+  const std::string acme_bn = "file://" + tenant_witness_file("acme", "bn128_mul.wtns");
+  const std::string acme_bls = "file://" + tenant_witness_file("acme", "bls12381_mul.wtns");
+  farm::submit(as_acme, job_json("acme-bn", bn254_.id, {acme_bn, acme_bn}, "normal"));
+  farm::submit(as_acme, job_json("acme-bls", bls12381_.id, {acme_bls}, "high"));
   for (const char* id : {"survivor", "winning", "bulk-bn", "bulk-bls"}) {
     const farm::JobStatus status = wait_job(id, 60s);
     EXPECT_EQ(status.state, "done") << id << ": " << status.error;

@@ -397,13 +397,17 @@ TEST_F(TenantStatusPageTest, TenantView) {
   farm::FarmOptions as_alpha = options_, as_bravo = options_;
   as_alpha.redis_url = alpha.url(options_.redis_url);
   as_bravo.redis_url = bravo.url(options_.redis_url);
+  // Each tenant's witnesses under its own directory of the witness root.
   const std::string bn = "file://" + witness_file("bn128_mul.wtns");
-  const std::string bls = "file://" + witness_file("bls12381_mul.wtns");
-  farm::submit(as_alpha, job_json("alpha-one", bn254_.id, {bn, bn}));
-  farm::submit(as_alpha, job_json("alpha-two", bn254_.id, {bn}, "high"));
-  farm::submit(as_bravo, job_json("bravo-secret-bls", bls12381_.id, {bls}));
-  farm::submit(as_bravo, job_json("bravo-secret-bn", bn254_.id, {bn, bn, bn}));
-  farm::submit(as_bravo, job_json("bravo-secret-missing", bn254_.id, {"file://" + dir_->file("bravo-nowhere.wtns")}));
+  const std::string alpha_bn = "file://" + tenant_witness_file("alpha", "bn128_mul.wtns");
+  const std::string bravo_bn = "file://" + tenant_witness_file("bravo", "bn128_mul.wtns");
+  const std::string bravo_bls = "file://" + tenant_witness_file("bravo", "bls12381_mul.wtns");
+  farm::submit(as_alpha, job_json("alpha-one", bn254_.id, {alpha_bn, alpha_bn}));
+  farm::submit(as_alpha, job_json("alpha-two", bn254_.id, {alpha_bn}, "high"));
+  farm::submit(as_bravo, job_json("bravo-secret-bls", bls12381_.id, {bravo_bls}));
+  farm::submit(as_bravo, job_json("bravo-secret-bn", bn254_.id, {bravo_bn, bravo_bn, bravo_bn}));
+  farm::submit(as_bravo,
+               job_json("bravo-secret-missing", bn254_.id, {"file://" + dir_->file("tenants/bravo/bravo-nowhere.wtns")}));
   farm::submit(options_, job_json("default-job", bn254_.id, {bn}));
   EXPECT_EQ(wait_for(as_alpha, "alpha-one").state, "done");
   EXPECT_EQ(wait_for(as_alpha, "alpha-two").state, "done");
