@@ -508,6 +508,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   // would cost ~2 GB of device memory at PoRep scale).
   const DevicePce<Fr> device_pce = DevicePce<Fr>::upload(p.pce, ctx.stream(0), false);
   stage("pce upload", clock.lap(), ctx);
+  const MemoryInfo before_proofs = ctx.memory();
   ProveOptions<Fr> options;
   options.check_constraints = false;
   if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h) {  // fixed r, s: variants' proofs must be equal
@@ -527,15 +528,22 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   }
   const Groth16Proof<Curve> proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms);
   stage("proofs", clock.lap(), ctx);
+  const MemoryInfo after_proofs = ctx.memory();
   const bool ok = groth16_verify<Curve>(p.key.verifying_key(), public_inputs(p.witness, 328), proof);
   stage("verify on the CPU", clock.lap(), ctx, ok ? "valid" : "INVALID");
   check(ok, "partition proof verifies");
   std::printf("RESULT partition %s %llu constraints: device_prove %.1f ms (median), proof %s\n", Curve::kName,
               static_cast<unsigned long long>(o.constraints), total_ms, ok ? "valid" : "INVALID");
-  if (o.shifted_h) {  // the H MSM over precomputed shifted bases, 8 GiB kept free for the proof
+  if (o.shifted_h) {
+    // The H MSM over precomputed shifted bases (a partial table where the
+    // whole one does not fit), with the room the CUDA engine keeps free
+    // for the proofs (prover/cuda_engine.cc): twice a proof's working
+    // memory (what the proofs above took) and a tenth of the card.
+    const std::size_t working = before_proofs.free > after_proofs.free ? before_proofs.free - after_proofs.free : 0;
+    const std::size_t reserve = 2 * working + after_proofs.total / 10;
     Stopwatch build;
-    if (!shift_h_bases(ctx, p.key.proving_key, std::size_t(8) << 30, 0, 0, ctx.stream(0))) {
-      std::printf("RESULT shifted H: not built (the table does not fit beside the key)\n");
+    if (!shift_h_bases(ctx, p.key.proving_key, reserve, 0, 0, ctx.stream(0))) {
+      std::printf("RESULT shifted H: not built (no room for a table of at least 2^22 points beside the key and twice the proofs' working memory)\n");
     } else {
       const double build_s = build.lap();
       double shifted_ms = 0;
