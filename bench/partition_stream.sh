@@ -84,7 +84,7 @@ for p in $prefetch_values; do
   metrics_port=$(free_port 39570)
   "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-s$slots-p$p" --coordinator "tcp://127.0.0.1:$port" \
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" --slots "$slots" \
-    --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-p$p.log" 2>&1 &
+    --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-s$slots-p$p.log" 2>&1 &
   worker=$!
   pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
@@ -102,7 +102,7 @@ for p in $prefetch_values; do
   for ((j = 0; j < jobs; j++)); do stream+=("$("$ZKFARM" submit "$circuit" "${witnesses[@]}")"); done
   for job in "${stream[@]}"; do
     state=$("$ZKFARM" wait "$job" --timeout 1200 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
-    [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-p$p.log" >&2; exit 1; }
+    [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-s$slots-p$p.log" >&2; exit 1; }
   done
   wall=$(since "$t")
   util="-"

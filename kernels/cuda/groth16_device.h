@@ -722,6 +722,16 @@ class DeviceProver {
       MsmResults m = overlap_ ? side_.get() : witness_msms(w, stream_, copy_);
       if (!overlap_) done_.record(stream_);
       done_.synchronize();
+      // With overlap side_done_ is on the side stream, recorded behind its
+      // waits for the concurrent witness MSMs' streams: complete moments
+      // later, but not necessarily yet, and report() reads its time. Read
+      // early, cudaEventElapsedTime answers cudaErrorNotReady, which failed
+      // a valid proof as a device fault; with several lanes' streams
+      // sharing the device's hardware queues the record can wait behind
+      // another lane's kernels. Three such faults quarantine the worker:
+      // the likely cause of the stalls of partition streams through
+      // --slots 4 and 8 (BENCHMARKS.md, "Small circuits through the farm").
+      if (overlap_) side_done_.synchronize();
       m.h = msm_h;
       m.stats.chunks += h_stats.chunks;
       m.stats.streamed_bytes += h_stats.streamed_bytes;
