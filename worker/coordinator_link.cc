@@ -34,20 +34,19 @@ constexpr int kReadBatch = 1000;
 // The task a Task message describes, from coordinator `session`.
 QueuedTask task_from_wire(wire::Task::Reader t, std::size_t session) {
   QueuedTask task;
-  task.session = session;
-  task.task_id = t.getTaskId();
-  task.job_id = t.getJobId().cStr();
-  task.circuit_id = t.getCircuitId().cStr();
-  task.partition = t.getPartitionIndex();
-  task.received = Clock::now();
   // The one mapping from the wire (schema/wire_model.h); decode() has
-  // already refused a witness of a kind this build does not know.
+  // already refused a witness of a kind this build does not know (then only
+  // the ids are kept, for the answer).
   if (auto spec = zkfarm::task_from_wire(t)) {
-    task.witness = std::move(spec->witness);
-    task.witgen_sha256 = std::move(spec->witgen_sha256);
-    task.witgen_dat_sha256 = std::move(spec->witgen_dat_sha256);
-    task.tenant = std::move(spec->tenant);
+    static_cast<TaskSpec&>(task) = std::move(*spec);
+  } else {
+    task.task_id = t.getTaskId();
+    task.job_id = t.getJobId().cStr();
+    task.circuit_id = t.getCircuitId().cStr();
+    task.partition = t.getPartitionIndex();
   }
+  task.session = session;
+  task.received = Clock::now();
   return task;
 }
 

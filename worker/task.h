@@ -20,28 +20,24 @@
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "schema/messages.h"
+#include "schema/wire_model.h"
 
 namespace zkfarm {
 
 // (session, task id): task ids are per coordinator session.
 using TaskKey = std::pair<std::size_t, std::uint64_t>;
 
-struct QueuedTask {
+// The task as the Task message said it (TaskSpec, schema/wire_model.h: its
+// fields are declared there once: ids, partition, witness, the generator's
+// hashes for input partitions, the tenant whose witness policy and circuit
+// record apply), plus what the worker keeps beside it.
+struct QueuedTask : TaskSpec {
   std::size_t session = 0;  // index of the coordinator that sent it
-  std::uint64_t task_id = 0;
-  std::string job_id, circuit_id;
-  std::uint32_t partition = 0;
-  WitnessRef witness;
-  // The tenant whose job it is ("" for the default tenant): its witnesses
-  // are read under that tenant's policy (WitnessPolicy::tenant_policy), its
-  // circuit by the record that tenant's job uses (load_task_circuit).
-  std::string tenant;
   std::chrono::steady_clock::time_point received;
   // Set by the link when the coordinator cancels the task; every stage looks.
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-  // Input partitions: the generator's expected hashes, then the witness
-  // it computed (set by the pool before the task reaches a prover).
-  std::string witgen_sha256, witgen_dat_sha256;
+  // Input partitions: the witness the generator computed (set by the pool
+  // before the task reaches a prover).
   std::shared_ptr<const FileBytes> generated;
   double witgen_seconds = 0;
 
