@@ -128,7 +128,13 @@ std::string CoordinatorLink::heartbeat_bytes(Session& session) const {
 
 void CoordinatorLink::send(Session& session, const std::string& bytes) {
   zmq::message_t m(bytes.data(), bytes.size());
-  (void)session.socket->send(m, zmq::send_flags::dontwait);
+  // Never blocks the link's thread: a message the socket cannot queue (its
+  // high-water mark reached: a coordinator that stopped reading) is dropped.
+  // A dropped Result or TaskError is found again by the coordinator's task
+  // timeout; the line says when that is why a partition came back late.
+  if (!session.socket->send(m, zmq::send_flags::dontwait))
+    ZKLOG_PEER(kWarning, session.endpoint) << "dropped a " << bytes.size() << "-byte message to coordinator "
+                                           << session.endpoint << ": its queue is full";
 }
 
 void CoordinatorLink::send_progress() {
