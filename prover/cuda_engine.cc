@@ -357,8 +357,9 @@ class CudaEngine final : public EngineOf<CudaEngine> {
       if (state_->config.shifted_tables) {
         const std::size_t working =
             plan.peak_bytes > plan.resident_bytes() ? plan.peak_bytes - plan.resident_bytes() : 0;
-        if (cuda::shift_h_bases(*state_->ctx, key, 2 * working + state_->ctx->info().total_memory / 10,
-                                state_->budget, plan.peak_bytes, stream, state_->config.msm_window_bits))
+        const std::size_t reserve = cuda::shifted_table_reserve(working, state_->ctx->info().total_memory);
+        if (cuda::shift_h_bases(*state_->ctx, key, reserve, state_->budget, plan.peak_bytes, stream,
+                                state_->config.msm_window_bits))
           summary += "; H shifted bases " + std::to_string(key.h_shift_rows) + " rows at c = " +
                      std::to_string(key.h_shift_bits) + " (" + std::to_string(key.h_shifted.bytes() >> 20) + " MiB" +
                      (key.h_shift_points < key.domain_size

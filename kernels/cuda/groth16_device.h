@@ -722,16 +722,6 @@ class DeviceProver {
       MsmResults m = overlap_ ? side_.get() : witness_msms(w, stream_, copy_);
       if (!overlap_) done_.record(stream_);
       done_.synchronize();
-      // With overlap side_done_ is on the side stream, recorded behind its
-      // waits for the concurrent witness MSMs' streams: complete moments
-      // later, but not necessarily yet, and report() reads its time. Read
-      // early, cudaEventElapsedTime answers cudaErrorNotReady, which failed
-      // a valid proof as a device fault; with several lanes' streams
-      // sharing the device's hardware queues the record can wait behind
-      // another lane's kernels. Three such faults quarantine the worker:
-      // the likely cause of the stalls of partition streams through
-      // --slots 4 and 8 (BENCHMARKS.md, "Small circuits through the farm").
-      if (overlap_) side_done_.synchronize();
       m.h = msm_h;
       m.stats.chunks += h_stats.chunks;
       m.stats.streamed_bytes += h_stats.streamed_bytes;
@@ -1188,6 +1178,15 @@ class DeviceProver {
 // that its gain (the table's ~13% on the points it covers, BENCHMARKS.md)
 // is under a millisecond and not worth the build.
 inline constexpr std::size_t kMinPartialShiftPoints = std::size_t(1) << 22;
+
+// The device memory a shifted H table must leave free for the proofs
+// (shift_h_bases' reserve_bytes): twice a proof's working memory and a tenth
+// of the card. With only the 8 GiB the benchmark once kept, a 40M-constraint
+// key's partial table took the memory its next proof needed (H100,
+// BENCHMARKS.md "A partial shifted H table").
+inline std::size_t shifted_table_reserve(std::size_t working_bytes, std::size_t device_bytes) {
+  return 2 * working_bytes + device_bytes / 10;
+}
 
 // Builds key.h_shifted (precomputed shifted H bases, see DeviceProvingKey)
 // when the whole H query is resident and the device has room: the table's

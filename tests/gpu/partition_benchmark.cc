@@ -536,11 +536,10 @@ void run_partition(DeviceContext& ctx, const Options& o) {
               static_cast<unsigned long long>(o.constraints), total_ms, ok ? "valid" : "INVALID");
   if (o.shifted_h) {
     // The H MSM over precomputed shifted bases (a partial table where the
-    // whole one does not fit), with the room the CUDA engine keeps free
-    // for the proofs (prover/cuda_engine.cc): twice a proof's working
-    // memory (what the proofs above took) and a tenth of the card.
+    // whole one does not fit), leaving the proofs the room the CUDA engine
+    // leaves them; their working memory is what the proofs above took.
     const std::size_t working = before_proofs.free > after_proofs.free ? before_proofs.free - after_proofs.free : 0;
-    const std::size_t reserve = 2 * working + after_proofs.total / 10;
+    const std::size_t reserve = shifted_table_reserve(working, after_proofs.total);
     Stopwatch build;
     if (!shift_h_bases(ctx, p.key.proving_key, reserve, 0, 0, ctx.stream(0))) {
       std::printf("RESULT shifted H: not built (no room for a table of at least 2^22 points beside the key and twice the proofs' working memory)\n");
