@@ -233,6 +233,14 @@ void Event::record(cudaStream_t stream) { ZKFARM_CUDA_CHECK(cudaEventRecord(hand
 void Event::synchronize() const { ZKFARM_CUDA_CHECK(cudaEventSynchronize(handle_)); }
 
 float Event::elapsed_ms(const Event& start, const Event& end) {
+  // Read before both are complete, cudaEventElapsedTime answers
+  // cudaErrorNotReady; an event recorded behind other streams' work (a
+  // stream's wait for the concurrent witness MSMs, several lanes sharing the
+  // hardware queues) can still be pending when its caller is done, and the
+  // error failed valid proofs as device faults. Both complete soon after
+  // the work they follow.
+  start.synchronize();
+  end.synchronize();
   float ms = 0;
   ZKFARM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.handle_, end.handle_));
   return ms;

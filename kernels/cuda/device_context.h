@@ -126,7 +126,8 @@ class Event {
   cudaEvent_t get() const { return handle_; }
   void record(cudaStream_t stream);
   void synchronize() const;
-  // Milliseconds between two recorded, completed events.
+  // Milliseconds between two recorded events, once both are complete
+  // (waits for them).
   static float elapsed_ms(const Event& start, const Event& end);
 
  private:
