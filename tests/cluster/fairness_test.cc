@@ -72,10 +72,8 @@ class FairnessTest : public FarmTest {
   // its own user.
   void SetUp() override {
     dir_ = std::make_unique<TempDir>();
-    write_file(dir_->file("users.acl"), read_file(runfile("deploy/users.acl")));
-    redis_ = std::make_unique<RedisServer>(dir_->path(), RedisServer::Options{.aclfile = dir_->file("users.acl")});
-    address_ = "127.0.0.1:" + std::to_string(redis_->port());
-    options_.redis_url = "redis://zkfarm-admin:CHANGE-ME-ADMIN@" + address_;
+    redis_ = start_redis_with_shipped_users(*dir_);
+    options_.redis_url = shipped_user_url(*redis_, "zkfarm-admin");
     options_.prefix = "zkfarm:";
     options_.artifacts = dir_->file("artifacts");
     std::filesystem::create_directories(options_.artifacts);
@@ -115,8 +113,6 @@ class FairnessTest : public FarmTest {
     }
     return out;
   }
-
-  std::string address_;
 };
 
 // Worker seconds of `tasks` inside [from, to].
@@ -141,7 +137,7 @@ TEST_F(FairnessTest, ABurstDoesNotDelayAnotherTenantAndWorkerTimeFollowsTheWeigh
   // time queued at the worker behind its other tasks.
   start_coordinator({"--max-tasks-per-worker", "1"});
   const std::string admin_url = options_.redis_url;
-  options_.redis_url = "redis://zkfarm-worker:CHANGE-ME-WORKER@" + address_;  // start_worker's --redis
+  options_.redis_url = shipped_user_url(*redis_, "zkfarm-worker");  // start_worker's --redis
   for (int i = 0; i < kWorkers; ++i) start_worker("w" + std::to_string(i), {"--prove-delay-ms", kProveDelayMs});
   options_.redis_url = admin_url;
   // Each tenant's witness in its own directory under the witness root.

@@ -48,11 +48,9 @@ class TenantConfinementTest : public FarmTest {
  protected:
   void SetUp() override {
     dir_ = std::make_unique<TempDir>();
-    write_file(dir_->file("users.acl"), read_file(runfile("deploy/users.acl")));
-    redis_ = std::make_unique<RedisServer>(dir_->path(), RedisServer::Options{.aclfile = dir_->file("users.acl")});
-    const std::string address = "127.0.0.1:" + std::to_string(redis_->port());
-    options_.redis_url = "redis://zkfarm-admin:CHANGE-ME-ADMIN@" + address;
-    worker_url_ = "redis://zkfarm-worker:CHANGE-ME-WORKER@" + address;
+    redis_ = start_redis_with_shipped_users(*dir_);
+    options_.redis_url = shipped_user_url(*redis_, "zkfarm-admin");
+    worker_url_ = shipped_user_url(*redis_, "zkfarm-worker");
     options_.prefix = "zkfarm:";
     options_.artifacts = dir_->file("artifacts");
     fs::create_directories(options_.artifacts);

@@ -70,10 +70,8 @@ std::string joined(const std::vector<std::string>& command) {
 TEST(TenantAcl, HostileTenantIsRefused) {
   TempDir dir;
   // The shipped users, in a copy Redis may rewrite (ACL SAVE).
-  write_file(dir.file("users.acl"), read_file(runfile("deploy/users.acl")));
-  RedisServer server(dir.path(), RedisServer::Options{.aclfile = dir.file("users.acl")});
-  const std::string address = "127.0.0.1:" + std::to_string(server.port());
-  const std::string admin_url = "redis://zkfarm-admin:CHANGE-ME-ADMIN@" + address;
+  const std::unique_ptr<RedisServer> server = start_redis_with_shipped_users(dir);
+  const std::string admin_url = shipped_user_url(*server, "zkfarm-admin");
   RedisClient admin(admin_url);
   const KeyLayout keys("zkfarm:");
   TenantRecord a_record;
@@ -202,7 +200,7 @@ TEST(TenantAcl, HostileTenantIsRefused) {
   EXPECT_GT(admin.command({"DBSIZE"}).as_integer(), 5);
 
   // The workers' user reads circuit records and nothing is written with it.
-  RedisClient worker("redis://zkfarm-worker:CHANGE-ME-WORKER@" + address);
+  RedisClient worker(shipped_user_url(*server, "zkfarm-worker"));
   EXPECT_EQ(worker.command({"HGET", keys.circuit(circuit), "curve"}).as_string(), "bn128");
   for (const std::vector<std::string>& command :
        std::vector<std::vector<std::string>>{{"HSET", keys.circuit(circuit), "zkey", "x"},

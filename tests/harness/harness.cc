@@ -217,6 +217,19 @@ HttpServer::~HttpServer() { process_.reset(); }
 
 std::string HttpServer::url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
 
+std::unique_ptr<RedisServer> start_redis_with_shipped_users(const TempDir& dir) {
+  write_file(dir.file("users.acl"), read_file(runfile("deploy/users.acl")));
+  return std::make_unique<RedisServer>(dir.path(), RedisServer::Options{.aclfile = dir.file("users.acl")});
+}
+
+std::string shipped_user_url(const RedisServer& server, const std::string& user) {
+  std::string password;
+  if (user == "zkfarm-admin") password = "CHANGE-ME-ADMIN";
+  else if (user == "zkfarm-worker") password = "CHANGE-ME-WORKER";
+  else throw std::invalid_argument("shipped_user_url: deploy/users.acl has no placeholder password for " + user);
+  return "redis://" + user + ":" + password + "@127.0.0.1:" + std::to_string(server.port());
+}
+
 std::string RedisServer::url() const {
   std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
   return "redis://" + auth + "127.0.0.1:" + std::to_string(port_);

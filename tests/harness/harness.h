@@ -141,6 +141,15 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
                           std::chrono::milliseconds timeout = std::chrono::seconds(120),
                           const std::string& stdin_path = "");
 
+// redis-server on the users of deploy/users.acl, copied into dir first
+// (Redis rewrites its aclfile at ACL SAVE); the test lists
+// //deploy:users.acl among its data. Throws like RedisServer.
+std::unique_ptr<RedisServer> start_redis_with_shipped_users(const TempDir& dir);
+// The URL of deploy/users.acl's user "zkfarm-admin" or "zkfarm-worker" on
+// server, with the file's placeholder password. std::invalid_argument for
+// another user.
+std::string shipped_user_url(const RedisServer& server, const std::string& user);
+
 // Polls pred every 20 ms until it returns true or timeout passes.
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 

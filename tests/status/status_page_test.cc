@@ -352,9 +352,8 @@ class TenantStatusPageTest : public StatusPageTest {
  protected:
   void SetUp() override {
     dir_ = std::make_unique<TempDir>();
-    write_file(dir_->file("users.acl"), read_file(runfile("deploy/users.acl")));
-    redis_ = std::make_unique<RedisServer>(dir_->path(), RedisServer::Options{.aclfile = dir_->file("users.acl")});
-    options_.redis_url = "redis://zkfarm-admin:CHANGE-ME-ADMIN@127.0.0.1:" + std::to_string(redis_->port());
+    redis_ = start_redis_with_shipped_users(*dir_);
+    options_.redis_url = shipped_user_url(*redis_, "zkfarm-admin");
     options_.prefix = "zkfarm:";
     options_.artifacts = dir_->file("artifacts");
     std::filesystem::create_directories(options_.artifacts);
