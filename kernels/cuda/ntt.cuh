@@ -37,6 +37,21 @@ PassKernel<F> shaped_kernel(unsigned s, bool dit) {
     default: throw std::logic_error("GpuNtt: no shaped kernel for " + std::to_string(s) + " stages");
   }
 }
+// The narrow kernel for a pass of s stages (ntt_kernels::narrow_shaped(pass)).
+template <class F>
+PassKernel<F> narrow_kernel(unsigned s, bool dit) {
+  namespace nk = ntt_kernels;
+  switch (s) {
+    case 5: return dit ? nk::ntt_narrow_pass_kernel<5, true, F> : nk::ntt_narrow_pass_kernel<5, false, F>;
+    case 6: return dit ? nk::ntt_narrow_pass_kernel<6, true, F> : nk::ntt_narrow_pass_kernel<6, false, F>;
+    case 7: return dit ? nk::ntt_narrow_pass_kernel<7, true, F> : nk::ntt_narrow_pass_kernel<7, false, F>;
+    case 8: return dit ? nk::ntt_narrow_pass_kernel<8, true, F> : nk::ntt_narrow_pass_kernel<8, false, F>;
+    case 9: return dit ? nk::ntt_narrow_pass_kernel<9, true, F> : nk::ntt_narrow_pass_kernel<9, false, F>;
+    case 10: return dit ? nk::ntt_narrow_pass_kernel<10, true, F> : nk::ntt_narrow_pass_kernel<10, false, F>;
+    default: throw std::logic_error("GpuNtt: no narrow kernel for " + std::to_string(s) + " stages");
+  }
+}
+static_assert(ntt_kernels::kNarrowTileLog == 10, "narrow_kernel() lists these shapes");
 static_assert(ntt_kernels::kShapedMinStages == 5 && ntt_kernels::kShapedMaxStages == 9 &&
               ntt_kernels::kShapedTileLog == 11, "shaped_kernel() lists these shapes");
 
@@ -117,8 +132,12 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
       const unsigned tile_log = args.pass.s + args.pass.column_log;
       const unsigned blocks = unsigned(args.tiles());
       const std::size_t smem = tile_size * sizeof(F);
-      // Eight elements a thread; tiles of 2 and 4 elements (n = 2, 4) one thread.
-      if (!generic_passes_ && nk::shaped(args.pass)) {
+      // Eight elements a thread (four in the narrow kernels); tiles of 2 and 4
+      // elements (n = 2, 4) one thread.
+      if (!generic_passes_ && tile_log_ == nk::kNarrowTileLog && nk::narrow_shaped(args.pass)) {
+        ZKFARM_CUDA_LAUNCH(ntt_detail::narrow_kernel<F>(args.pass.s, dit)<<<blocks, tile_size >> nk::kNarrowRadixLog,
+                                                                            smem, stream>>>(args));
+      } else if (!generic_passes_ && nk::shaped(args.pass)) {
         ZKFARM_CUDA_LAUNCH(ntt_detail::shaped_kernel<F>(args.pass.s, dit)<<<blocks, tile_size >> 3, smem, stream>>>(args));
       } else if (tile_log >= 3) {
         ZKFARM_CUDA_LAUNCH(nk::ntt_group_pass_kernel<3, F><<<blocks, tile_size >> 3, smem, stream>>>(args));

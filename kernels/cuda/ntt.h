@@ -27,9 +27,11 @@ namespace zkfarm::cuda {
 
 struct GpuNttConfig {
   // log2 of the elements in a shared-memory tile (one block of
-  // 2^(tile_log - 3) threads, 32 << tile_log bytes of shared memory), in
-  // [8, 11]. Smaller tiles fit more blocks on an SM; larger ones need fewer
-  // early-pass columns. 0 = the measured default.
+  // 2^(tile_log - 3) threads of eight elements, 32 << tile_log bytes of
+  // shared memory), in [8, 11]. Smaller tiles fit more blocks on an SM;
+  // larger ones need fewer early-pass columns. 10 runs the narrow kernels
+  // (ntt_kernels.cuh "Narrow passes": 256 threads of four elements, three
+  // blocks per SM) where a pass has their shape. 0 = the measured default.
   unsigned tile_log = 0;
   // Run every pass through the generic register-pass kernel (run-time
   // shape), as before the shaped kernels (ntt_kernels.cuh "Shaped passes");

@@ -55,13 +55,14 @@ void group_pass_emulated(const nk::PassArgs<F>& args) {
   }
 }
 
-// The arguments ntt_shaped_pass_kernel<S, DIT> computes with (shaped_args):
+// The arguments ntt_shaped_pass_kernel<S, DIT> (TileLog 11) or
+// ntt_narrow_pass_kernel<S, DIT> (TileLog 10) computes with (shaped_args):
 // the same pass as `args`, branch_free set.
-template <class F>
+template <unsigned TileLog, class F>
 nk::PassArgs<F> shaped_emulated(const nk::PassArgs<F>& args) {
   auto pick = [&](auto s) {
     constexpr unsigned S = decltype(s)::value;
-    return args.dit ? nk::shaped_args<S, true>(args) : nk::shaped_args<S, false>(args);
+    return args.dit ? nk::shaped_args<S, true, TileLog>(args) : nk::shaped_args<S, false, TileLog>(args);
   };
   nk::PassArgs<F> shaped;
   switch (args.pass.s) {
@@ -70,6 +71,7 @@ nk::PassArgs<F> shaped_emulated(const nk::PassArgs<F>& args) {
     case 7: shaped = pick(std::integral_constant<unsigned, 7>{}); break;
     case 8: shaped = pick(std::integral_constant<unsigned, 8>{}); break;
     case 9: shaped = pick(std::integral_constant<unsigned, 9>{}); break;
+    case 10: shaped = pick(std::integral_constant<unsigned, 10>{}); break;
     case 11: shaped = pick(std::integral_constant<unsigned, 11>{}); break;
     default: ADD_FAILURE() << "no shaped kernel for " << args.pass.s << " stages"; return args;
   }
@@ -112,6 +114,7 @@ void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileL
 
   // dit: the transposed passes, last pass first (bit-reversed input,
   // natural output); coset: the scaling folded into the last DIF pass.
+  const unsigned plan_tile_log = tile_log;  // GpuNttConfig::tile_log (10: the narrow kernels)
   auto passes = [&](bool inverse, bool dit = false, const F* coset = nullptr) {
     for (unsigned step = 0; step < plan.count; ++step) {
       const unsigned p = dit ? plan.count - 1 - step : step;
@@ -124,8 +127,11 @@ void run_emulated(Op op, std::vector<Fr>& values, unsigned tile_log = nk::kTileL
       args.tables.coset_hi = coset;
       args.dit = dit;
       const unsigned tile_log = args.pass.s + args.pass.column_log;
-      if (kernels == Kernels::kDefault && nk::shaped(args.pass)) {
-        group_pass_emulated<nk::kRadixLog>(shaped_emulated(args));
+      if (kernels == Kernels::kDefault && plan_tile_log == nk::kNarrowTileLog && nk::narrow_shaped(args.pass)) {
+        group_pass_emulated<nk::kNarrowRadixLog>(shaped_emulated<nk::kNarrowTileLog>(args));
+        if (shaped_passes != nullptr) ++*shaped_passes;
+      } else if (kernels == Kernels::kDefault && nk::shaped(args.pass)) {
+        group_pass_emulated<nk::kRadixLog>(shaped_emulated<nk::kShapedTileLog>(args));
         if (shaped_passes != nullptr) ++*shaped_passes;
       } else if (tile_log >= 3) group_pass_emulated<3>(args);
       else if (tile_log == 2) group_pass_emulated<2>(args);
@@ -286,6 +292,46 @@ TEST(NttEmulation, Bn254ShapedSevenAndEightStages) {
   }
 }
 
+// The narrow kernels (tiles of 2^10, four elements a thread: early passes
+// of 5..9 stages and the last of 10) against the CPU NTT and the generic
+// kernel, forward, inverse and odd coset: 2^15 is one pass of 5 stages and
+// the last of 10; 2^16 6 + 10; 2^19 9 + 10 (as 2^27's first pass); 2^18
+// 8 + 10 forward only.
+template <class Fr>
+void check_narrow(unsigned log_n, unsigned seed, bool all_ops = true) {
+  std::mt19937_64 rng(seed);
+  const auto input = random_values<Fr>(std::size_t(1) << log_n, rng);
+  for (Op op : {Op::kForward, Op::kInverse, Op::kCoset}) {
+    if (!all_ops && op != Op::kForward) continue;
+    std::vector<Fr> expected = input, got = input;
+    if (op == Op::kForward) ntt<Fr>(expected);
+    if (op == Op::kInverse) intt<Fr>(expected);
+    if (op == Op::kCoset) evaluations_to_odd_coset<Fr>(expected);
+    unsigned narrow_passes = 0;
+    run_emulated(op, got, nk::kNarrowTileLog, Kernels::kDefault, &narrow_passes);
+    EXPECT_EQ(narrow_passes, nk::make_plan(log_n, nk::kNarrowTileLog).count * (op == Op::kCoset ? 2u : 1u));
+    ASSERT_TRUE(got == expected) << Fr::kName << " 2^" << log_n << " op " << int(op) << " (narrow)";
+  }
+}
+TEST(NttEmulation, Bn254NarrowPasses) {
+  check_narrow<Bn254Fr>(15, 15);
+  check_narrow<Bn254Fr>(16, 16);
+  check_narrow<Bn254Fr>(18, 18, false);
+}
+TEST(NttEmulation, Bls12381NarrowPasses) {
+  check_narrow<Bls12381Fr>(15, 5);
+  check_narrow<Bls12381Fr>(19, 19, false);
+}
+
+// Every plan at 2^10 tiles from 2^15 to 2^27 runs the narrow kernels only.
+TEST(NttEmulation, LargeNarrowPlansAreShaped) {
+  for (unsigned log_n = 15; log_n <= nk::kMaxLogN; ++log_n) {
+    const nk::Plan plan = nk::make_plan(log_n, nk::kNarrowTileLog);
+    for (unsigned p = 0; p < plan.count; ++p)
+      EXPECT_TRUE(nk::narrow_shaped(plan.passes[p])) << log_n << " pass " << p;
+  }
+}
+
 // Every shape of the plans at 2^11 tiles from 2^12 to 2^27 past the first
 // few sizes has a shaped kernel: the large transforms never fall back to
 // the generic kernel.
@@ -298,7 +344,8 @@ TEST(NttEmulation, LargePlansAreShaped) {
 
 // Every register-group layout of the passes up to 2^27: for each element j
 // of a thread, the 32 lanes of a warp use 32 different shared-memory banks
-// (slot mod 32 after swizzle()), and the swizzle is a bijection on the tile.
+// (slot mod 32 after swizzle()), and the swizzle is a bijection on the tile;
+// for eight elements a thread and, on the narrow kernels' passes, four.
 TEST(NttEmulation, SharedMemoryLayoutsAreConflictFree) {
   for (unsigned tile_log = nk::kMinTileLog; tile_log <= nk::kTileLog; ++tile_log)
   for (unsigned log_n = 5; log_n <= nk::kMaxLogN; ++log_n) {
@@ -306,23 +353,27 @@ TEST(NttEmulation, SharedMemoryLayoutsAreConflictFree) {
     for (unsigned p = 0; p < plan.count; ++p) {
       const nk::Pass& pass = plan.passes[p];
       const std::uint32_t tile_size = 1u << (pass.s + pass.column_log);
-      std::vector<bool> seen(tile_size, false);
-      for (std::uint32_t e = 0; e < tile_size; ++e) {
-        const std::uint32_t slot = nk::swizzle(e);
-        ASSERT_LT(slot, tile_size);
-        ASSERT_FALSE(seen[slot]);
-        seen[slot] = true;
-      }
-      if (tile_size < 256) continue;  // fewer than 32 threads
-      for (unsigned i = 0; i < nk::group_count(pass, 3); ++i) {
-        const nk::Group gr = nk::make_group(pass, 3, i);
-        for (std::uint32_t warp = 0; warp < (tile_size >> 3) / 32; ++warp)
-          for (std::uint32_t j = 0; j < 8; ++j) {
-            std::uint32_t banks = 0;
-            for (std::uint32_t lane = 0; lane < 32; ++lane)
-              banks |= 1u << (nk::swizzle(nk::group_element(warp * 32 + lane, gr.p, 3, j)) % 32);
-            EXPECT_EQ(banks, 0xffffffffu) << "2^" << log_n << " pass " << p << " group " << i;
-          }
+      // Eight elements a thread, and four in the narrow kernels' passes.
+      for (unsigned r : {3u, 2u}) {
+        if (r == 2 && !(tile_log == nk::kNarrowTileLog && nk::narrow_shaped(pass))) continue;
+        std::vector<bool> seen(tile_size, false);
+        for (std::uint32_t e = 0; e < tile_size; ++e) {
+          const std::uint32_t slot = nk::swizzle(e, r);
+          ASSERT_LT(slot, tile_size);
+          ASSERT_FALSE(seen[slot]);
+          seen[slot] = true;
+        }
+        if ((tile_size >> r) < 32) continue;  // fewer than 32 threads
+        for (unsigned i = 0; i < nk::group_count(pass, r); ++i) {
+          const nk::Group gr = nk::make_group(pass, r, i);
+          for (std::uint32_t warp = 0; warp < (tile_size >> r) / 32; ++warp)
+            for (std::uint32_t j = 0; j < (1u << r); ++j) {
+              std::uint32_t banks = 0;
+              for (std::uint32_t lane = 0; lane < 32; ++lane)
+                banks |= 1u << (nk::swizzle(nk::group_element(warp * 32 + lane, gr.p, r, j), r) % 32);
+              EXPECT_EQ(banks, 0xffffffffu) << "2^" << log_n << " pass " << p << " group " << i << " r " << r;
+            }
+        }
       }
     }
   }

@@ -259,14 +259,17 @@ ZKFARM_HD std::uint32_t group_element(std::uint32_t t, unsigned p, unsigned r, s
   return ((t >> p) << (p + r)) | (j << p) | (t & ((1u << p) - 1));
 }
 
-// Shared-memory slot of tile element e: bits 0..4 XOR bits 3..7 (a
-// bijection: bit i is changed only by the higher bit i + 3). With the
-// struct-of-arrays tile, the bank of an access is its slot mod 32; for every
-// group layout of the passes at 2^27 (free bits at 0, 2, 3, 5 or 8) the 32
-// lanes of a warp then hit 32 different banks, where the plain index gives
-// 4- to 8-way conflicts for the free bits at 0..3 (counted off-line over the
-// layouts of make_group).
-ZKFARM_HD std::uint32_t swizzle(std::uint32_t e) { return e ^ ((e >> 3) & 31u); }
+// Shared-memory slot of tile element e for groups of 2^r elements a
+// thread: bits 0..4 XOR bits r..r+4 (a bijection: bit i is changed only by
+// the higher bit i + r). With the struct-of-arrays tile, the bank of an
+// access is its slot mod 32; for every group layout of the 2^11-tile passes
+// (r = 3: free bits at 0, 2, 3, 5 or 8) and of the narrow 2^10-tile passes
+// (r = 2: free bits at 0, 1, 2, 3, 4, 5, 6 or 8) the 32 lanes of a warp then
+// hit 32 different banks, where the plain index gives 4- to 8-way conflicts
+// for the low free bits, and a shift of 3 with r = 2 two-way ones (counted
+// over the layouts of make_group: ntt_emulation_test's
+// SharedMemoryLayoutsAreConflictFree).
+ZKFARM_HD std::uint32_t swizzle(std::uint32_t e, unsigned r) { return e ^ ((e >> r) & 31u); }
 
 // The twist of tile element e (in column `column` of its block):
 // w_M^(column * rev_s(row)), or its inverse. False when it is 1. One load
@@ -371,7 +374,7 @@ ZKFARM_HD void group_put(const PassArgs<F>& a, unsigned i, std::uint32_t t, cons
   const Group gr = make_group(a.pass, R, i);
   ZKFARM_DEVICE_UNROLL
   for (std::uint32_t j = 0; j < (1u << R); ++j)
-    tile_put(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j)), r[j]);
+    tile_put(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j), R), r[j]);
 }
 
 // Second half (after a barrier): group i's elements from shared memory.
@@ -380,7 +383,7 @@ ZKFARM_HD void group_get(const PassArgs<F>& a, unsigned i, std::uint32_t t, F* r
   const Group gr = make_group(a.pass, R, i);
   ZKFARM_DEVICE_UNROLL
   for (std::uint32_t j = 0; j < (1u << R); ++j)
-    r[j] = tile_get<F>(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j)));
+    r[j] = tile_get<F>(smem, a.tile_size(), swizzle(group_element(t, gr.p, R, j), R));
 }
 
 // Phase "store": the thread's elements of its last group (the last group,
@@ -426,13 +429,31 @@ ZKFARM_HD bool shaped(const Pass& pass) {
   return pass.s == kShapedTileLog || (pass.s >= kShapedMinStages && pass.s <= kShapedMaxStages);
 }
 
-// The arguments as the shaped kernel for S stages and direction DIT sees
-// them (equal to `a` for a shaped pass, with the constants visible to the
-// compiler), branch_free set.
-template <unsigned S, bool DIT, class F>
+// Narrow passes: the same shaped pass on tiles of 2^10 with four elements
+// a thread (R = 2: groups of two stages, one more shared-memory exchange per
+// pass) instead of eight, so that a thread needs ~70-80 registers instead of
+// ~120 and three blocks of 256 threads fit an SM instead of two: six warps
+// per scheduler to hide the carry chains' latency instead of four (run N5
+// in NOTES.md: the 2^11 passes issue in under 40% of cycles, latency-bound).
+// GpuNttConfig::tile_log = 10 selects them.
+constexpr unsigned kNarrowTileLog = 10;
+constexpr unsigned kNarrowRadixLog = 2;
+constexpr unsigned kNarrowBlocksPerSm = 3;
+
+// True when `pass` has a narrow kernel (early passes of 5..9 stages, the
+// last of 10).
+ZKFARM_HD bool narrow_shaped(const Pass& pass) {
+  if (pass.s + pass.column_log != kNarrowTileLog) return false;
+  return pass.s == kNarrowTileLog || (pass.s >= kShapedMinStages && pass.s <= kShapedMaxStages);
+}
+
+// The arguments as the shaped (TileLog 11) or narrow (10) kernel for S
+// stages and direction DIT sees them (equal to `a` for such a pass, with
+// the constants visible to the compiler), branch_free set.
+template <unsigned S, bool DIT, unsigned TileLog = kShapedTileLog, class F>
 ZKFARM_HD PassArgs<F> shaped_args(PassArgs<F> a) {
   a.pass.s = S;
-  a.pass.column_log = kShapedTileLog - S;
+  a.pass.column_log = TileLog - S;
   a.dit = DIT;
   a.branch_free = true;
   return a;
@@ -495,13 +516,11 @@ __global__ void __launch_bounds__(kThreads, 2) ntt_group_pass_kernel(PassArgs<F>
 }
 
 // The register pass with a compile-time shape (see "Shaped passes"): one
-// tile of 2^11 elements per block, 256 threads, 64 KB of shared memory.
-// The caller launches it only for a pass with pass.s == S and args.dit == DIT.
-template <unsigned S, bool DIT, class F>
-__global__ void __launch_bounds__(kThreads, 2) ntt_shaped_pass_kernel(PassArgs<F> runtime_args) {
-  constexpr unsigned R = kRadixLog;
+// tile of 2^TileLog elements per block, 2^(TileLog - R) threads.
+template <unsigned S, bool DIT, unsigned TileLog, unsigned R, class F>
+__device__ __forceinline__ void shaped_pass(const PassArgs<F>& runtime_args) {
   constexpr unsigned groups = (S + R - 1) / R;
-  const PassArgs<F> args = shaped_args<S, DIT>(runtime_args);
+  const PassArgs<F> args = shaped_args<S, DIT, TileLog>(runtime_args);
   extern __shared__ std::uint32_t ntt_tile[];
   const std::uint64_t tile = blockIdx.x;
   const std::uint32_t t = threadIdx.x;
@@ -519,6 +538,21 @@ __global__ void __launch_bounds__(kThreads, 2) ntt_shaped_pass_kernel(PassArgs<F
     group_stages<R>(args, i, t, r);
   }
   group_store<R>(args, tile, t, r);
+}
+
+// Tiles of 2^11, eight elements a thread: 256 threads, 64 KB of shared
+// memory, two blocks per SM. The caller launches it only for a pass with
+// pass.s == S, a tile of 2^11 and args.dit == DIT.
+template <unsigned S, bool DIT, class F>
+__global__ void __launch_bounds__(kThreads, 2) ntt_shaped_pass_kernel(PassArgs<F> runtime_args) {
+  shaped_pass<S, DIT, kShapedTileLog, kRadixLog>(runtime_args);
+}
+
+// Tiles of 2^10, four elements a thread (see "Narrow passes"): 256 threads,
+// 32 KB of shared memory, three blocks per SM.
+template <unsigned S, bool DIT, class F>
+__global__ void __launch_bounds__(kThreads, kNarrowBlocksPerSm) ntt_narrow_pass_kernel(PassArgs<F> runtime_args) {
+  shaped_pass<S, DIT, kNarrowTileLog, kNarrowRadixLog>(runtime_args);
 }
 
 template <class F>

@@ -302,8 +302,8 @@ TEST(GpuNtt, Bls12381Large) {
 // then inverse returns the input. Sizes 2^16..2^22 are compared with the
 // CPU NTT by check_ntt / check_ntt_large through the shaped kernels too.
 template <class Fr>
-void check_shaped_equals_generic(std::initializer_list<unsigned> sizes) {
-  const GpuNtt<Fr> shaped(*context());
+void check_shaped_equals_generic(std::initializer_list<unsigned> sizes, const GpuNttConfig& shaped_config = {}) {
+  const GpuNtt<Fr> shaped(*context(), shaped_config);
   GpuNttConfig generic_config;
   generic_config.generic_passes = true;
   const GpuNtt<Fr> generic(*context(), generic_config);
@@ -345,6 +345,18 @@ TEST(GpuNtt, Bn254ShapedEqualsGeneric) {
 TEST(GpuNtt, Bls12381ShapedEqualsGeneric) {
   REQUIRE_GPU();
   check_shaped_equals_generic<Bls12381Fr>({22u, 27u});
+}
+// The narrow kernels (GpuNttConfig::tile_log 10: tiles of 2^10, four
+// elements a thread) likewise: every early-pass shape of 5..9 stages and the
+// last of 10 (2^21: 6 + 5 + 10, 2^24: 7 + 7 + 10, 2^26: 8 + 8 + 10, 2^27:
+// 9 + 8 + 10).
+TEST(GpuNtt, Bn254NarrowEqualsGeneric) {
+  REQUIRE_GPU();
+  check_shaped_equals_generic<Bn254Fr>({21u, 24u, 26u}, GpuNttConfig{10});
+}
+TEST(GpuNtt, Bls12381NarrowEqualsGeneric) {
+  REQUIRE_GPU();
+  check_shaped_equals_generic<Bls12381Fr>({22u, 27u}, GpuNttConfig{10});
 }
 
 // --- MSM --------------------------------------------------------------------
