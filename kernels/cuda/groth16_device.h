@@ -401,9 +401,12 @@ class DeviceProver {
   // own_streams: the proof runs on two streams made for this object
   // instead of ctx.stream(0) and (1), so that other DeviceProvers of ctx
   // can prove at the same time.
+  // ntt: the NTT stage's kernels (GpuNttConfig's default unless a benchmark
+  // compares another).
   explicit DeviceProver(const DeviceContext& ctx, const GpuMsmConfig& msm = {},
-                        std::size_t staging_chunk = kStagingChunk, bool own_streams = false)
-      : ctx_(ctx), ntt_(ctx), msm_(msm), staging_chunk_(staging_chunk) {
+                        std::size_t staging_chunk = kStagingChunk, bool own_streams = false,
+                        const GpuNttConfig& ntt = {})
+      : ctx_(ctx), ntt_(ctx, ntt), msm_(msm), staging_chunk_(staging_chunk) {
     if (staging_chunk == 0) throw std::invalid_argument("DeviceProver: staging_chunk must be positive");
     msm_.validate();
     if (own_streams) {

@@ -31,7 +31,8 @@ struct GpuNttConfig {
   // shared memory), in [8, 11]. Smaller tiles fit more blocks on an SM;
   // larger ones need fewer early-pass columns. 10 runs the narrow kernels
   // (ntt_kernels.cuh "Narrow passes": 256 threads of four elements, three
-  // blocks per SM) where a pass has their shape. 0 = the measured default.
+  // blocks per SM) where a pass has their shape, 11 the shaped kernels of
+  // eight elements a thread. 0 = the measured default (kDefaultTileLog).
   unsigned tile_log = 0;
   // Run every pass through the generic register-pass kernel (run-time
   // shape), as before the shaped kernels (ntt_kernels.cuh "Shaped passes");
@@ -49,7 +50,10 @@ template <class Fr>
 class GpuNtt {
  public:
   static constexpr unsigned kMaxLogN = 27;
-  static constexpr unsigned kDefaultTileLog = 11;
+  // The narrow kernels (tiles of 2^10, four elements a thread): 4% faster
+  // than the 2^11 shaped kernels per transform at 2^24 and 2^27, 7% on the
+  // odd coset (kernels/cuda/NOTES.md, run N6).
+  static constexpr unsigned kDefaultTileLog = 10;
 
   // Builds the tables on ctx.stream(0) and waits for them. Throws
   // std::invalid_argument for a bad config.

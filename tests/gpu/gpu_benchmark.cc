@@ -115,7 +115,7 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name, con
   const GpuNtt<Fr> gpu(ctx, config);
   const cudaStream_t s = ctx.stream(0);
   std::string label = config.tile_log ? " tile 2^" + std::to_string(config.tile_log) : "";
-  if (config.tile_log == 10 && !config.generic_passes) label += " narrow";
+  if (config.tile_log == 11 && !config.generic_passes) label += " shaped";
   if (config.generic_passes) label += " generic";
   for (unsigned log_n = min_log; log_n <= o.ntt_max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
@@ -145,13 +145,13 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
   const unsigned large = std::max(o.quick ? 16u : o.ntt_min_log, 24u);
   bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, o.quick ? 16 : o.ntt_min_log);
   // At the large sizes: the generic pass kernel (the default before the
-  // shaped kernels), the other tile size (GpuNttConfig::tile_log 10: the
-  // narrow kernels, four elements a thread), and the default again (the
-  // run-to-run spread).
+  // shaped kernels), the shaped kernels of 2^11 tiles (GpuNttConfig::tile_log
+  // 11: eight elements a thread, the default before the narrow kernels), and
+  // the default again (the run-to-run spread).
   GpuNttConfig generic;
   generic.generic_passes = true;
   bench_ntt<Fr>(ctx, o, name, generic, large);
-  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{10}, large);
+  bench_ntt<Fr>(ctx, o, name, GpuNttConfig{11}, large);
   bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, large);
 }
 

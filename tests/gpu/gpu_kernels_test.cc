@@ -249,10 +249,11 @@ TEST(GpuNtt, Bls12381AllSizesTo2e20) {
   REQUIRE_GPU();
   check_ntt<Bls12381Fr>(20);
 }
-// The other tile sizes of GpuNttConfig (more, shorter early passes).
-TEST(GpuNtt, SmallerTiles) {
+// The other tile sizes of GpuNttConfig (2^11: the shaped kernels of eight
+// elements a thread; 2^8: more, shorter early passes).
+TEST(GpuNtt, OtherTiles) {
   REQUIRE_GPU();
-  check_ntt<Bn254Fr>(20, GpuNttConfig{10});
+  check_ntt<Bn254Fr>(20, GpuNttConfig{11});
   check_ntt<Bls12381Fr>(18, GpuNttConfig{8});
   EXPECT_THROW(GpuNtt<Bn254Fr>(*context(), GpuNttConfig{12}), std::invalid_argument);
   EXPECT_THROW(GpuNtt<Bn254Fr>(*context(), GpuNttConfig{7}), std::invalid_argument);
@@ -294,13 +295,14 @@ TEST(GpuNtt, Bls12381Large) {
   check_ntt_large<Bls12381Fr>();
 }
 
-// The shaped pass kernels (the default) against the generic kernel
+// The shaped pass kernels (the default: the narrow ones, tiles of 2^10 with
+// four elements a thread) against the generic kernel
 // (GpuNttConfig::generic_passes, the kernel the CPU comparisons above
 // established before the shaped ones) at large plans (two and three
 // passes, 2^27 included):
 // forward, inverse and odd coset equal element for element, and forward
 // then inverse returns the input. Sizes 2^16..2^22 are compared with the
-// CPU NTT by check_ntt / check_ntt_large through the shaped kernels too.
+// CPU NTT by check_ntt / check_ntt_large through the default kernels too.
 template <class Fr>
 void check_shaped_equals_generic(std::initializer_list<unsigned> sizes, const GpuNttConfig& shaped_config = {}) {
   const GpuNtt<Fr> shaped(*context(), shaped_config);
@@ -346,17 +348,18 @@ TEST(GpuNtt, Bls12381ShapedEqualsGeneric) {
   REQUIRE_GPU();
   check_shaped_equals_generic<Bls12381Fr>({22u, 27u});
 }
-// The narrow kernels (GpuNttConfig::tile_log 10: tiles of 2^10, four
-// elements a thread) likewise: every early-pass shape of 5..9 stages and the
-// last of 10 (2^21: 6 + 5 + 10, 2^24: 7 + 7 + 10, 2^26: 8 + 8 + 10, 2^27:
-// 9 + 8 + 10).
-TEST(GpuNtt, Bn254NarrowEqualsGeneric) {
+// The default's narrow kernels cover every early-pass shape of 5..9 stages
+// and the last of 10 at these sizes (2^21: 6 + 5 + 10, 2^24: 7 + 7 + 10,
+// 2^26: 8 + 8 + 10, 2^27: 9 + 8 + 10). The shaped kernels of 2^11 tiles
+// (GpuNttConfig::tile_log 11: eight elements a thread) likewise (2^21:
+// 5 + 5 + 11, 2^24: 7 + 6 + 11, 2^26: 8 + 7 + 11, 2^27: 8 + 8 + 11).
+TEST(GpuNtt, Bn254Tile11ShapedEqualsGeneric) {
   REQUIRE_GPU();
-  check_shaped_equals_generic<Bn254Fr>({21u, 24u, 26u}, GpuNttConfig{10});
+  check_shaped_equals_generic<Bn254Fr>({21u, 24u, 26u}, GpuNttConfig{11});
 }
-TEST(GpuNtt, Bls12381NarrowEqualsGeneric) {
+TEST(GpuNtt, Bls12381Tile11ShapedEqualsGeneric) {
   REQUIRE_GPU();
-  check_shaped_equals_generic<Bls12381Fr>({22u, 27u}, GpuNttConfig{10});
+  check_shaped_equals_generic<Bls12381Fr>({22u, 27u}, GpuNttConfig{11});
 }
 
 // --- MSM --------------------------------------------------------------------

@@ -7,6 +7,7 @@
 //                       [--msm-breakdown] [--compare-serial] [--shifted-h]
 //                       [--budgets-gib=G,G,...] [--ablate-gib=G,...]
 //                       [--chunk-logs=24,23] [--compaction=1,0]
+//                       [--ntt-tile-log=11]
 //
 // Steps (host stages: wall time; device stages: CUDA events):
 //  1. a synthetic circuit with the PoRep profile (328 public inputs, A/B/C
@@ -40,6 +41,10 @@
 // --compaction=1,0.5,0: each budget proved with each share of the streamed
 // witness chunks offered to host compaction (DeviceProvingKey::
 // host_compaction; default: the key's default only).
+// --ntt-tile-log=11: after the resident proofs, the same proofs (same r, s;
+//   checked equal) with the NTT stage on another GpuNttConfig::tile_log (11:
+//   the shaped kernels of eight elements a thread, the default before the
+//   narrow ones), timed side by side with the default.
 // --two-lanes: each budget also planned with the streamed MSMs in two lanes
 // (MsmPipeline, plan_memory's max_lanes 2) where they fit.
 // --compare-serial: the resident proofs also with the witness MSMs after H
@@ -98,6 +103,7 @@ struct Options {
   bool shifted_h = false;          // then with precomputed shifted H bases (where they fit)
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
+  unsigned ntt_tile_log = 0;       // then the resident proofs again with this GpuNttConfig::tile_log
   std::vector<double> compaction;  // host compaction shares to prove each budget with (empty: the default)
 };
 
@@ -240,7 +246,8 @@ template <class Curve>
 Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p,
                                     const DevicePce<typename Curve::Fr>& device_pce, int repeats,
                                     const ProveOptions<typename Curve::Fr>& options, double* median_total_ms,
-                                    bool overlap = true) {
+                                    bool overlap = true, const GpuNttConfig& ntt = {},
+                                    DeviceProveTimings* median = nullptr) {
   // The whole key resident, the witness MSMs beside the rest unless
   // overlap is false.
   MemoryPlan plan = MemoryPlan::unplanned();
@@ -250,7 +257,7 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
   // tables, staging buffers) lives across proofs.
   PinnedBuffer<Fr> witness(p.witness.size());
   std::memcpy(static_cast<void*>(witness.data()), p.witness.data(), p.witness.size() * sizeof(Fr));
-  DeviceProver<Curve> prover(ctx);
+  DeviceProver<Curve> prover(ctx, {}, DeviceProver<Curve>::kStagingChunk, false, ntt);
   Groth16Proof<Curve> proof;
   std::vector<DeviceProveTimings> runs;
   std::vector<double> wall;
@@ -278,6 +285,7 @@ Groth16Proof<Curve> prove_on_device(DeviceContext& ctx, const Prepared<Curve>& p
               repeats, m.overlapped ? "overlapped" : "serial", m.upload_ms, m.spmv_ms, m.ntt_ms, m.msm_ms, m.h_msm_ms,
               m.witness_msm_ms, m.total_ms, wall[wall.size() / 2]);
   *median_total_ms = m.total_ms;
+  if (median != nullptr) *median = m;
   return proof;
 }
 
@@ -511,7 +519,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   const MemoryInfo before_proofs = ctx.memory();
   ProveOptions<Fr> options;
   options.check_constraints = false;
-  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h) {  // fixed r, s: variants' proofs must be equal
+  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
     options.r = Fr::from_u64(0x5151);
     options.s = Fr::from_u64(0x7272);
   }
@@ -526,8 +534,22 @@ void run_partition(DeviceContext& ctx, const Options& o) {
     std::printf("RESULT overlap: witness MSMs after H %.1f ms, beside the NTTs %.1f ms (%.2fx)\n", serial_ms,
                 overlapped_ms, serial_ms / overlapped_ms);
   }
-  const Groth16Proof<Curve> proof = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms);
+  DeviceProveTimings median{};
+  const Groth16Proof<Curve> proof =
+      prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &total_ms, true, {}, &median);
   stage("proofs", clock.lap(), ctx);
+  if (o.ntt_tile_log) {  // the same proofs with the NTT stage on other kernels (GpuNttConfig::tile_log)
+    GpuNttConfig ntt;
+    ntt.tile_log = o.ntt_tile_log;
+    double other_ms = 0;
+    DeviceProveTimings other{};
+    const Groth16Proof<Curve> again =
+        prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &other_ms, true, ntt, &other);
+    check(again == proof, "the proof with NTT tiles of 2^" + std::to_string(o.ntt_tile_log) +
+                              " equals the default's (same r, s)");
+    std::printf("RESULT ntt tile 2^%u: device_prove %.1f ms against %.1f ms (%.3fx), NTT stage %.1f against %.1f ms\n",
+                o.ntt_tile_log, other_ms, total_ms, other_ms / total_ms, other.ntt_ms, median.ntt_ms);
+  }
   const MemoryInfo after_proofs = ctx.memory();
   const bool ok = groth16_verify<Curve>(p.key.verifying_key(), public_inputs(p.witness, 328), proof);
   stage("verify on the CPU", clock.lap(), ctx, ok ? "valid" : "INVALID");
@@ -636,6 +658,7 @@ int main(int argc, char** argv) {
     else if (a == "--compare-serial") o.compare_serial = true;
     else if (a == "--shifted-h") o.shifted_h = true;
     else if (a == "--two-lanes") o.two_lanes = true;
+    else if (a.rfind("--ntt-tile-log=", 0) == 0) o.ntt_tile_log = unsigned(value("--ntt-tile-log="));
     else if (a.rfind("--compaction=", 0) == 0) {
       std::string list = a.substr(a.find('=') + 1);
       for (std::size_t at = 0; at <= list.size();) {
@@ -684,7 +707,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
                    "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--shifted-h] [--budgets-gib=141,80,40,24,16] "
-                   "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes] [--compaction=1,0]\n",
+                   "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes] [--compaction=1,0] [--ntt-tile-log=11]\n",
                    argv[0]);
       return 2;
     }
