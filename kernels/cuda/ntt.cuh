@@ -72,7 +72,8 @@ template <class Fr>
 GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config)
     : ctx_(ctx),
       tile_log_((config.validate(), config.tile_log ? config.tile_log : kDefaultTileLog)),
-      generic_passes_(config.generic_passes) {
+      generic_passes_(config.generic_passes),
+      elementwise_reversal_(config.elementwise_reversal) {
   using F = typename DeviceFieldOf<Fr>::type;
   ctx_.activate();
   const cudaStream_t stream = ctx_.stream(0);
@@ -96,6 +97,9 @@ GpuNtt<Fr>::GpuNtt(const DeviceContext& ctx, const GpuNttConfig& config)
       ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_detail::shaped_kernel<F>(s, dit),
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(sizeof(F) << ntt_kernels::kShapedTileLog)));
+  ZKFARM_CUDA_CHECK(cudaFuncSetAttribute(ntt_kernels::bit_reverse_tiled_kernel<F>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(ntt_kernels::bit_reverse_tiled_smem<F>())));
   ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -154,6 +158,12 @@ void GpuNtt<Fr>::run(Op op, Fr* device_values, std::size_t n, cudaStream_t strea
     args.log_n = log_n;
     args.scale = scale;
     args.constant = constant;
+    if (!elementwise_reversal_ && log_n >= 2 * nk::kReverseEdgeLog) {
+      const unsigned blocks = 1u << (log_n - 2 * nk::kReverseEdgeLog);
+      ZKFARM_CUDA_LAUNCH(nk::bit_reverse_tiled_kernel<F><<<blocks, nk::kThreads, nk::bit_reverse_tiled_smem<F>(),
+                                                           stream>>>(args));
+      return;
+    }
     const unsigned blocks = unsigned((n + nk::kThreads - 1) / nk::kThreads);
     ZKFARM_CUDA_LAUNCH(nk::bit_reverse_kernel<F><<<blocks, nk::kThreads, 0, stream>>>(args));
   };

@@ -38,6 +38,11 @@ struct GpuNttConfig {
   // shape), as before the shaped kernels (ntt_kernels.cuh "Shaped passes");
   // kept to time the two side by side (gpu_benchmark).
   bool generic_passes = false;
+  // The natural-order outputs of forward and inverse through the
+  // element-wise bit-reversal kernel (each thread swaps one pair) instead
+  // of the tiled one (ntt_kernels.cuh bit_reverse_tiled_kernel); kept to
+  // time the two side by side (gpu_benchmark).
+  bool elementwise_reversal = false;
 
   // Throws std::invalid_argument for out-of-range values.
   void validate() const {
@@ -80,6 +85,7 @@ class GpuNtt {
   const DeviceContext& ctx_;
   unsigned tile_log_;
   bool generic_passes_;
+  bool elementwise_reversal_;
   DeviceBuffer<Fr> lo_, hi_, local_fwd_, local_inv_, mid_;
 };
 

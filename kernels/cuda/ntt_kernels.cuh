@@ -12,10 +12,12 @@
 // per row: coalesced), run a 2^s-point DIF on each column with the local
 // roots w_{2^s}^m only, multiply by the twist w_M^(col * rev_s(t)) (skipped
 // in the last pass, where S = 1), store back in place. Each element is read
-// and written once per pass: 2^27 takes two passes of 8 stages (C = 8) and
-// one of 11 (C = 1) plus the bit reversal. Inside a pass each thread holds
-// eight elements in registers and runs up to three stages between two
-// shared-memory exchanges (see "Register groups" below).
+// and written once per pass: 2^27 takes passes of 9 and 8 stages (C = 2, 4)
+// and one of 10 (C = 1) on the default tiles of 2^10, plus the bit reversal
+// (in 32 x 32 tiles from 2^10 up: bit_reverse_tiled_kernel). Inside a pass
+// each thread holds four elements in registers (eight on tiles of 2^11)
+// and runs up to two (three) stages between two shared-memory exchanges
+// (see "Register groups" and "Narrow passes" below).
 //
 // The odd coset (evaluations -> coefficients -> coset evaluations) needs no
 // bit reversal: the inverse DIF passes leave coefficient rev(i) at position
@@ -560,6 +562,66 @@ template <class F>
 __global__ void __launch_bounds__(kThreads) bit_reverse_kernel(BitReverseArgs<F> args) {
   const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < (std::uint64_t(1) << args.log_n)) bit_reverse(args, i);
+}
+
+// The bit reversal in tiles, for log_n >= 2 * kReverseEdgeLog. An index is
+// (h, m, l): its top and bottom kReverseEdgeLog (5) bits and the middle
+// bits; rev(h, m, l) = (rev(l), rev(m), rev(h)). Block m (one per middle
+// value, those with m > rev(m) idle) loads the 32 x 32 tile of middle m
+// (row h: 32 adjacent elements, 1 KB, coalesced) and, unless m = rev(m),
+// the tile of rev(m), into shared memory; then writes each tile's elements
+// to the other's positions, again in rows of 32 adjacent elements: the
+// element at (r, m', c) is the tile's (h = rev(c), l = rev(r)). The
+// element-wise kernel above reads one of each pair 2^(log_n - 1) apart, a
+// 32-byte access per thread in another DRAM page, and kept the DRAM ~40%
+// busy (ncu, 6.2 ms at 2^27 on the H200: run N6 in NOTES.md); this one
+// takes ~1.6 ms there (run N7).
+// Shared memory: two tiles, limb-major with rows padded to 33 words, so a
+// warp's 32 lanes hit 32 banks both when a row goes in and when a
+// bit-reversed column comes out.
+constexpr unsigned kReverseEdgeLog = 5;
+constexpr unsigned kReversePitch = 33;
+
+template <class F>
+constexpr std::size_t bit_reverse_tiled_smem() {
+  return 2 * std::size_t(F::kLimbs) * 32 * kReversePitch * sizeof(std::uint32_t);
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) bit_reverse_tiled_kernel(BitReverseArgs<F> args) {
+  extern __shared__ std::uint32_t reverse_tiles[];
+  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
+  const unsigned middle_log = args.log_n - 2 * kReverseEdgeLog;
+  const unsigned top_shift = args.log_n - kReverseEdgeLog;
+  const std::uint32_t m = blockIdx.x;
+  const std::uint32_t m_rev = reverse_bits(m, middle_log);
+  if (m > m_rev) return;
+  const std::uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const std::uint32_t middles[2] = {m, m_rev};
+  const int count = m == m_rev ? 1 : 2;
+  for (int k = 0; k < count; ++k) {
+    std::uint32_t* tile = reverse_tiles + std::uint32_t(k) * F::kLimbs * kTileWords;
+    for (std::uint32_t h = warp; h < 32; h += warps) {
+      const std::uint64_t g = (std::uint64_t(h) << top_shift) | (std::uint64_t(middles[k]) << kReverseEdgeLog) | lane;
+      const F v = load(args.data + g);
+      ZKFARM_DEVICE_UNROLL
+      for (int j = 0; j < F::kLimbs; ++j) tile[std::uint32_t(j) * kTileWords + h * kReversePitch + lane] = v.limb[j];
+    }
+  }
+  __syncthreads();
+  const std::uint32_t column = reverse_bits(lane, kReverseEdgeLog) * kReversePitch;  // h = rev(c)
+  for (int k = 0; k < count; ++k) {
+    const std::uint32_t* tile = reverse_tiles + std::uint32_t(k) * F::kLimbs * kTileWords;
+    const std::uint32_t destination = middles[count - 1 - k];  // rev(m) for tile m, m for tile rev(m)
+    for (std::uint32_t r = warp; r < 32; r += warps) {
+      const std::uint32_t l = reverse_bits(r, kReverseEdgeLog);
+      F v;
+      ZKFARM_DEVICE_UNROLL
+      for (int j = 0; j < F::kLimbs; ++j) v.limb[j] = tile[std::uint32_t(j) * kTileWords + column + l];
+      if (args.scale == Scale::kConstant) v = v * args.constant;
+      args.data[(std::uint64_t(r) << top_shift) | (std::uint64_t(destination) << kReverseEdgeLog) | lane] = v;
+    }
+  }
 }
 
 #endif

@@ -117,6 +117,7 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name, con
   std::string label = config.tile_log ? " tile 2^" + std::to_string(config.tile_log) : "";
   if (config.tile_log == 11 && !config.generic_passes) label += " shaped";
   if (config.generic_passes) label += " generic";
+  if (config.elementwise_reversal) label += " element-wise reversal";
   for (unsigned log_n = min_log; log_n <= o.ntt_max_log; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::vector<Fr> input = testing::random_elements<Fr>(n, 1000 + log_n);
@@ -152,6 +153,9 @@ void bench_ntt(const DeviceContext& ctx, const Options& o, const char* name) {
   generic.generic_passes = true;
   bench_ntt<Fr>(ctx, o, name, generic, large);
   bench_ntt<Fr>(ctx, o, name, GpuNttConfig{11}, large);
+  GpuNttConfig elementwise;
+  elementwise.elementwise_reversal = true;
+  bench_ntt<Fr>(ctx, o, name, elementwise, large);
   bench_ntt<Fr>(ctx, o, name, GpuNttConfig{}, large);
 }
 

@@ -308,6 +308,7 @@ void check_shaped_equals_generic(std::initializer_list<unsigned> sizes, const Gp
   const GpuNtt<Fr> shaped(*context(), shaped_config);
   GpuNttConfig generic_config;
   generic_config.generic_passes = true;
+  generic_config.elementwise_reversal = true;  // and the tiled bit reversal against the element-wise one
   const GpuNtt<Fr> generic(*context(), generic_config);
   const cudaStream_t s = context()->stream(0);
   for (unsigned log_n : sizes) {
