@@ -332,6 +332,47 @@ TEST(NttEmulation, LargeNarrowPlansAreShaped) {
   }
 }
 
+// The tiled bit reversal (bit_reverse_tiled_kernel's two phases, every
+// block and thread, a barrier between them) against the element-wise one,
+// plain and scaled, at 2^10 (no middle bits), 2^11 (one) and 2^15, 2^16
+// (odd and even middle widths: blocks with m < rev(m), m = rev(m) and
+// m > rev(m)).
+template <class Fr>
+void check_tiled_reversal(unsigned log_n, unsigned seed) {
+  using F = typename DeviceFieldOf<Fr>::type;
+  std::mt19937_64 rng(seed);
+  const auto input = random_values<Fr>(std::size_t(1) << log_n, rng);
+  const Fr constant = random_values<Fr>(1, rng)[0];
+  for (nk::Scale scale : {nk::Scale::kNone, nk::Scale::kConstant}) {
+    std::vector<Fr> tiled = input, elementwise = input;
+    nk::BitReverseArgs<F> args;
+    args.log_n = log_n;
+    args.scale = scale;
+    args.constant = F::from_host(constant);
+    args.data = reinterpret_cast<F*>(elementwise.data());
+    for (std::uint64_t i = 0; i < input.size(); ++i) nk::bit_reverse(args, i);
+    args.data = reinterpret_cast<F*>(tiled.data());
+    std::vector<std::uint32_t> smem(nk::bit_reverse_tiled_smem<F>() / sizeof(std::uint32_t));
+    const std::uint32_t blocks = 1u << (log_n - 2 * nk::kReverseEdgeLog);
+    for (std::uint32_t m = 0; m < blocks; ++m) {
+      std::fill(smem.begin(), smem.end(), 0xdeadbeefu);
+      for (std::uint32_t t = 0; t < nk::kThreads; ++t) nk::reverse_tiles_load(args, m, t, nk::kThreads, smem.data());
+      for (std::uint32_t t = 0; t < nk::kThreads; ++t) nk::reverse_tiles_store(args, m, t, nk::kThreads, smem.data());
+    }
+    ASSERT_TRUE(tiled == elementwise) << "2^" << log_n << " scale " << int(scale);
+    ASSERT_FALSE(tiled == input) << "2^" << log_n;
+    if (scale == nk::Scale::kNone) {
+      for (std::uint64_t i = 0; i < input.size(); ++i) {
+        ASSERT_TRUE(tiled[nk::reverse_bits(std::uint32_t(i), log_n)] == input[i]) << "2^" << log_n << " at " << i;
+      }
+    }
+  }
+}
+TEST(NttEmulation, TiledBitReversal) {
+  for (unsigned log_n : {10u, 11u, 15u, 16u}) check_tiled_reversal<Bn254Fr>(log_n, log_n);
+  check_tiled_reversal<Bls12381Fr>(13, 13);
+}
+
 // Every shape of the plans at 2^11 tiles from 2^12 to 2^27 past the first
 // few sizes has a shaped kernel: the large transforms never fall back to
 // the generic kernel.

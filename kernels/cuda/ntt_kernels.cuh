@@ -493,6 +493,82 @@ ZKFARM_HD void bit_reverse(const BitReverseArgs<F>& a, std::uint64_t i) {
   }
 }
 
+// The bit reversal in tiles, for log_n >= 2 * kReverseEdgeLog. An index is
+// (h, m, l): its top and bottom kReverseEdgeLog (5) bits and the middle
+// bits; rev(h, m, l) = (rev(l), rev(m), rev(h)). Block m (one per middle
+// value, those with m > rev(m) idle) loads the 32 x 32 tile of middle m
+// (row h: 32 adjacent elements, 1 KB, coalesced) and, unless m = rev(m),
+// the tile of rev(m), into shared memory; then writes each tile's elements
+// to the other's positions, again in rows of 32 adjacent elements: the
+// element at (r, m', c) is the tile's (h = rev(c), l = rev(r)). The
+// element-wise kernel above reads one of each pair 2^(log_n - 1) apart, a
+// 32-byte access per thread in another DRAM page, and kept the DRAM ~40%
+// busy (ncu, 6.2 ms at 2^27 on the H200: run N6 in NOTES.md); this one
+// takes ~1.6 ms there (run N7).
+// Shared memory: two tiles, limb-major with rows padded to 33 words, so a
+// warp's 32 lanes hit 32 banks both when a row goes in and when a
+// bit-reversed column comes out.
+constexpr unsigned kReverseEdgeLog = 5;
+constexpr unsigned kReversePitch = 33;
+
+template <class F>
+constexpr std::size_t bit_reverse_tiled_smem() {
+  return 2 * std::size_t(F::kLimbs) * 32 * kReversePitch * sizeof(std::uint32_t);
+}
+
+
+// Phase "load" of block m's tiled bit reversal, for thread t of `threads`
+// (a multiple of 32, at most 1024): the tiles of middles m and, unless
+// m = rev(m), rev(m) into shared memory. Nothing for m > rev(m).
+template <class F>
+ZKFARM_HD void reverse_tiles_load(const BitReverseArgs<F>& a, std::uint32_t m, std::uint32_t t,
+                                  std::uint32_t threads, std::uint32_t* smem) {
+  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
+  const unsigned middle_log = a.log_n - 2 * kReverseEdgeLog;
+  const std::uint32_t m_rev = reverse_bits(m, middle_log);
+  if (m > m_rev) return;
+  const std::uint32_t lane = t & 31, warp = t >> 5, warps = threads >> 5;
+  const int count = m == m_rev ? 1 : 2;
+  for (int k = 0; k < count; ++k) {
+    std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * kTileWords;
+    const std::uint32_t middle = k == 0 ? m : m_rev;
+    for (std::uint32_t h = warp; h < 32; h += warps) {
+      const std::uint64_t g =
+          (std::uint64_t(h) << (a.log_n - kReverseEdgeLog)) | (std::uint64_t(middle) << kReverseEdgeLog) | lane;
+      const F v = load(a.data + g);
+      ZKFARM_DEVICE_UNROLL
+      for (int j = 0; j < F::kLimbs; ++j) tile[std::uint32_t(j) * kTileWords + h * kReversePitch + lane] = v.limb[j];
+    }
+  }
+}
+
+// Phase "store" (after a barrier): each tile's elements to the other's
+// positions (to its own for m = rev(m)), times the scale.
+template <class F>
+ZKFARM_HD void reverse_tiles_store(const BitReverseArgs<F>& a, std::uint32_t m, std::uint32_t t,
+                                   std::uint32_t threads, const std::uint32_t* smem) {
+  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
+  const unsigned middle_log = a.log_n - 2 * kReverseEdgeLog;
+  const std::uint32_t m_rev = reverse_bits(m, middle_log);
+  if (m > m_rev) return;
+  const std::uint32_t lane = t & 31, warp = t >> 5, warps = threads >> 5;
+  const int count = m == m_rev ? 1 : 2;
+  const std::uint32_t column = reverse_bits(lane, kReverseEdgeLog) * kReversePitch;  // h = rev(c)
+  for (int k = 0; k < count; ++k) {
+    const std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * kTileWords;
+    const std::uint32_t destination = k + 1 == count ? m : m_rev;  // rev(m) for tile m, m for tile rev(m)
+    for (std::uint32_t r = warp; r < 32; r += warps) {
+      const std::uint32_t l = reverse_bits(r, kReverseEdgeLog);
+      F v;
+      ZKFARM_DEVICE_UNROLL
+      for (int j = 0; j < F::kLimbs; ++j) v.limb[j] = tile[std::uint32_t(j) * kTileWords + column + l];
+      if (a.scale == Scale::kConstant) v = v * a.constant;
+      a.data[(std::uint64_t(r) << (a.log_n - kReverseEdgeLog)) | (std::uint64_t(destination) << kReverseEdgeLog) |
+             lane] = v;
+    }
+  }
+}
+
 #if defined(__CUDACC__)
 
 // One tile per block, 2^(tile_log - R) threads (<= 256); two blocks per SM
@@ -564,64 +640,14 @@ __global__ void __launch_bounds__(kThreads) bit_reverse_kernel(BitReverseArgs<F>
   if (i < (std::uint64_t(1) << args.log_n)) bit_reverse(args, i);
 }
 
-// The bit reversal in tiles, for log_n >= 2 * kReverseEdgeLog. An index is
-// (h, m, l): its top and bottom kReverseEdgeLog (5) bits and the middle
-// bits; rev(h, m, l) = (rev(l), rev(m), rev(h)). Block m (one per middle
-// value, those with m > rev(m) idle) loads the 32 x 32 tile of middle m
-// (row h: 32 adjacent elements, 1 KB, coalesced) and, unless m = rev(m),
-// the tile of rev(m), into shared memory; then writes each tile's elements
-// to the other's positions, again in rows of 32 adjacent elements: the
-// element at (r, m', c) is the tile's (h = rev(c), l = rev(r)). The
-// element-wise kernel above reads one of each pair 2^(log_n - 1) apart, a
-// 32-byte access per thread in another DRAM page, and kept the DRAM ~40%
-// busy (ncu, 6.2 ms at 2^27 on the H200: run N6 in NOTES.md); this one
-// takes ~1.6 ms there (run N7).
-// Shared memory: two tiles, limb-major with rows padded to 33 words, so a
-// warp's 32 lanes hit 32 banks both when a row goes in and when a
-// bit-reversed column comes out.
-constexpr unsigned kReverseEdgeLog = 5;
-constexpr unsigned kReversePitch = 33;
-
-template <class F>
-constexpr std::size_t bit_reverse_tiled_smem() {
-  return 2 * std::size_t(F::kLimbs) * 32 * kReversePitch * sizeof(std::uint32_t);
-}
-
+// The tiled bit reversal (see reverse_tiles_load): one block per middle
+// value, kThreads threads, bit_reverse_tiled_smem<F>() bytes of shared memory.
 template <class F>
 __global__ void __launch_bounds__(kThreads) bit_reverse_tiled_kernel(BitReverseArgs<F> args) {
   extern __shared__ std::uint32_t reverse_tiles[];
-  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
-  const unsigned middle_log = args.log_n - 2 * kReverseEdgeLog;
-  const unsigned top_shift = args.log_n - kReverseEdgeLog;
-  const std::uint32_t m = blockIdx.x;
-  const std::uint32_t m_rev = reverse_bits(m, middle_log);
-  if (m > m_rev) return;
-  const std::uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const std::uint32_t middles[2] = {m, m_rev};
-  const int count = m == m_rev ? 1 : 2;
-  for (int k = 0; k < count; ++k) {
-    std::uint32_t* tile = reverse_tiles + std::uint32_t(k) * F::kLimbs * kTileWords;
-    for (std::uint32_t h = warp; h < 32; h += warps) {
-      const std::uint64_t g = (std::uint64_t(h) << top_shift) | (std::uint64_t(middles[k]) << kReverseEdgeLog) | lane;
-      const F v = load(args.data + g);
-      ZKFARM_DEVICE_UNROLL
-      for (int j = 0; j < F::kLimbs; ++j) tile[std::uint32_t(j) * kTileWords + h * kReversePitch + lane] = v.limb[j];
-    }
-  }
+  reverse_tiles_load(args, blockIdx.x, threadIdx.x, blockDim.x, reverse_tiles);
   __syncthreads();
-  const std::uint32_t column = reverse_bits(lane, kReverseEdgeLog) * kReversePitch;  // h = rev(c)
-  for (int k = 0; k < count; ++k) {
-    const std::uint32_t* tile = reverse_tiles + std::uint32_t(k) * F::kLimbs * kTileWords;
-    const std::uint32_t destination = middles[count - 1 - k];  // rev(m) for tile m, m for tile rev(m)
-    for (std::uint32_t r = warp; r < 32; r += warps) {
-      const std::uint32_t l = reverse_bits(r, kReverseEdgeLog);
-      F v;
-      ZKFARM_DEVICE_UNROLL
-      for (int j = 0; j < F::kLimbs; ++j) v.limb[j] = tile[std::uint32_t(j) * kTileWords + column + l];
-      if (args.scale == Scale::kConstant) v = v * args.constant;
-      args.data[(std::uint64_t(r) << top_shift) | (std::uint64_t(destination) << kReverseEdgeLog) | lane] = v;
-    }
-  }
+  reverse_tiles_store(args, blockIdx.x, threadIdx.x, blockDim.x, reverse_tiles);
 }
 
 #endif
