@@ -501,10 +501,10 @@ ZKFARM_HD void bit_reverse(const BitReverseArgs<F>& a, std::uint64_t i) {
 // the tile of rev(m), into shared memory; then writes each tile's elements
 // to the other's positions, again in rows of 32 adjacent elements: the
 // element at (r, m', c) is the tile's (h = rev(c), l = rev(r)). The
-// element-wise kernel above reads one of each pair 2^(log_n - 1) apart, a
-// 32-byte access per thread in another DRAM page, and kept the DRAM ~40%
-// busy (ncu, 6.2 ms at 2^27 on the H200: run N6 in NOTES.md); this one
-// takes ~1.6 ms there (run N7).
+// element-wise reversal (bit_reverse above, a pair per thread) reads one of
+// each pair 2^(log_n - 1) apart, a 32-byte access in another DRAM page, and
+// kept the DRAM ~40% busy (ncu: 6.2 ms at 2^27 on the H200, run N6 in
+// NOTES.md); the tiles take ~1.6 ms at 2^27 on the H100 (run N7).
 // Shared memory: two tiles, limb-major with rows padded to 33 words, so a
 // warp's 32 lanes hit 32 banks both when a row goes in and when a
 // bit-reversed column comes out.
@@ -516,55 +516,69 @@ constexpr std::size_t bit_reverse_tiled_smem() {
   return 2 * std::size_t(F::kLimbs) * 32 * kReversePitch * sizeof(std::uint32_t);
 }
 
+// Block m's part of the tiled bit reversal, as thread t of `threads` (a
+// multiple of 32, at most 1024) sees it: middles m and rev(m), how many
+// tiles (1 when m = rev(m); idle when m > rev(m): block rev(m) does both),
+// and the thread's lane and warp. A tile's row r and column c are elements
+// (r, middle, c) of the index.
+struct ReverseBlock {
+  static constexpr std::uint32_t kTileWords = 32 * kReversePitch;  // one limb of a tile
+  std::uint32_t m, m_rev, lane, warp, warps;
+  unsigned top_shift;
+  int tiles;
 
-// Phase "load" of block m's tiled bit reversal, for thread t of `threads`
-// (a multiple of 32, at most 1024): the tiles of middles m and, unless
-// m = rev(m), rev(m) into shared memory. Nothing for m > rev(m).
+  ZKFARM_HD ReverseBlock(unsigned log_n, std::uint32_t block, std::uint32_t t, std::uint32_t threads)
+      : m(block),
+        m_rev(reverse_bits(block, log_n - 2 * kReverseEdgeLog)),
+        lane(t & 31),
+        warp(t >> 5),
+        warps(threads >> 5),
+        top_shift(log_n - kReverseEdgeLog),
+        tiles(m == m_rev ? 1 : 2) {}
+  ZKFARM_HD bool idle() const { return m > m_rev; }
+  ZKFARM_HD std::uint64_t index(std::uint32_t row, std::uint32_t middle, std::uint32_t column) const {
+    return (std::uint64_t(row) << top_shift) | (std::uint64_t(middle) << kReverseEdgeLog) | column;
+  }
+};
+
+// Phase "load": the tiles of middles m and, unless m = rev(m), rev(m) into
+// shared memory, a row (32 adjacent elements) per warp at a time.
 template <class F>
 ZKFARM_HD void reverse_tiles_load(const BitReverseArgs<F>& a, std::uint32_t m, std::uint32_t t,
                                   std::uint32_t threads, std::uint32_t* smem) {
-  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
-  const unsigned middle_log = a.log_n - 2 * kReverseEdgeLog;
-  const std::uint32_t m_rev = reverse_bits(m, middle_log);
-  if (m > m_rev) return;
-  const std::uint32_t lane = t & 31, warp = t >> 5, warps = threads >> 5;
-  const int count = m == m_rev ? 1 : 2;
-  for (int k = 0; k < count; ++k) {
-    std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * kTileWords;
-    const std::uint32_t middle = k == 0 ? m : m_rev;
-    for (std::uint32_t h = warp; h < 32; h += warps) {
-      const std::uint64_t g =
-          (std::uint64_t(h) << (a.log_n - kReverseEdgeLog)) | (std::uint64_t(middle) << kReverseEdgeLog) | lane;
-      const F v = load(a.data + g);
+  const ReverseBlock b(a.log_n, m, t, threads);
+  if (b.idle()) return;
+  for (int k = 0; k < b.tiles; ++k) {
+    std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * ReverseBlock::kTileWords;
+    const std::uint32_t middle = k == 0 ? b.m : b.m_rev;
+    for (std::uint32_t h = b.warp; h < 32; h += b.warps) {
+      const F v = load(a.data + b.index(h, middle, b.lane));
       ZKFARM_DEVICE_UNROLL
-      for (int j = 0; j < F::kLimbs; ++j) tile[std::uint32_t(j) * kTileWords + h * kReversePitch + lane] = v.limb[j];
+      for (int j = 0; j < F::kLimbs; ++j)
+        tile[std::uint32_t(j) * ReverseBlock::kTileWords + h * kReversePitch + b.lane] = v.limb[j];
     }
   }
 }
 
 // Phase "store" (after a barrier): each tile's elements to the other's
-// positions (to its own for m = rev(m)), times the scale.
+// positions (to its own for m = rev(m)), times the scale: the element at
+// (r, middle', c) is the tile's (h = rev(c), l = rev(r)).
 template <class F>
 ZKFARM_HD void reverse_tiles_store(const BitReverseArgs<F>& a, std::uint32_t m, std::uint32_t t,
                                    std::uint32_t threads, const std::uint32_t* smem) {
-  constexpr std::uint32_t kTileWords = 32 * kReversePitch;
-  const unsigned middle_log = a.log_n - 2 * kReverseEdgeLog;
-  const std::uint32_t m_rev = reverse_bits(m, middle_log);
-  if (m > m_rev) return;
-  const std::uint32_t lane = t & 31, warp = t >> 5, warps = threads >> 5;
-  const int count = m == m_rev ? 1 : 2;
-  const std::uint32_t column = reverse_bits(lane, kReverseEdgeLog) * kReversePitch;  // h = rev(c)
-  for (int k = 0; k < count; ++k) {
-    const std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * kTileWords;
-    const std::uint32_t destination = k + 1 == count ? m : m_rev;  // rev(m) for tile m, m for tile rev(m)
-    for (std::uint32_t r = warp; r < 32; r += warps) {
+  const ReverseBlock b(a.log_n, m, t, threads);
+  if (b.idle()) return;
+  const std::uint32_t column = reverse_bits(b.lane, kReverseEdgeLog) * kReversePitch;  // h = rev(c)
+  for (int k = 0; k < b.tiles; ++k) {
+    const std::uint32_t* tile = smem + std::uint32_t(k) * F::kLimbs * ReverseBlock::kTileWords;
+    const std::uint32_t destination = k + 1 == b.tiles ? b.m : b.m_rev;  // rev(m) for tile m, m for tile rev(m)
+    for (std::uint32_t r = b.warp; r < 32; r += b.warps) {
       const std::uint32_t l = reverse_bits(r, kReverseEdgeLog);
       F v;
       ZKFARM_DEVICE_UNROLL
-      for (int j = 0; j < F::kLimbs; ++j) v.limb[j] = tile[std::uint32_t(j) * kTileWords + column + l];
+      for (int j = 0; j < F::kLimbs; ++j) v.limb[j] = tile[std::uint32_t(j) * ReverseBlock::kTileWords + column + l];
       if (a.scale == Scale::kConstant) v = v * a.constant;
-      a.data[(std::uint64_t(r) << (a.log_n - kReverseEdgeLog)) | (std::uint64_t(destination) << kReverseEdgeLog) |
-             lane] = v;
+      a.data[b.index(r, destination, b.lane)] = v;
     }
   }
 }
