@@ -120,15 +120,20 @@ std::string encode_task(const TaskSpec& task) {
   });
 }
 
-std::optional<TaskSpec> task_from_wire(wire::Task::Reader in) {
-  auto witness = witness_from_wire(in.getWitness());
-  if (!witness) return std::nullopt;
+TaskSpec task_ids_from_wire(wire::Task::Reader in) {
   TaskSpec task;
   task.task_id = in.getTaskId();
   task.job_id = in.getJobId().cStr();
   task.partition = in.getPartitionIndex();
   task.attempt = in.getAttempt();
   task.circuit_id = in.getCircuitId().cStr();
+  return task;
+}
+
+std::optional<TaskSpec> task_from_wire(wire::Task::Reader in) {
+  auto witness = witness_from_wire(in.getWitness());
+  if (!witness) return std::nullopt;
+  TaskSpec task = task_ids_from_wire(in);
   task.curve = wire::curve_from_wire(in.getCurve());
   task.witness = std::move(*witness);
   task.tenant = in.getTenant().cStr();

@@ -54,5 +54,8 @@ std::string encode_task(const TaskSpec& task);
 // The task a decoded Task message carries; nullopt when its witness is of a
 // kind this build does not know.
 std::optional<TaskSpec> task_from_wire(wire::Task::Reader in);
+// Only its ids (task, job, circuit, partition, attempt): what an answer to
+// the task needs whatever its witness (task_from_wire starts from them).
+TaskSpec task_ids_from_wire(wire::Task::Reader in);
 
 }  // namespace zkfarm

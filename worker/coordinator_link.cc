@@ -37,14 +37,8 @@ QueuedTask task_from_wire(wire::Task::Reader t, std::size_t session) {
   // The one mapping from the wire (schema/wire_model.h); decode() has
   // already refused a witness of a kind this build does not know (then only
   // the ids are kept, for the answer).
-  if (auto spec = zkfarm::task_from_wire(t)) {
-    static_cast<TaskSpec&>(task) = std::move(*spec);
-  } else {
-    task.task_id = t.getTaskId();
-    task.job_id = t.getJobId().cStr();
-    task.circuit_id = t.getCircuitId().cStr();
-    task.partition = t.getPartitionIndex();
-  }
+  auto spec = zkfarm::task_from_wire(t);
+  static_cast<TaskSpec&>(task) = spec ? std::move(*spec) : task_ids_from_wire(t);
   task.session = session;
   task.received = Clock::now();
   return task;

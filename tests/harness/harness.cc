@@ -223,11 +223,17 @@ std::unique_ptr<RedisServer> start_redis_with_shipped_users(const TempDir& dir) 
 }
 
 std::string shipped_user_url(const RedisServer& server, const std::string& user) {
-  std::string password;
-  if (user == "zkfarm-admin") password = "CHANGE-ME-ADMIN";
-  else if (user == "zkfarm-worker") password = "CHANGE-ME-WORKER";
-  else throw std::invalid_argument("shipped_user_url: deploy/users.acl has no placeholder password for " + user);
-  return "redis://" + user + ":" + password + "@127.0.0.1:" + std::to_string(server.port());
+  // The password as the file gives it: "user NAME on >PASSWORD ...".
+  std::istringstream acl(read_file(runfile("deploy/users.acl")));
+  for (std::string line; std::getline(acl, line);) {
+    std::istringstream words(line);
+    std::string keyword, name, word;
+    if (!(words >> keyword >> name) || keyword != "user" || name != user) continue;
+    while (words >> word)
+      if (word.size() > 1 && word[0] == '>')
+        return "redis://" + user + ":" + word.substr(1) + "@127.0.0.1:" + std::to_string(server.port());
+  }
+  throw std::invalid_argument("shipped_user_url: deploy/users.acl has no user " + user + " with a password");
 }
 
 std::string RedisServer::url() const {

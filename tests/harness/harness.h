@@ -145,9 +145,9 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
 // (Redis rewrites its aclfile at ACL SAVE); the test lists
 // //deploy:users.acl among its data. Throws like RedisServer.
 std::unique_ptr<RedisServer> start_redis_with_shipped_users(const TempDir& dir);
-// The URL of deploy/users.acl's user "zkfarm-admin" or "zkfarm-worker" on
-// server, with the file's placeholder password. std::invalid_argument for
-// another user.
+// The URL of deploy/users.acl's user `user` (e.g. "zkfarm-admin",
+// "zkfarm-worker") on server, with the password the file gives it.
+// std::invalid_argument when the file has no such user or no password.
 std::string shipped_user_url(const RedisServer& server, const std::string& user);
 
 // Polls pred every 20 ms until it returns true or timeout passes.
