@@ -31,6 +31,7 @@
 
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/memory_plan.h"
+#include "kernels/cuda/msm.h"
 #include "kernels/groth16_prover.h"
 
 namespace zkfarm::cuda {
@@ -113,6 +114,15 @@ struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   unsigned h_shift_bits = 0;
   unsigned h_shift_rows = 0;
   std::size_t h_shift_points = 0;
+  // Precomputed shifted bases of the four witness queries, all or none
+  // (shift_witness_bases() in groth16_device.h): a small circuit's four
+  // witness MSMs each then sort and reduce one bucket set instead of one
+  // per window. Empty unless built.
+  ShiftedBases<Curve, typename Curve::G1> a_shifted, b1_shifted, c_shifted;
+  ShiftedBases<Curve, typename Curve::G2> b2_shifted;
+  std::size_t witness_shifted_bytes() const {
+    return a_shifted.table.bytes() + b1_shifted.table.bytes() + b2_shifted.table.bytes() + c_shifted.table.bytes();
+  }
 
   // Streamed suffixes of the queries (empty when all resident): point i of
   // a query is a_points[i] below a_points.size(), a_host[i - that] after.
@@ -122,7 +132,7 @@ struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   std::size_t host_copied_bytes = 0;  // pinned copies made (not registered in place)
   std::size_t device_bytes() const {
     return a_points.bytes() + b1_points.bytes() + b2_points.bytes() + c_points.bytes() +
-           h_points.bytes() + h_shifted.bytes();
+           h_points.bytes() + h_shifted.bytes() + witness_shifted_bytes();
   }
   // Page-locked host bytes streamed at every proof.
   std::size_t host_bytes() const {

@@ -805,22 +805,23 @@ class DeviceProver {
       const std::size_t v = key_.num_vars, c_offset = key_.num_public + 1, num_private = v - c_offset;
       ws.start.record(work);
       for (const Stream* st : {&ws.a, &ws.b1, &ws.c}) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(st->get(), ws.start.get(), 0));
-      auto g1_msm = [&](const Stream& st, Event& done, const auto& points, const Fr* scalars, std::size_t count) {
+      auto g1_msm = [&](const Stream& st, Event& done, const auto& points, const auto& shifted, const Fr* scalars,
+                        std::size_t count) {
         return std::async(std::launch::async, [&, scalars, count] {
           p_.ctx_.activate();
-          G1 r = msm_device<Curve, G1>(p_.ctx_, points.data(), scalars, count, st.get(), p_.msm_);
+          G1 r = query_msm<G1>(points, shifted, scalars, count, st.get());
           done.record(st.get());
           return r;
         });
       };
       // Joined on every path (a throwing MSM included) before ws is reused.
-      std::future<G1> a = g1_msm(ws.a, ws.a_done, key_.a_points, w, v);
-      std::future<G1> b1 = g1_msm(ws.b1, ws.b1_done, key_.b1_points, w, v);
-      std::future<G1> c = g1_msm(ws.c, ws.c_done, key_.c_points, w + c_offset, num_private);
+      std::future<G1> a = g1_msm(ws.a, ws.a_done, key_.a_points, key_.a_shifted, w, v);
+      std::future<G1> b1 = g1_msm(ws.b1, ws.b1_done, key_.b1_points, key_.b1_shifted, w, v);
+      std::future<G1> c = g1_msm(ws.c, ws.c_done, key_.c_points, key_.c_shifted, w + c_offset, num_private);
       MsmResults out;
       std::exception_ptr failure;
       try {
-        out.b2 = msm_device<Curve, G2>(p_.ctx_, key_.b2_points.data(), w, v, work, p_.msm_);
+        out.b2 = query_msm<G2>(key_.b2_points, key_.b2_shifted, w, v, work);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -838,6 +839,17 @@ class DeviceProver {
       out.stats.chunks += 4;  // one msm_device() call each
       for (const Event* e : {&ws.a_done, &ws.b1_done, &ws.c_done}) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work, e->get(), 0));
       return out;
+    }
+
+    // One resident query's MSM, over its shifted table when the key has one
+    // (the table fixes c: the engine's window bits are the table's).
+    template <class Group, class Points, class Table>
+    Group query_msm(const Points& points, const Table& shifted, const Fr* scalars, std::size_t count,
+                    cudaStream_t stream) const {
+      if (shifted.table.empty()) return msm_device<Curve, Group>(p_.ctx_, points.data(), scalars, count, stream, p_.msm_);
+      GpuMsmConfig config = p_.msm_;
+      config.window_bits = 0;
+      return msm_device<Curve, Group>(p_.ctx_, shifted.table.data(), scalars, count, stream, shifted.apply(config));
     }
 
     DeviceProver& p_;
@@ -1245,6 +1257,51 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
   key.h_shift_bits = table.window_bits;
   key.h_shift_rows = table.windows;
   key.h_shift_points = points;
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));  // proofs read it from other streams
+  return true;
+}
+
+// Builds the shifted tables of the four witness queries (A, B1 and C on G1,
+// B2 on G2; DeviceProvingKey::a_shifted and the others) for a circuit whose
+// witness MSMs run at once (every query resident, at most
+// DeviceProver::kConcurrentWitnessMsmVars signals), when all four fit in the
+// free memory beside reserve_bytes and, under a budget (non-zero), within
+// budget - planned_bytes. Such MSMs are bound by latency and launches: over
+// a table each sorts and reduces one bucket set instead of one per window.
+// All four or none: returns whether they were built (a device that refuses
+// the memory after all leaves the key as it was). window_bits: the tables'
+// c (0: the cost model's).
+template <class Curve>
+bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
+                         std::size_t budget, std::size_t planned_bytes, cudaStream_t stream,
+                         unsigned window_bits = 0) {
+  using G1 = typename Curve::G1;
+  using G2 = typename Curve::G2;
+  const std::size_t v = key.num_vars, num_private = key.c_points.size();
+  if (key.host_bytes() != 0 || v == 0 || v > DeviceProver<Curve>::kConcurrentWitnessMsmVars ||
+      key.a_points.size() != v || key.b1_points.size() != v || key.b2_points.size() != v || num_private == 0)
+    return false;
+  ctx.activate();
+  const std::size_t free_bytes = device_memory_available();
+  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  const std::size_t bytes = 2 * shifted_layout<Curve, G1>(v, window_bits).bytes +
+                            shifted_layout<Curve, G1>(num_private, window_bits).bytes +
+                            shifted_layout<Curve, G2>(v, window_bits).bytes;
+  if (bytes > room) return false;
+  try {
+    auto a = shifted_bases<Curve, G1>(ctx, key.a_points.data(), v, stream, window_bits);
+    auto b1 = shifted_bases<Curve, G1>(ctx, key.b1_points.data(), v, stream, window_bits);
+    auto c = shifted_bases<Curve, G1>(ctx, key.c_points.data(), num_private, stream, window_bits);
+    auto b2 = shifted_bases<Curve, G2>(ctx, key.b2_points.data(), v, stream, window_bits);
+    key.a_shifted = std::move(a);
+    key.b1_shifted = std::move(b1);
+    key.c_shifted = std::move(c);
+    key.b2_shifted = std::move(b2);
+  } catch (const DeviceOutOfMemory&) {
+    return false;
+  }
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));  // proofs read them from other streams
   return true;
 }
 

@@ -238,9 +238,10 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
       }
     }
     constexpr bool kG1 = std::is_same_v<G, typename Curve::G1>;
-    if (log_n >= 22 && (log_n <= 24 || kG1)) {
+    if ((log_n >= 22 && (log_n <= 24 || kG1)) || log_n <= 18) {
       // Precomputed shifted bases (G1 and G2): the table's build time and
-      // memory, then the MSM over it.
+      // memory, then the MSM over it. Small sizes too: a small circuit's
+      // witness queries get tables (shift_witness_bases).
       const ShiftedLayout layout = shifted_layout<Curve, G>(n);
       if (layout.bytes + std::size_t(32) * n * layout.windows < device_memory_available()) {
         Event start, stop;

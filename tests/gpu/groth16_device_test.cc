@@ -206,6 +206,46 @@ TYPED_TEST(Groth16DeviceTest, ShiftedHBasesMatchCpu) {
   }
 }
 
+// A small key with shifted tables of its four witness queries
+// (shift_witness_bases: A, B1, C on G1, B2 on G2) proves the CPU's bytes,
+// over the witness and over random scalars, beside a shifted H table and
+// without one; under a budget with no room none is built.
+TYPED_TEST(Groth16DeviceTest, ShiftedWitnessBasesMatchCpu) {
+  REQUIRE_GPU();
+  using Fr = typename TypeParam::Fr;
+  for (std::uint64_t size : kSizes) {
+    auto& f = Fixture<TypeParam>::get(size);
+    const cudaStream_t stream = context()->stream(0);
+    auto& key = f.device_key;
+    EXPECT_FALSE(shift_witness_bases(*context(), key, 0, 1, 1, stream)) << size;
+    EXPECT_TRUE(key.a_shifted.table.empty());
+    EXPECT_EQ(key.witness_shifted_bytes(), 0u);
+    ASSERT_TRUE(shift_witness_bases(*context(), key, 0, 0, 0, stream)) << size;
+    const std::size_t v = f.key.num_vars, num_private = key.c_points.size();
+    EXPECT_EQ(key.a_shifted.table.size(), std::size_t(key.a_shifted.windows) * v);
+    EXPECT_EQ(key.b1_shifted.table.size(), std::size_t(key.b1_shifted.windows) * v);
+    EXPECT_EQ(key.b2_shifted.table.size(), std::size_t(key.b2_shifted.windows) * v);
+    EXPECT_EQ(key.c_shifted.table.size(), std::size_t(key.c_shifted.windows) * num_private);
+    EXPECT_GE(key.a_shifted.windows, 10u);
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 3), false, "shifted witness queries");
+    std::vector<Fr> random(f.witness.size());
+    for (auto& x : random) x = random_field_element<Fr>();
+    random[0] = Fr::one();
+    f.compare(random, Fixture<TypeParam>::fixed(size + 4, false), false, "shifted witness queries/random");
+    ASSERT_TRUE(shift_h_bases(*context(), key, 0, 0, 0, stream)) << size;
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 5), true, "shifted witness queries and H");
+    key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
+    key.h_shift_rows = key.h_shift_bits = 0;
+    key.h_shift_points = 0;
+    key.a_shifted = {};
+    key.b1_shifted = {};
+    key.c_shifted = {};
+    key.b2_shifted = {};
+    EXPECT_EQ(key.witness_shifted_bytes(), 0u);
+    f.compare(f.witness, Fixture<TypeParam>::fixed(size + 3), false, "plain witness queries");
+  }
+}
+
 TYPED_TEST(Groth16DeviceTest, EdgeWitnessesMatchCpu) {
   REQUIRE_GPU();
   using Fr = typename TypeParam::Fr;

@@ -51,6 +51,9 @@
 // (no overlap), same r and s: what the overlap gives.
 // --shifted-h: the resident proofs again with precomputed shifted H bases
 // (shift_h_bases; where the table fits beside the key), same r and s.
+// --shifted-witness: the resident proofs again with the tables the CUDA
+// engine gives a small circuit (at most 2^20 signals): H's and the four
+// witness queries' (shift_witness_bases), same r and s.
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -101,6 +104,7 @@ struct Options {
   std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   bool shifted_h = false;          // then with precomputed shifted H bases (where they fit)
+  bool shifted_witness = false;    // then with the tables a small circuit gets in the CUDA engine
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
   unsigned ntt_tile_log = 0;       // then the resident proofs again with this GpuNttConfig::tile_log
@@ -519,7 +523,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   const MemoryInfo before_proofs = ctx.memory();
   ProveOptions<Fr> options;
   options.check_constraints = false;
-  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
+  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || o.shifted_witness || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
     options.r = Fr::from_u64(0x5151);
     options.s = Fr::from_u64(0x7272);
   }
@@ -581,6 +585,36 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       p.key.proving_key.h_shift_rows = p.key.proving_key.h_shift_bits = 0;
       p.key.proving_key.h_shift_points = 0;
     }
+  }
+  if (o.shifted_witness) {
+    auto& key = p.key.proving_key;
+    const std::size_t working = before_proofs.free > after_proofs.free ? before_proofs.free - after_proofs.free : 0;
+    const std::size_t reserve = shifted_table_reserve(working, after_proofs.total);
+    Stopwatch build;
+    const bool h = shift_h_bases(ctx, key, reserve, 0, 0, ctx.stream(0));
+    if (!shift_witness_bases(ctx, key, reserve, 0, 0, ctx.stream(0))) {
+      std::printf("RESULT shifted witness queries: not built (more than 2^20 signals, or no room)\n");
+    } else {
+      const double build_s = build.lap();
+      double shifted_ms = 0;
+      DeviceProveTimings t{};
+      const Groth16Proof<Curve> shifted =
+          prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &shifted_ms, true, {}, &t);
+      check(shifted == proof, "the proof with shifted witness (and H) bases equals the plain one (same r, s)");
+      std::printf(
+          "RESULT shifted witness queries%s: %.1f ms (%.2fx of %.1f ms), MSM stage %.2f ms against %.2f, witness "
+          "MSMs %.2f against %.2f; tables %.1f MiB (witness) + %.1f MiB (H), built in %.3f s\n",
+          h ? " and H" : "", shifted_ms, shifted_ms / total_ms, total_ms, t.msm_ms, median.msm_ms,
+          t.witness_msm_ms, median.witness_msm_ms, double(key.witness_shifted_bytes()) / double(1 << 20),
+          double(key.h_shifted.bytes()) / double(1 << 20), build_s);
+    }
+    key.a_shifted = {};
+    key.b1_shifted = {};
+    key.c_shifted = {};
+    key.b2_shifted = {};
+    key.h_shifted = DeviceBuffer<typename Curve::G1Affine>();
+    key.h_shift_rows = key.h_shift_bits = 0;
+    key.h_shift_points = 0;
   }
   if (o.msm_breakdown) msm_breakdown<Curve>(ctx, p, o.repeats);
   if (!o.budgets_gib.empty()) run_budgets<Curve>(ctx, p, device_pce, options, proof, total_ms, o);
@@ -657,6 +691,7 @@ int main(int argc, char** argv) {
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else if (a == "--compare-serial") o.compare_serial = true;
     else if (a == "--shifted-h") o.shifted_h = true;
+    else if (a == "--shifted-witness") o.shifted_witness = true;
     else if (a == "--two-lanes") o.two_lanes = true;
     else if (a.rfind("--ntt-tile-log=", 0) == 0) o.ntt_tile_log = unsigned(value("--ntt-tile-log="));
     else if (a.rfind("--compaction=", 0) == 0) {
