@@ -4,7 +4,7 @@
 #
 #   bench/partition_stream.sh [--curve bls12381] [--constraints 4194304]
 #       [--jobs 4] [--partitions 8] [--device 0 | --cpu] [--prefetch "0 1"]
-#       [--slots "1"] [--keep]
+#       [--slots "1"] [--keep] [--worker-args "--shifted-tables=off"]
 #
 # Needs a CUDA build of zkfarm, zkfarm-coordinator and zkfarm-worker
 # (ZKFARM_BIN, default bazel-bin; a bundle from tests/gpu/farm_bundle.sh on
@@ -23,7 +23,9 @@
 # proof time alone would allow (S / mean prove time), and with nvidia-smi
 # the GPU's utilization (the mean of its 200 ms samples: the share of time
 # a kernel ran, the device's real use rather than one proof's wall time).
-# Every proof is
+# --worker-args: more flags for every zkfarm-worker (e.g.
+# "--shifted-tables=off": the engine without its precomputed tables, the
+# before of a side-by-side run). Every proof is
 # verified by the coordinator (a job is done only when all verified).
 # Not a test: numbers go to BENCHMARKS.md.
 set -euo pipefail
@@ -33,6 +35,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 BIN=${ZKFARM_BIN:-$ROOT/bazel-bin}
 ZKFARM=$BIN/cli/zkfarm
 curve=bls12381 constraints=4194304 jobs=4 partitions=8 device=0 prefetch_values="0 1" slot_values=1 keep=0
+worker_args=()
 while (($#)); do
   case $1 in
     --curve) curve=$2; shift ;;
@@ -44,6 +47,7 @@ while (($#)); do
     --prefetch) prefetch_values=$2; shift ;;
     --slots) slot_values=$2; shift ;;
     --keep) keep=1 ;;
+    --worker-args) read -r -a worker_args <<<"$2"; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "partition_stream.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -84,7 +88,7 @@ for p in $prefetch_values; do
   metrics_port=$(free_port 39570)
   "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-s$slots-p$p" --coordinator "tcp://127.0.0.1:$port" \
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" --slots "$slots" \
-    --metrics-listen "127.0.0.1:$metrics_port" >"$WORK/worker-s$slots-p$p.log" 2>&1 &
+    --metrics-listen "127.0.0.1:$metrics_port" "${worker_args[@]}" >"$WORK/worker-s$slots-p$p.log" 2>&1 &
   worker=$!
   pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
