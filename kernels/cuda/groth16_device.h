@@ -1270,7 +1270,8 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
 // a table each sorts and reduces one bucket set instead of one per window.
 // All four or none: returns whether they were built (a device that refuses
 // the memory after all leaves the key as it was). window_bits: the tables'
-// c (0: the cost model's).
+// c (0: the cost model's). Not yet built by the CUDA engine: its gain is
+// to be measured on a device first (kernels/cuda/NOTES.md, run L2).
 template <class Curve>
 bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                          std::size_t budget, std::size_t planned_bytes, cudaStream_t stream,
