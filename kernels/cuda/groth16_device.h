@@ -391,6 +391,12 @@ class DeviceProver {
   // Circuits of at most this many signals run their four witness MSMs at
   // once (2^20: four MSMs' working sets of ~100 MB each).
   static constexpr std::size_t kConcurrentWitnessMsmVars = std::size_t(1) << 20;
+  // The four witness MSMs at once (the file comment): every query resident
+  // and at most kConcurrentWitnessMsmVars signals, so their working sets
+  // side by side stay small beside the key.
+  static bool concurrent_witness_msms_fit(const DeviceProvingKey<Curve>& key) {
+    return !streams_witness_queries(key) && key.num_vars <= kConcurrentWitnessMsmVars;
+  }
 
   // Builds the NTT tables on ctx.stream(0). staging_chunk: elements per
   // pinned staging chunk (tests use small ones to cover many chunks).
@@ -530,13 +536,6 @@ class DeviceProver {
   static bool streams_witness_queries(const DeviceProvingKey<Curve>& key) {
     return !key.a_host.empty() || !key.b1_host.empty() || !key.b2_host.empty() || !key.c_host.empty();
   }
-  // The four witness MSMs at once (the file comment): every query resident
-  // and at most kConcurrentWitnessMsmVars signals, so their working sets
-  // side by side stay small beside the key.
-  static bool concurrent_witness_msms_fit(const DeviceProvingKey<Curve>& key) {
-    return !streams_witness_queries(key) && key.num_vars <= kConcurrentWitnessMsmVars;
-  }
-
   // Stage 2: the witness on the device, and the SpMV's outputs allocated
   // first, so that an out-of-memory error never leaves a DMA reading the
   // caller's memory. Released witness (tight budgets): c comes after the
@@ -1219,6 +1218,16 @@ inline std::size_t shifted_table_reserve(std::size_t working_bytes, std::size_t 
 // ms, a partition of 16M constraints 223.9 -> 211.7 ms. window_bits: the
 // table's c (0: the cost model's, as above; DeviceConfig::msm_window_bits
 // otherwise).
+// The device memory a shifted table may take (shift_h_bases,
+// shift_witness_bases): what is free beyond reserve_bytes, and under a
+// budget (non-zero) no more than budget - planned_bytes.
+inline std::size_t shifted_table_room(std::size_t reserve_bytes, std::size_t budget, std::size_t planned_bytes) {
+  const std::size_t free_bytes = device_memory_available();
+  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  return room;
+}
+
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                    std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0,
@@ -1228,9 +1237,7 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
   const std::size_t n = key.domain_size;
   std::size_t points = max_points == 0 ? n : std::min(max_points, n);
   ctx.activate();
-  const std::size_t free_bytes = device_memory_available();
-  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
-  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  const std::size_t room = shifted_table_room(reserve_bytes, budget, planned_bytes);
   ShiftedLayout layout = shifted_layout<Curve, G1>(points, window_bits);
   if (layout.bytes > room) {
     // A partial table: fewer points, each costing its layout's rows. Fewer
@@ -1279,13 +1286,9 @@ bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key,
   using G1 = typename Curve::G1;
   using G2 = typename Curve::G2;
   const std::size_t v = key.num_vars, num_private = key.c_points.size();
-  if (key.host_bytes() != 0 || v == 0 || v > DeviceProver<Curve>::kConcurrentWitnessMsmVars ||
-      key.a_points.size() != v || key.b1_points.size() != v || key.b2_points.size() != v || num_private == 0)
-    return false;
+  if (!DeviceProver<Curve>::concurrent_witness_msms_fit(key) || v == 0 || num_private == 0) return false;
   ctx.activate();
-  const std::size_t free_bytes = device_memory_available();
-  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
-  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  const std::size_t room = shifted_table_room(reserve_bytes, budget, planned_bytes);
   const std::size_t bytes = 2 * shifted_layout<Curve, G1>(v, window_bits).bytes +
                             shifted_layout<Curve, G1>(num_private, window_bits).bytes +
                             shifted_layout<Curve, G2>(v, window_bits).bytes;

@@ -200,8 +200,7 @@ TYPED_TEST(Groth16DeviceTest, ShiftedHBasesMatchCpu) {
     }
     EXPECT_FALSE(shift_h_bases(*context(), f.device_key, 0, full_bytes / 2, 0, stream, 0, 0, f.key.domain_size));
     EXPECT_TRUE(f.device_key.h_shifted.empty());
-    f.device_key.h_shift_rows = f.device_key.h_shift_bits = 0;
-    f.device_key.h_shift_points = 0;
+    f.device_key.drop_shifted_tables();
     f.compare(f.witness, Fixture<TypeParam>::fixed(size + 1), false, "plain H");
   }
 }
@@ -234,14 +233,9 @@ TYPED_TEST(Groth16DeviceTest, ShiftedWitnessBasesMatchCpu) {
     f.compare(random, Fixture<TypeParam>::fixed(size + 4, false), false, "shifted witness queries/random");
     ASSERT_TRUE(shift_h_bases(*context(), key, 0, 0, 0, stream)) << size;
     f.compare(f.witness, Fixture<TypeParam>::fixed(size + 5), true, "shifted witness queries and H");
-    key.h_shifted = DeviceBuffer<typename TypeParam::G1Affine>();
-    key.h_shift_rows = key.h_shift_bits = 0;
-    key.h_shift_points = 0;
-    key.a_shifted = {};
-    key.b1_shifted = {};
-    key.c_shifted = {};
-    key.b2_shifted = {};
+    key.drop_shifted_tables();
     EXPECT_EQ(key.witness_shifted_bytes(), 0u);
+    EXPECT_TRUE(key.h_shifted.empty());
     f.compare(f.witness, Fixture<TypeParam>::fixed(size + 3), false, "plain witness queries");
   }
 }

@@ -51,9 +51,9 @@
 // (no overlap), same r and s: what the overlap gives.
 // --shifted-h: the resident proofs again with precomputed shifted H bases
 // (shift_h_bases; where the table fits beside the key), same r and s.
-// --shifted-witness: the resident proofs again with the tables the CUDA
-// engine gives a small circuit (at most 2^20 signals): H's and the four
-// witness queries' (shift_witness_bases), same r and s.
+// --shifted-witness: the resident proofs again with shifted tables of H
+// and of the four witness queries (shift_witness_bases; a circuit of at
+// most 2^20 signals, where they fit), same r and s.
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -104,7 +104,7 @@ struct Options {
   std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   bool shifted_h = false;          // then with precomputed shifted H bases (where they fit)
-  bool shifted_witness = false;    // then with the tables a small circuit gets in the CUDA engine
+  bool shifted_witness = false;    // then with H's and the witness queries' shifted tables
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
   unsigned ntt_tile_log = 0;       // then the resident proofs again with this GpuNttConfig::tile_log
@@ -581,9 +581,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
           shifted_ms, shifted_ms / total_ms, total_ms, key.h_shift_rows, key.h_shift_bits, key.h_shift_points,
           static_cast<unsigned long long>(key.domain_size), 100.0 * double(key.h_shift_points) / double(key.domain_size),
           double(key.h_shifted.bytes()) / double(1 << 30), build_s);
-      p.key.proving_key.h_shifted = DeviceBuffer<typename Curve::G1Affine>();
-      p.key.proving_key.h_shift_rows = p.key.proving_key.h_shift_bits = 0;
-      p.key.proving_key.h_shift_points = 0;
+      p.key.proving_key.drop_shifted_tables();
     }
   }
   if (o.shifted_witness) {
@@ -608,13 +606,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
           t.witness_msm_ms, median.witness_msm_ms, double(key.witness_shifted_bytes()) / double(1 << 20),
           double(key.h_shifted.bytes()) / double(1 << 20), build_s);
     }
-    key.a_shifted = {};
-    key.b1_shifted = {};
-    key.c_shifted = {};
-    key.b2_shifted = {};
-    key.h_shifted = DeviceBuffer<typename Curve::G1Affine>();
-    key.h_shift_rows = key.h_shift_bits = 0;
-    key.h_shift_points = 0;
+    key.drop_shifted_tables();
   }
   if (o.msm_breakdown) msm_breakdown<Curve>(ctx, p, o.repeats);
   if (!o.budgets_gib.empty()) run_budgets<Curve>(ctx, p, device_pce, options, proof, total_ms, o);
