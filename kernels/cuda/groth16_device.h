@@ -1202,6 +1202,16 @@ inline std::size_t shifted_table_reserve(std::size_t working_bytes, std::size_t 
   return 2 * working_bytes + device_bytes / 10;
 }
 
+// The device memory a shifted table may take (shift_h_bases,
+// shift_witness_bases): what is free beyond reserve_bytes, and under a
+// budget (non-zero) no more than budget - planned_bytes.
+inline std::size_t shifted_table_room(std::size_t reserve_bytes, std::size_t budget, std::size_t planned_bytes) {
+  const std::size_t free_bytes = device_memory_available();
+  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
+  return room;
+}
+
 // Builds key.h_shifted (precomputed shifted H bases, see DeviceProvingKey)
 // when the whole H query is resident and the device has room: the table's
 // bytes plus reserve_bytes (a proof's working memory, and any margin the
@@ -1218,16 +1228,6 @@ inline std::size_t shifted_table_reserve(std::size_t working_bytes, std::size_t 
 // ms, a partition of 16M constraints 223.9 -> 211.7 ms. window_bits: the
 // table's c (0: the cost model's, as above; DeviceConfig::msm_window_bits
 // otherwise).
-// The device memory a shifted table may take (shift_h_bases,
-// shift_witness_bases): what is free beyond reserve_bytes, and under a
-// budget (non-zero) no more than budget - planned_bytes.
-inline std::size_t shifted_table_room(std::size_t reserve_bytes, std::size_t budget, std::size_t planned_bytes) {
-  const std::size_t free_bytes = device_memory_available();
-  std::size_t room = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
-  if (budget != 0) room = std::min(room, budget > planned_bytes ? budget - planned_bytes : std::size_t(0));
-  return room;
-}
-
 template <class Curve>
 bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                    std::size_t budget, std::size_t planned_bytes, cudaStream_t stream, unsigned window_bits = 0,
