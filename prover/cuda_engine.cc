@@ -35,8 +35,13 @@
 // (shift_h_bases in groth16_device.h): the dense H MSM then needs one
 // bucket reduction and fewer windows. Where the whole table does not fit
 // (a PoRep-size key), a partial one covers as many of H's first points as
-// the room holds (at least 2^22). DeviceConfig::shifted_tables false
-// (--shifted-tables=off) turns this off.
+// the room holds (at least 2^22). A small circuit (at most 2^20 signals,
+// every query resident) gets tables of its four witness queries too
+// (shift_witness_bases), where they fit after H's: its witness MSMs are
+// bound by latency and launches, and over a table (small windows,
+// kWitnessTableBits) each sorts and reduces one small bucket set instead
+// of one per window. DeviceConfig::shifted_tables
+// false (--shifted-tables=off) turns both off.
 //
 // Lanes (DeviceConfig::lanes > 1, the worker's --slots): that many proofs
 // at once, each on a lane of its own (a DeviceProver per curve with
@@ -367,6 +372,11 @@ class CudaEngine final : public EngineOf<CudaEngine> {
                                 std::to_string(key.domain_size) + " points"
                           : std::string()) +
                      ")";
+        if (cuda::shift_witness_bases(*state_->ctx, key, reserve, state_->budget,
+                                      plan.peak_bytes + key.h_shifted.bytes(), stream, state_->config.msm_window_bits))
+          summary += "; witness shifted bases (A, B1, B2, C: " + std::to_string(key.a_shifted.windows) +
+                     " rows at c = " + std::to_string(key.a_shifted.window_bits) + ", " +
+                     std::to_string(key.witness_shifted_bytes() >> 20) + " MiB)";
       }
       return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary), plan};
     });

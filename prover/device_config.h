@@ -35,7 +35,9 @@ struct DeviceConfig {
   // Precomputed shifted H bases when a circuit's key is resident and the
   // device has room (shift_h_bases in kernels/cuda/groth16_device.h): the
   // H MSM ~12% faster at 2^24 points (BENCHMARKS.md); a partial table of
-  // H's first points where only part of it fits; false: never built.
+  // H's first points where only part of it fits; for a small circuit (at
+  // most 2^20 signals) tables of the four witness queries as well
+  // (shift_witness_bases); false: never built.
   bool shifted_tables = true;
   // Proofs of one circuit on the device at once (the CUDA engine's lanes,
   // each a DeviceProver on streams of its own): a small circuit's proof is

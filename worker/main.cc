@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
       .value("msm-window-bits", "auto", "GPU MSM window bits, 2..24 (auto: each MSM's cost-model choice)")
       .value("msm-waves", "auto", "GPU MSM bucket-accumulation waves, 1..64 (auto: the measured default)")
       .value("shifted-tables", "on",
-             "on: precomputed shifted H bases where the device has room; off: never "
+             "on: precomputed shifted H bases where the device has room, and a small circuit's witness "
+             "queries' too; off: never "
              "(ZKFARM_SHIFTED_BASES=0, read once at start, also turns them off)")
       .value("drain-timeout-s", whole_seconds(defaults.drain_timeout), "how long SIGTERM waits for held tasks")
       .value("inject-fault", defaults.inject_fault, "TEST ONLY: corrupt-proof")

@@ -1268,6 +1268,18 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
   return true;
 }
 
+// The witness tables' window size. A witness MSM's scalars are mostly 0
+// and 1 (handled apart); its dense rest, ~a tenth of the points, goes to
+// one bucket set whose reduction is a chain of dependent additions, so at
+// these sizes small sets win although each point then takes more rows.
+// Measured on an H100 (BN254, kernels/cuda/NOTES.md run L2): a proof of
+// 2^16 constraints with H's table 5.0-5.2 ms, with witness tables at c = 4
+// / 6 / 8 / 10 / 16 (the cost model's c for all 2^16 points) 3.9 / 4.0-4.2
+// / 4.3-4.4 / 4.8 / 5.7 ms, the tables 1312 / 882 / 656 / 533 / 328 MiB;
+// through the farm (8 slots) c = 8 proved 234-253 partitions/s and c = 6
+// 224-239 against 199-235 without. 8 is the smaller memory of the two best.
+constexpr unsigned kWitnessTableBits = 8;
+
 // Builds the shifted tables of the four witness queries (A, B1 and C on G1,
 // B2 on G2; DeviceProvingKey::a_shifted and the others) for a circuit whose
 // witness MSMs run at once (every query resident, at most
@@ -1277,8 +1289,7 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
 // a table each sorts and reduces one bucket set instead of one per window.
 // All four or none: returns whether they were built (a device that refuses
 // the memory after all leaves the key as it was). window_bits: the tables'
-// c (0: the cost model's). Not yet built by the CUDA engine: its gain is
-// to be measured on a device first (kernels/cuda/NOTES.md, run L2).
+// c (0: kWitnessTableBits).
 template <class Curve>
 bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                          std::size_t budget, std::size_t planned_bytes, cudaStream_t stream,
@@ -1287,6 +1298,7 @@ bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key,
   using G2 = typename Curve::G2;
   const std::size_t v = key.num_vars, num_private = key.c_points.size();
   if (!DeviceProver<Curve>::concurrent_witness_msms_fit(key) || v == 0 || num_private == 0) return false;
+  if (window_bits == 0) window_bits = kWitnessTableBits;
   ctx.activate();
   const std::size_t room = shifted_table_room(reserve_bytes, budget, planned_bytes);
   const std::size_t bytes = 2 * shifted_layout<Curve, G1>(v, window_bits).bytes +

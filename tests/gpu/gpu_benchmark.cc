@@ -214,18 +214,16 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
     }
     // Witness-like scalars at every size: 45% zeros, 45% ones, 10% random
     // (the 0/1-heavy profile of a PoRep witness).
-    {
-      std::vector<Fr> witness = scalars;
-      for (auto& x : witness) {
-        const std::uint64_t r = x.mont.limbs[1] % 20;
-        if (r < 9) x = Fr::zero();
-        else if (r < 18) x = Fr::one();
-      }
-      DeviceBuffer<Fr> device_witness(n, s);
-      device_witness.upload(witness.data(), n, s);
-      run(GpuMsmConfig{}, device_witness, grid.template reference_msm<Curve, G>(witness),
-          base + " witness 45%0 45%1");
+    std::vector<Fr> witness = scalars;
+    for (auto& x : witness) {
+      const std::uint64_t r = x.mont.limbs[1] % 20;
+      if (r < 9) x = Fr::zero();
+      else if (r < 18) x = Fr::one();
     }
+    DeviceBuffer<Fr> device_witness(n, s);
+    device_witness.upload(witness.data(), n, s);
+    const G witness_expected = grid.template reference_msm<Curve, G>(witness);
+    run(GpuMsmConfig{}, device_witness, witness_expected, base + " witness 45%0 45%1");
     // The bucket reduction's chains (GpuMsmConfig::reduce_group and
     // reduce_segment_log): latency at small sizes, noise at large ones.
     if (o.reduce_variants) {
@@ -255,6 +253,17 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
                       double(n * sizeof(Affine)) / double(1u << 30));
         report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
         run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_scalars, expected, base + " shifted bases");
+        if (log_n <= 18) {
+          // A small circuit's witness query over tables: the model's c (sized
+          // for all n points) and smaller ones (sized for the dense tenth).
+          run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_witness, witness_expected,
+                 base + " witness 45%0 45%1 shifted bases");
+          for (unsigned c : {5u, 6u, 8u, 10u}) {
+            const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
+            run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_witness, witness_expected,
+                   base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c));
+          }
+        }
         if (kG1 && extras && log_n == 24) {
           // The accumulation's thread count over the table (GpuMsmConfig::
           // accumulate_waves; the default row above).

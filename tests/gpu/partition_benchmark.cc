@@ -51,10 +51,11 @@
 // (no overlap), same r and s: what the overlap gives.
 // --shifted-h: the resident proofs again with precomputed shifted H bases
 // (shift_h_bases; where the table fits beside the key), same r and s.
-// --shifted-witness: the resident proofs again with H's shifted table (the
-// CUDA engine's case), then with the four witness queries' tables too
-// (shift_witness_bases; a circuit of at most 2^20 signals, where they
-// fit), same r and s: the witness tables' gain against the engine today.
+// --shifted-witness[=8,10,0]: the resident proofs again with H's shifted
+// table (the CUDA engine's case), then with the four witness queries'
+// tables too (shift_witness_bases; a circuit of at most 2^20 signals, where
+// they fit), once per window size listed (0, the default: the engine's,
+// kWitnessTableBits), same r and s: the witness tables' gain over H's alone.
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -105,7 +106,7 @@ struct Options {
   std::vector<double> ablate_gib;  // budgets also proved without gather and without overlap
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   bool shifted_h = false;          // then with precomputed shifted H bases (where they fit)
-  bool shifted_witness = false;    // then with H's and the witness queries' shifted tables
+  std::vector<unsigned> shifted_witness_bits;  // then with H's and the witness queries' tables at each c (0: the engine's)
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
   unsigned ntt_tile_log = 0;       // then the resident proofs again with this GpuNttConfig::tile_log
@@ -524,7 +525,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   const MemoryInfo before_proofs = ctx.memory();
   ProveOptions<Fr> options;
   options.check_constraints = false;
-  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || o.shifted_witness || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
+  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || !o.shifted_witness_bits.empty() || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
     options.r = Fr::from_u64(0x5151);
     options.s = Fr::from_u64(0x7272);
   }
@@ -586,7 +587,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       p.key.proving_key.drop_shifted_tables();
     }
   }
-  if (o.shifted_witness) {
+  if (!o.shifted_witness_bits.empty()) {
     // The engine's case today first (H's table where it fits), then the
     // witness queries' tables on top of it: the gain is theirs alone.
     auto& key = p.key.proving_key;
@@ -598,10 +599,12 @@ void run_partition(DeviceContext& ctx, const Options& o) {
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &base_ms, true, {}, &base);
       check(with_h == proof, "the proof with shifted H bases equals the plain one (same r, s)");
     }
-    Stopwatch build;
-    if (!shift_witness_bases(ctx, key, reserve, 0, 0, ctx.stream(0))) {
-      std::printf("RESULT shifted witness queries: not built (more than 2^20 signals, or no room)\n");
-    } else {
+    for (const unsigned bits : o.shifted_witness_bits) {
+      Stopwatch build;
+      if (!shift_witness_bases(ctx, key, reserve, 0, 0, ctx.stream(0), bits)) {
+        std::printf("RESULT shifted witness queries at c = %u: not built (more than 2^20 signals, or no room)\n", bits);
+        continue;
+      }
       const double build_s = build.lap();
       double shifted_ms = 0;
       DeviceProveTimings t{};
@@ -609,11 +612,17 @@ void run_partition(DeviceContext& ctx, const Options& o) {
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &shifted_ms, true, {}, &t);
       check(shifted == proof, "the proof with shifted witness (and H) bases equals the plain one (same r, s)");
       std::printf(
-          "RESULT shifted witness queries: %.1f ms (%.2fx of %.1f ms %s; plain %.1f ms), MSM stage %.2f ms against "
-          "%.2f, witness MSMs %.2f against %.2f; tables %.1f MiB (witness, built in %.3f s) + %.1f MiB (H)\n",
-          shifted_ms, shifted_ms / base_ms, base_ms, h ? "with H's table" : "without tables (H's did not fit)",
-          total_ms, t.msm_ms, base.msm_ms, t.witness_msm_ms, base.witness_msm_ms,
-          double(key.witness_shifted_bytes()) / double(1 << 20), build_s, double(key.h_shifted.bytes()) / double(1 << 20));
+          "RESULT shifted witness queries at c = %u (B2: %u): %.1f ms (%.2fx of %.1f ms %s; plain %.1f ms), MSM "
+          "stage %.2f ms against %.2f, witness MSMs %.2f against %.2f; tables %.1f MiB (witness, built in %.3f s) "
+          "+ %.1f MiB (H)\n",
+          key.a_shifted.window_bits, key.b2_shifted.window_bits, shifted_ms, shifted_ms / base_ms, base_ms,
+          h ? "with H's table" : "without tables (H's did not fit)", total_ms, t.msm_ms, base.msm_ms,
+          t.witness_msm_ms, base.witness_msm_ms, double(key.witness_shifted_bytes()) / double(1 << 20), build_s,
+          double(key.h_shifted.bytes()) / double(1 << 20));
+      key.a_shifted = {};
+      key.b1_shifted = {};
+      key.c_shifted = {};
+      key.b2_shifted = {};
     }
     key.drop_shifted_tables();
   }
@@ -692,7 +701,23 @@ int main(int argc, char** argv) {
     else if (a == "--msm-breakdown") o.msm_breakdown = true;
     else if (a == "--compare-serial") o.compare_serial = true;
     else if (a == "--shifted-h") o.shifted_h = true;
-    else if (a == "--shifted-witness") o.shifted_witness = true;
+    else if (a == "--shifted-witness") o.shifted_witness_bits = {0};
+    else if (a.rfind("--shifted-witness=", 0) == 0) {
+      std::string list = a.substr(a.find('=') + 1);
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, comma - at);
+        char* end = nullptr;
+        const unsigned long bits = std::strtoul(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || (bits != 0 && (bits < 2 || bits > 24))) {
+          std::fprintf(stderr, "%s: --shifted-witness: '%s' is not 0 or a window size in [2, 24]\n", argv[0],
+                       item.c_str());
+          return 2;
+        }
+        o.shifted_witness_bits.push_back(unsigned(bits));
+        at = comma + 1;
+      }
+    }
     else if (a == "--two-lanes") o.two_lanes = true;
     else if (a.rfind("--ntt-tile-log=", 0) == 0) o.ntt_tile_log = unsigned(value("--ntt-tile-log="));
     else if (a.rfind("--compaction=", 0) == 0) {
