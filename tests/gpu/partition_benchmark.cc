@@ -686,9 +686,23 @@ int run(const Options& o) {
 }
 
 }  // namespace
+// Calls take(item) for each comma-separated item of a flag's value
+// ("--flag=a,b,c"); stops with false when take refuses one (it says why).
+template <class Take>
+bool each_item(const std::string& arg, Take take) {
+  const std::string list = arg.substr(arg.find('=') + 1);
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    if (!take(list.substr(at, comma - at))) return false;
+    at = comma + 1;
+  }
+  return true;
+}
+
 }  // namespace zkfarm::cuda
 
 int main(int argc, char** argv) {
+  using zkfarm::cuda::each_item;
   zkfarm::cuda::Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -703,71 +717,66 @@ int main(int argc, char** argv) {
     else if (a == "--shifted-h") o.shifted_h = true;
     else if (a == "--shifted-witness") o.shifted_witness_bits = {0};
     else if (a.rfind("--shifted-witness=", 0) == 0) {
-      std::string list = a.substr(a.find('=') + 1);
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const std::string item = list.substr(at, comma - at);
-        char* end = nullptr;
-        const unsigned long bits = std::strtoul(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || (bits != 0 && (bits < 2 || bits > 24))) {
-          std::fprintf(stderr, "%s: --shifted-witness: '%s' is not 0 or a window size in [2, 24]\n", argv[0],
-                       item.c_str());
-          return 2;
-        }
-        o.shifted_witness_bits.push_back(unsigned(bits));
-        at = comma + 1;
-      }
+      if (!each_item(a, [&](const std::string& item) {
+            char* end = nullptr;
+            const unsigned long bits = std::strtoul(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || (bits != 0 && (bits < 2 || bits > 24))) {
+              std::fprintf(stderr, "%s: --shifted-witness: '%s' is not 0 or a window size in [2, 24]\n", argv[0],
+                           item.c_str());
+              return false;
+            }
+            o.shifted_witness_bits.push_back(unsigned(bits));
+            return true;
+          }))
+        return 2;
     }
     else if (a == "--two-lanes") o.two_lanes = true;
     else if (a.rfind("--ntt-tile-log=", 0) == 0) o.ntt_tile_log = unsigned(value("--ntt-tile-log="));
     else if (a.rfind("--compaction=", 0) == 0) {
-      std::string list = a.substr(a.find('=') + 1);
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const std::string item = list.substr(at, comma - at);
-        char* end = nullptr;
-        const double share = std::strtod(item.c_str(), &end);
-        if (item.empty() || *end != '\0' || share < 0 || share > 1) {
-          std::fprintf(stderr, "%s: --compaction: '%s' is not a share in [0, 1]\n", argv[0], item.c_str());
-          return 2;
-        }
-        o.compaction.push_back(share);
-        at = comma + 1;
-      }
+      if (!each_item(a, [&](const std::string& item) {
+            char* end = nullptr;
+            const double share = std::strtod(item.c_str(), &end);
+            if (item.empty() || *end != '\0' || share < 0 || share > 1) {
+              std::fprintf(stderr, "%s: --compaction: '%s' is not a share in [0, 1]\n", argv[0], item.c_str());
+              return false;
+            }
+            o.compaction.push_back(share);
+            return true;
+          }))
+        return 2;
     }
     else if (a.rfind("--chunk-logs=", 0) == 0) {
       o.chunk_logs.clear();
-      std::string list = a.substr(a.find('=') + 1);
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const unsigned log = unsigned(std::strtoul(list.substr(at, comma - at).c_str(), nullptr, 10));
-        if (log < 16 || log > 24) {
-          std::fprintf(stderr, "%s: --chunk-logs: '%s' is not in [16, 24]\n", argv[0], list.substr(at, comma - at).c_str());
-          return 2;
-        }
-        o.chunk_logs.push_back(log);
-        at = comma + 1;
-      }
+      if (!each_item(a, [&](const std::string& item) {
+            const unsigned log = unsigned(std::strtoul(item.c_str(), nullptr, 10));
+            if (log < 16 || log > 24) {
+              std::fprintf(stderr, "%s: --chunk-logs: '%s' is not in [16, 24]\n", argv[0], item.c_str());
+              return false;
+            }
+            o.chunk_logs.push_back(log);
+            return true;
+          }))
+        return 2;
     }
     else if (a.rfind("--budgets-gib=", 0) == 0 || a.rfind("--ablate-gib=", 0) == 0) {
       const bool ablate = a.rfind("--ablate-gib=", 0) == 0;
-      std::string list = a.substr(a.find('=') + 1);
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const double gib = std::strtod(list.substr(at, comma - at).c_str(), nullptr);
-        if (gib <= 0) {
-          std::fprintf(stderr, "%s: %s: '%s' is not a positive number of GiB\n", argv[0],
-                       ablate ? "--ablate-gib" : "--budgets-gib", list.substr(at, comma - at).c_str());
-          return 2;
-        }
-        (ablate ? o.ablate_gib : o.budgets_gib).push_back(gib);
-        at = comma + 1;
-      }
+      if (!each_item(a, [&](const std::string& item) {
+            const double gib = std::strtod(item.c_str(), nullptr);
+            if (gib <= 0) {
+              std::fprintf(stderr, "%s: %s: '%s' is not a positive number of GiB\n", argv[0],
+                           ablate ? "--ablate-gib" : "--budgets-gib", item.c_str());
+              return false;
+            }
+            (ablate ? o.ablate_gib : o.budgets_gib).push_back(gib);
+            return true;
+          }))
+        return 2;
     }
     else {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
-                   "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--shifted-h] [--budgets-gib=141,80,40,24,16] "
+                   "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--shifted-h] [--shifted-witness[=8,6]] "
+                   "[--budgets-gib=141,80,40,24,16] "
                    "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes] [--compaction=1,0] [--ntt-tile-log=11]\n",
                    argv[0]);
       return 2;
