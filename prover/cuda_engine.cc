@@ -40,8 +40,8 @@
 // (shift_witness_bases), where they fit after H's: its witness MSMs are
 // bound by latency and launches, and over a table (small windows,
 // kWitnessTableBits) each sorts and reduces one small bucket set instead
-// of one per window. DeviceConfig::shifted_tables
-// false (--shifted-tables=off) turns both off.
+// of one per window. DeviceConfig::shifted_tables false
+// (--shifted-tables=off) turns both off.
 //
 // Lanes (DeviceConfig::lanes > 1, the worker's --slots): that many proofs
 // at once, each on a lane of its own (a DeviceProver per curve with

@@ -1277,7 +1277,7 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
 // / 6 / 8 / 10 / 16 (the cost model's c for all 2^16 points) 3.9 / 4.0-4.2
 // / 4.3-4.4 / 4.8 / 5.7 ms, the tables 1312 / 882 / 656 / 533 / 328 MiB;
 // through the farm (8 slots) c = 8 proved 234-253 partitions/s and c = 6
-// 224-239 against 199-235 without. 8 is the smaller memory of the two best.
+// 224-239 against 199-243 without. 8 is the smaller memory of the two best.
 constexpr unsigned kWitnessTableBits = 8;
 
 // Builds the shifted tables of the four witness queries (A, B1 and C on G1,
