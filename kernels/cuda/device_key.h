@@ -123,16 +123,20 @@ struct DeviceProvingKey : Groth16KeyHeader<Curve> {
   std::size_t witness_shifted_bytes() const {
     return a_shifted.table.bytes() + b1_shifted.table.bytes() + b2_shifted.table.bytes() + c_shifted.table.bytes();
   }
+  // Frees the witness queries' tables: their plain MSMs again.
+  void drop_witness_tables() {
+    a_shifted = {};
+    b1_shifted = {};
+    c_shifted = {};
+    b2_shifted = {};
+  }
   // Frees every shifted table (H's and the witness queries'): the plain
   // queries again.
   void drop_shifted_tables() {
     h_shifted = DeviceBuffer<G1Affine>();
     h_shift_bits = h_shift_rows = 0;
     h_shift_points = 0;
-    a_shifted = {};
-    b1_shifted = {};
-    c_shifted = {};
-    b2_shifted = {};
+    drop_witness_tables();
   }
 
   // Streamed suffixes of the queries (empty when all resident): point i of

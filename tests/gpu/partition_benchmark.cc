@@ -619,10 +619,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
           h ? "with H's table" : "without tables (H's did not fit)", total_ms, t.msm_ms, base.msm_ms,
           t.witness_msm_ms, base.witness_msm_ms, double(key.witness_shifted_bytes()) / double(1 << 20), build_s,
           double(key.h_shifted.bytes()) / double(1 << 20));
-      key.a_shifted = {};
-      key.b1_shifted = {};
-      key.c_shifted = {};
-      key.b2_shifted = {};
+      key.drop_witness_tables();
     }
     key.drop_shifted_tables();
   }
@@ -686,6 +683,7 @@ int run(const Options& o) {
 }
 
 }  // namespace
+
 // Calls take(item) for each comma-separated item of a flag's value
 // ("--flag=a,b,c"); stops with false when take refuses one (it says why).
 template <class Take>
