@@ -39,7 +39,7 @@
 // every query resident) gets tables of its four witness queries too
 // (shift_witness_bases), where they fit after H's: its witness MSMs are
 // bound by latency and launches, and over a table (small windows,
-// kWitnessTableBits) each sorts and reduces one small bucket set instead
+// kWitnessTableBits, kWitnessTableBitsG2) each sorts and reduces one small bucket set instead
 // of one per window. DeviceConfig::shifted_tables false
 // (--shifted-tables=off) turns both off.
 //
@@ -374,8 +374,8 @@ class CudaEngine final : public EngineOf<CudaEngine> {
                      ")";
         if (cuda::shift_witness_bases(*state_->ctx, key, reserve, state_->budget,
                                       plan.peak_bytes + key.h_shifted.bytes(), stream, state_->config.msm_window_bits))
-          summary += "; witness shifted bases (A, B1, B2, C: " + std::to_string(key.a_shifted.windows) +
-                     " rows at c = " + std::to_string(key.a_shifted.window_bits) + ", " +
+          summary += "; witness shifted bases (A, B1, C: c = " + std::to_string(key.a_shifted.window_bits) +
+                     ", B2: c = " + std::to_string(key.b2_shifted.window_bits) + "; " +
                      std::to_string(key.witness_shifted_bytes() >> 20) + " MiB)";
       }
       return cuda::DeviceCircuit<Curve>{std::move(key), std::move(pce), std::move(summary), plan};

@@ -1279,6 +1279,14 @@ bool shift_h_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::
 // through the farm (8 slots) c = 8 proved 234-253 partitions/s and c = 6
 // 224-239 against 199-243 without. 8 is the smaller memory of the two best.
 constexpr unsigned kWitnessTableBits = 8;
+// B2's (G2): a G2 addition costs ~3 G1 ones, so its reduction's chain
+// weighs more and a smaller set pays for its extra rows. One witness MSM of
+// 2^16 G2 points (45% zeros, 45% ones) over a table at c = 10 / 8 / 6 / 5:
+// 3.64 / 3.39 / 3.20 / 2.99 ms, against 1.01-1.18 ms for G1 at any of them;
+// B2 is the longest of the four, which run at once. With the ones in the
+// buckets (GpuMsmConfig::ones_in_buckets) the 2^16 proof went 3.9 -> 3.2-3.4
+// ms with B2 at 5 (H100, NOTES.md run L3), for 156 MiB more (812 in all).
+constexpr unsigned kWitnessTableBitsG2 = 5;
 
 // Builds the shifted tables of the four witness queries (A, B1 and C on G1,
 // B2 on G2; DeviceProvingKey::a_shifted and the others) for a circuit whose
@@ -1289,7 +1297,7 @@ constexpr unsigned kWitnessTableBits = 8;
 // a table each sorts and reduces one bucket set instead of one per window.
 // All four or none: returns whether they were built (a device that refuses
 // the memory after all leaves the key as it was). window_bits: the tables'
-// c (0: kWitnessTableBits).
+// c (0: kWitnessTableBits, kWitnessTableBitsG2 for B2).
 template <class Curve>
 bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key, std::size_t reserve_bytes,
                          std::size_t budget, std::size_t planned_bytes, cudaStream_t stream,
@@ -1298,18 +1306,19 @@ bool shift_witness_bases(const DeviceContext& ctx, DeviceProvingKey<Curve>& key,
   using G2 = typename Curve::G2;
   const std::size_t v = key.num_vars, num_private = key.c_points.size();
   if (!DeviceProver<Curve>::concurrent_witness_msms_fit(key) || v == 0 || num_private == 0) return false;
+  const unsigned g2_bits = window_bits == 0 ? kWitnessTableBitsG2 : window_bits;
   if (window_bits == 0) window_bits = kWitnessTableBits;
   ctx.activate();
   const std::size_t room = shifted_table_room(reserve_bytes, budget, planned_bytes);
   const std::size_t bytes = 2 * shifted_layout<Curve, G1>(v, window_bits).bytes +
                             shifted_layout<Curve, G1>(num_private, window_bits).bytes +
-                            shifted_layout<Curve, G2>(v, window_bits).bytes;
+                            shifted_layout<Curve, G2>(v, g2_bits).bytes;
   if (bytes > room) return false;
   try {
     auto a = shifted_bases<Curve, G1>(ctx, key.a_points.data(), v, stream, window_bits);
     auto b1 = shifted_bases<Curve, G1>(ctx, key.b1_points.data(), v, stream, window_bits);
     auto c = shifted_bases<Curve, G1>(ctx, key.c_points.data(), num_private, stream, window_bits);
-    auto b2 = shifted_bases<Curve, G2>(ctx, key.b2_points.data(), v, stream, window_bits);
+    auto b2 = shifted_bases<Curve, G2>(ctx, key.b2_points.data(), v, stream, g2_bits);
     key.a_shifted = std::move(a);
     key.b1_shifted = std::move(b1);
     key.c_shifted = std::move(c);

@@ -67,11 +67,14 @@ DeviceBuffer<Xyzz> reduce_runs(DeviceBuffer<Xyzz> values, std::uint64_t runs, st
 
 // Steps 1-2 for msm_device_raw and msm_device_split_raw: classifies the
 // points, sums the ones (out->ones_sum) and leaves the dense points' indices
-// in dense_index (counts in local). Synchronizes the stream.
+// in dense_index (counts in local). ones_out non-null: the ones' indices go
+// there, not summed (GpuMsmConfig::ones_in_buckets). Synchronizes the
+// stream.
 template <class FqParams, int kDegree, class FrParams>
 void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, const void* device_scalars,
                            std::size_t n, cudaStream_t stream, std::vector<Event>& marks, GpuMsmStats& local,
-                           MsmRawResult* out, DeviceBuffer<std::uint32_t>& dense_index, unsigned reduce_group) {
+                           MsmRawResult* out, DeviceBuffer<std::uint32_t>& dense_index, unsigned reduce_group,
+                           DeviceBuffer<std::uint32_t>* ones_out = nullptr) {
   namespace mk = msm_kernels;
   using msm_detail::blocks_for;
   using Fq = DevFp<FqParams>;
@@ -128,7 +131,9 @@ void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, c
   local.scalar_bits = counts[2];
 
   // 2. Ones: partial sums per thread, then groups of 16.
-  if (ones > 0) {
+  if (ones_out) {
+    *ones_out = std::move(ones_index);
+  } else if (ones > 0) {
     const std::uint64_t length = mk::segment_length(ones, target_threads, 16);
     const std::uint64_t threads = (ones + length - 1) / length;
     DeviceBuffer<Xyzz> partial(threads, stream);
@@ -208,15 +213,18 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
   // point kernels (register-bound at a few hundred resident threads per SM).
   const std::uint64_t target_threads = std::uint64_t(ctx.info().multiprocessors) * 1024;
 
-  // 1-2. Classify, compact, sum the ones.
-  DeviceBuffer<std::uint32_t> dense_index;
+  // 1-2. Classify, compact, sum the ones (or keep them for the buckets).
+  const bool ones_in_buckets = config.ones_in_buckets && config.shifted_windows != 0;
+  DeviceBuffer<std::uint32_t> dense_index, ones_index;
   classify_and_sum_ones<FqParams, kDegree, FrParams>(ctx, device_bases, device_scalars, n, stream, marks, local, out,
-                                                     dense_index, config.reduce_group);
+                                                     dense_index, config.reduce_group,
+                                                     ones_in_buckets ? &ones_index : nullptr);
   const std::uint64_t m = local.dense;
+  const std::uint64_t bucket_ones = ones_in_buckets ? local.ones : 0;
   const auto* scalars = reinterpret_cast<const FrDev*>(device_scalars);
 
-  // 3-7. Pippenger over the dense points.
-  if (m > 0) {
+  // 3-7. Pippenger over the dense points (and the ones, bucket_ones > 0).
+  if (m + bucket_ones > 0) {
     const double sort_cost = mk::sort_cost(Fq::kLimbs, kDegree);
     const bool shifted = config.shifted_windows != 0;
     // With shifted bases the table fixes c, and all windows share one
@@ -232,7 +240,9 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     if (layout.window_bits == 0) throw DeviceOutOfMemory("gpu msm: not enough device memory for any window size", 0);
     local.window_bits = layout.window_bits;
     local.windows = layout.windows;
-    const std::uint64_t total = std::uint64_t(layout.windows) * m;
+    // The ones after the dense points' digits: key 0 (digit 1) and their
+    // own index (row 0 of the table, sign +).
+    const std::uint64_t total = std::uint64_t(layout.windows) * m + bucket_ones;
     const std::uint32_t buckets = layout.buckets;
     // Bucket sets and the sorted entries of each.
     const std::uint64_t sets = shifted ? 1 : layout.windows;
@@ -245,8 +255,15 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
     DeviceBuffer<std::uint32_t> keys_sorted(total, stream), values_sorted(total, stream);
     {
       DeviceBuffer<std::uint32_t> keys(total, stream), values(total, stream);
-      ZKFARM_CUDA_LAUNCH(mk::digits_kernel<FrDev><<<blocks_for(m, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
-          m, dense_index.data(), scalars, layout, keys.data(), values.data(), shifted ? std::uint64_t(n) : 0));
+      if (m > 0)
+        ZKFARM_CUDA_LAUNCH(mk::digits_kernel<FrDev><<<blocks_for(m, mk::kLightThreads), mk::kLightThreads, 0, stream>>>(
+            m, dense_index.data(), scalars, layout, keys.data(), values.data(), shifted ? std::uint64_t(n) : 0));
+      if (bucket_ones > 0) {
+        const std::uint64_t at = std::uint64_t(layout.windows) * m;
+        ZKFARM_CUDA_CHECK(cudaMemsetAsync(keys.data() + at, 0, bucket_ones * sizeof(std::uint32_t), stream));
+        ZKFARM_CUDA_CHECK(cudaMemcpyAsync(values.data() + at, ones_index.data(), bucket_ones * sizeof(std::uint32_t),
+                                          cudaMemcpyDeviceToDevice, stream));
+      }
       std::size_t sort_bytes = 0;
       ZKFARM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), keys_sorted.data(),
                                                         values.data(), values_sorted.data(), int(set_m), 0,
@@ -260,6 +277,7 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
       }
     }
     dense_index = DeviceBuffer<std::uint32_t>();
+    ones_index = DeviceBuffer<std::uint32_t>();
     mark(3);
 
     // 5. Bucket accumulation (segmented, then record levels).

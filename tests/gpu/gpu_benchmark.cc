@@ -262,6 +262,10 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
             const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
             run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_witness, witness_expected,
                    base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c));
+            GpuMsmConfig apart;  // the ones summed on their own first
+            apart.ones_in_buckets = false;
+            run_on(other.table.data(), other.apply(apart), device_witness, witness_expected,
+                   base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c) + " ones apart");
           }
         }
         if (kG1 && extras && log_n == 24) {
