@@ -130,12 +130,16 @@ struct DeviceProvingKey : Groth16KeyHeader<Curve> {
     c_shifted = {};
     b2_shifted = {};
   }
-  // Frees every shifted table (H's and the witness queries'): the plain
-  // queries again.
-  void drop_shifted_tables() {
+  // Frees H's table: its plain MSM again.
+  void drop_h_table() {
     h_shifted = DeviceBuffer<G1Affine>();
     h_shift_bits = h_shift_rows = 0;
     h_shift_points = 0;
+  }
+  // Frees every shifted table (H's and the witness queries'): the plain
+  // queries again.
+  void drop_shifted_tables() {
+    drop_h_table();
     drop_witness_tables();
   }
 

@@ -268,6 +268,16 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
                    base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c) + " ones apart");
           }
         }
+        if (kG1 && log_n <= 18) {
+          // H's table at a small circuit's sizes: the model's c (the row
+          // above) against smaller ones, all the points dense.
+          for (unsigned c : {8u, 10u, 12u, 14u}) {
+            if (c == table.window_bits) continue;
+            const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
+            run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected,
+                   base + " shifted bases c=" + std::to_string(c));
+          }
+        }
         if (kG1 && extras && log_n == 24) {
           // The accumulation's thread count over the table (GpuMsmConfig::
           // accumulate_waves; the default row above).

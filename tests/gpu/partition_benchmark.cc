@@ -56,6 +56,10 @@
 // tables too (shift_witness_bases; a circuit of at most 2^20 signals, where
 // they fit), once per window size listed (0, the default: the engine's,
 // kWitnessTableBits), same r and s: the witness tables' gain over H's alone.
+// --shifted-h-bits=12,14,0: with the witness tables at the engine's c, the
+//   resident proofs with H's table at each window size listed (0: the cost
+//   model's, shifted_layout), after one without H's table, same r and s:
+//   the H MSM at a small circuit's sizes, against the model.
 // Memory: host peak RSS and device use are printed after each stage.
 // Exit status: 0 when every proof verified (and matched), 1 otherwise.
 #include <cstdio>
@@ -107,6 +111,7 @@ struct Options {
   bool compare_serial = false;     // the resident proofs also with the witness MSMs after H
   bool shifted_h = false;          // then with precomputed shifted H bases (where they fit)
   std::vector<unsigned> shifted_witness_bits;  // then with H's and the witness queries' tables at each c (0: the engine's)
+  std::vector<unsigned> shifted_h_bits;  // the witness tables, and H's at each c (0: the model's)
   std::vector<unsigned> chunk_logs = {24};
   bool two_lanes = false;
   unsigned ntt_tile_log = 0;       // then the resident proofs again with this GpuNttConfig::tile_log
@@ -636,6 +641,38 @@ void run_partition(DeviceContext& ctx, const Options& o) {
     }
     key.drop_shifted_tables();
   }
+  if (!o.shifted_h_bits.empty()) {
+    auto& key = p.key.proving_key;
+    if (!shift_witness_bases(ctx, key, reserve, 0, 0, ctx.stream(0))) {
+      std::printf("RESULT H's table sweep: the witness tables were not built (more than 2^20 signals, or no room)\n");
+    } else {
+      double none_ms = 0;
+      DeviceProveTimings none{};
+      const Groth16Proof<Curve> witness_only =
+          prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &none_ms, true, {}, &none);
+      check(witness_only == proof, "the proof with the witness tables alone equals the plain one (same r, s)");
+      std::printf("RESULT witness tables, no H table: %.1f ms, H MSM %.2f ms, MSM stage %.2f\n", none_ms,
+                  none.h_msm_ms, none.msm_ms);
+      for (const unsigned bits : o.shifted_h_bits) {
+        if (!shift_h_bases(ctx, key, reserve, 0, 0, ctx.stream(0), bits)) {
+          std::printf("RESULT H's table at c = %u: not built (no room)\n", bits);
+          continue;
+        }
+        double ms = 0;
+        DeviceProveTimings t{};
+        const Groth16Proof<Curve> shifted = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &ms, true,
+                                                                   {}, &t);
+        check(shifted == proof, "the proof with H's table equals the plain one (same r, s)");
+        std::printf("RESULT H's table at c = %u (%u rows, %.1f MiB)%s: %.1f ms (%.2fx), H MSM %.2f ms against %.2f, "
+                    "MSM stage %.2f against %.2f\n",
+                    key.h_shift_bits, key.h_shift_rows, double(key.h_shifted.bytes()) / double(1 << 20),
+                    bits == 0 ? " (the model's)" : "", ms, ms / none_ms, t.h_msm_ms, none.h_msm_ms, t.msm_ms,
+                    none.msm_ms);
+        key.drop_h_table();
+      }
+    }
+    key.drop_shifted_tables();
+  }
   if (o.msm_breakdown) msm_breakdown<Curve>(ctx, p, o.repeats);
   if (!o.budgets_gib.empty()) run_budgets<Curve>(ctx, p, device_pce, options, proof, total_ms, o);
 }
@@ -710,10 +747,27 @@ bool each_item(const std::string& arg, Take take) {
   return true;
 }
 
+// Reads a flag's comma list of window sizes ("--flag=8,0": 0 or 2..24,
+// 0 the default's) into out; false, having said why, on a bad item.
+bool window_sizes(const std::string& arg, const char* program, std::vector<unsigned>& out) {
+  return each_item(arg, [&](const std::string& item) {
+    char* end = nullptr;
+    const unsigned long bits = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || (bits != 0 && (bits < 2 || bits > 24))) {
+      std::fprintf(stderr, "%s: %s: '%s' is not 0 or a window size in [2, 24]\n", program,
+                   arg.substr(0, arg.find('=')).c_str(), item.c_str());
+      return false;
+    }
+    out.push_back(unsigned(bits));
+    return true;
+  });
+}
+
 }  // namespace zkfarm::cuda
 
 int main(int argc, char** argv) {
   using zkfarm::cuda::each_item;
+  using zkfarm::cuda::window_sizes;
   zkfarm::cuda::Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -728,18 +782,10 @@ int main(int argc, char** argv) {
     else if (a == "--shifted-h") o.shifted_h = true;
     else if (a == "--shifted-witness") o.shifted_witness_bits = {0};
     else if (a.rfind("--shifted-witness=", 0) == 0) {
-      if (!each_item(a, [&](const std::string& item) {
-            char* end = nullptr;
-            const unsigned long bits = std::strtoul(item.c_str(), &end, 10);
-            if (item.empty() || *end != '\0' || (bits != 0 && (bits < 2 || bits > 24))) {
-              std::fprintf(stderr, "%s: --shifted-witness: '%s' is not 0 or a window size in [2, 24]\n", argv[0],
-                           item.c_str());
-              return false;
-            }
-            o.shifted_witness_bits.push_back(unsigned(bits));
-            return true;
-          }))
-        return 2;
+      if (!window_sizes(a, argv[0], o.shifted_witness_bits)) return 2;
+    }
+    else if (a.rfind("--shifted-h-bits=", 0) == 0) {
+      if (!window_sizes(a, argv[0], o.shifted_h_bits)) return 2;
     }
     else if (a == "--two-lanes") o.two_lanes = true;
     else if (a.rfind("--ntt-tile-log=", 0) == 0) o.ntt_tile_log = unsigned(value("--ntt-tile-log="));
@@ -786,7 +832,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--device=N] [--curve=bls12381|bn254] [--constraints=N] [--repeats=3] "
-                   "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--shifted-h] [--shifted-witness[=8,6]] "
+                   "[--cpu-constraints=N] [--msm-breakdown] [--compare-serial] [--shifted-h] [--shifted-witness[=8,6]] [--shifted-h-bits=12,0] "
                    "[--budgets-gib=141,80,40,24,16] "
                    "[--ablate-gib=24] [--chunk-logs=24,23] [--two-lanes] [--compaction=1,0] [--ntt-tile-log=11]\n",
                    argv[0]);
