@@ -127,6 +127,17 @@ void check(bool ok, const std::string& what) {
   }
 }
 
+// check(got == want) that names the elements that differ (A, B, C: which
+// MSMs to suspect) when they do.
+template <class Curve>
+void check_same(const Groth16Proof<Curve>& got, const Groth16Proof<Curve>& want, const std::string& what) {
+  std::string differ;
+  if (!(got.a == want.a)) differ += " A";
+  if (!(got.b == want.b)) differ += " B";
+  if (!(got.c == want.c)) differ += " C";
+  check(differ.empty(), what + (differ.empty() ? "" : " (differ:" + differ + ")"));
+}
+
 // Host peak resident memory in GiB (VmHWM), 0 if unknown.
 double host_peak_gib() {
   std::ifstream status("/proc/self/status");
@@ -530,7 +541,8 @@ void run_partition(DeviceContext& ctx, const Options& o) {
   const MemoryInfo before_proofs = ctx.memory();
   ProveOptions<Fr> options;
   options.check_constraints = false;
-  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || !o.shifted_witness_bits.empty() || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
+  if (!o.budgets_gib.empty() || o.compare_serial || o.shifted_h || !o.shifted_witness_bits.empty() ||
+      !o.shifted_h_bits.empty() || o.ntt_tile_log) {  // fixed r, s: variants' proofs must be equal
     options.r = Fr::from_u64(0x5151);
     options.s = Fr::from_u64(0x7272);
   }
@@ -556,7 +568,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
     DeviceProveTimings other{};
     const Groth16Proof<Curve> again =
         prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &other_ms, true, ntt, &other);
-    check(again == proof, "the proof with NTT tiles of 2^" + std::to_string(o.ntt_tile_log) +
+    check_same(again, proof, "the proof with NTT tiles of 2^" + std::to_string(o.ntt_tile_log) +
                               " equals the default's (same r, s)");
     std::printf("RESULT ntt tile 2^%u: device_prove %.1f ms against %.1f ms (%.3fx), NTT stage %.1f against %.1f ms\n",
                 o.ntt_tile_log, other_ms, total_ms, other_ms / total_ms, other.ntt_ms, median.ntt_ms);
@@ -581,7 +593,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       const double build_s = build.lap();
       double shifted_ms = 0;
       const Groth16Proof<Curve> shifted = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &shifted_ms);
-      check(shifted == proof, "the proof with shifted H bases equals the plain one (same r, s)");
+      check_same(shifted, proof, "the proof with shifted H bases equals the plain one (same r, s)");
       const auto& key = p.key.proving_key;
       std::printf(
           "RESULT shifted H: %.1f ms (%.2fx of %.1f ms), table %u rows at c = %u over %zu of %llu points (%.1f%%), "
@@ -602,7 +614,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
     if (h) {
       const Groth16Proof<Curve> with_h =
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &base_ms, true, {}, &base);
-      check(with_h == proof, "the proof with shifted H bases equals the plain one (same r, s)");
+      check_same(with_h, proof, "the proof with shifted H bases equals the plain one (same r, s)");
     }
     for (const unsigned bits : o.shifted_witness_bits) {
       Stopwatch build;
@@ -615,7 +627,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       DeviceProveTimings t{};
       const Groth16Proof<Curve> shifted =
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &shifted_ms, true, {}, &t);
-      check(shifted == proof, "the proof with shifted witness (and H) bases equals the plain one (same r, s)");
+      check_same(shifted, proof, "the proof with shifted witness (and H) bases equals the plain one (same r, s)");
       std::printf(
           "RESULT shifted witness queries at c = %u (B2: %u): %.1f ms (%.2fx of %.1f ms %s; plain %.1f ms), MSM "
           "stage %.2f ms against %.2f, witness MSMs %.2f against %.2f; tables %.1f MiB (witness, built in %.3f s) "
@@ -632,7 +644,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       DeviceProveTimings ta{};
       const Groth16Proof<Curve> again =
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &apart_ms, true, {}, &ta, apart);
-      check(again == proof, "the proof with the ones summed apart equals the plain one (same r, s)");
+      check_same(again, proof, "the proof with the ones summed apart equals the plain one (same r, s)");
       std::printf("RESULT ones in the buckets at c = %u: %.1f ms, witness MSMs %.2f; summed apart %.1f ms, witness "
                   "MSMs %.2f (%.2fx)\n",
                   key.a_shifted.window_bits, shifted_ms, t.witness_msm_ms, apart_ms, ta.witness_msm_ms,
@@ -650,7 +662,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
       DeviceProveTimings none{};
       const Groth16Proof<Curve> witness_only =
           prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &none_ms, true, {}, &none);
-      check(witness_only == proof, "the proof with the witness tables alone equals the plain one (same r, s)");
+      check_same(witness_only, proof, "the proof with the witness tables alone equals the plain one (same r, s)");
       std::printf("RESULT witness tables, no H table: %.1f ms, H MSM %.2f ms, MSM stage %.2f\n", none_ms,
                   none.h_msm_ms, none.msm_ms);
       for (const unsigned bits : o.shifted_h_bits) {
@@ -662,7 +674,7 @@ void run_partition(DeviceContext& ctx, const Options& o) {
         DeviceProveTimings t{};
         const Groth16Proof<Curve> shifted = prove_on_device<Curve>(ctx, p, device_pce, o.repeats, options, &ms, true,
                                                                    {}, &t);
-        check(shifted == proof, "the proof with H's table equals the plain one (same r, s)");
+        check_same(shifted, proof, "the proof with H's table equals the plain one (same r, s)");
         std::printf("RESULT H's table at c = %u (%u rows, %.1f MiB)%s: %.1f ms (%.2fx), H MSM %.2f ms against %.2f, "
                     "MSM stage %.2f against %.2f\n",
                     key.h_shift_bits, key.h_shift_rows, double(key.h_shifted.bytes()) / double(1 << 20),
