@@ -23,6 +23,10 @@
 # proof time alone would allow (S / mean prove time), and with nvidia-smi
 # the GPU's utilization (the mean of its 200 ms samples: the share of time
 # a kernel ran, the device's real use rather than one proof's wall time).
+# Where the rest goes, from the coordinator's metrics: when the last job's
+# submission returned, the mean wait of a partition from pending to
+# dispatch (zkfarm_partition_dispatch_wait_seconds: with every slot busy,
+# its queue) and the mean verification call (zkfarm_verify_duration_seconds).
 # --worker-args: more flags for every zkfarm-worker (e.g.
 # "--shifted-tables=off": the engine without its precomputed tables, the
 # before of a side-by-side run). Every proof is
@@ -76,9 +80,21 @@ t=$(now)
 circuit=$("$ZKFARM" circuit add "$WORK/c.zkey" --r1cs "$WORK/c.r1cs")
 echo "circuit add: $(since "$t") s"
 port=$(free_port 35655)
+coordinator_metrics=$(free_port 39560)
 "$BIN/coordinator/zkfarm-coordinator" --id stream --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \
-  --witness-root "$WORK" --listen "tcp://127.0.0.1:$port" --metrics-listen "" >"$WORK/coordinator.log" 2>&1 &
+  --witness-root "$WORK" --listen "tcp://127.0.0.1:$port" --metrics-listen "127.0.0.1:$coordinator_metrics" \
+  >"$WORK/coordinator.log" 2>&1 &
 pids+=($!)
+
+# The coordinator's dispatch-wait and verification sums and counts.
+coordinator_times() {
+  local m
+  for m in zkfarm_partition_dispatch_wait_seconds_sum zkfarm_partition_dispatch_wait_seconds_count \
+    zkfarm_verify_duration_seconds_sum zkfarm_verify_duration_seconds_count; do
+    printf '%s ' "$(metric "$coordinator_metrics" "$m")"
+  done
+  echo
+}
 
 witnesses=()
 for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
@@ -96,6 +112,7 @@ for p in $prefetch_values; do
   busy0=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
   prove_sum0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
+  read -r wait_sum0 wait_count0 verify_sum0 verify_count0 < <(coordinator_times)
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
@@ -104,6 +121,7 @@ for p in $prefetch_values; do
   t=$(now)
   stream=()
   for ((j = 0; j < jobs; j++)); do stream+=("$("$ZKFARM" submit "$circuit" "${witnesses[@]}")"); done
+  submitted=$(since "$t")
   for job in "${stream[@]}"; do
     state=$("$ZKFARM" wait "$job" --timeout 1200 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
     [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-s$slots-p$p.log" >&2; exit 1; }
@@ -118,15 +136,20 @@ for p in $prefetch_values; do
   busy1=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
   prove_sum1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
+  read -r wait_sum1 wait_count1 verify_sum1 verify_count1 < <(coordinator_times)
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
   rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
-    -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" 'BEGIN {
+    -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" \
+    -v submitted="$submitted" -v w0="$wait_sum0" -v w1="$wait_sum1" -v wc0="$wait_count0" -v wc1="$wait_count1" \
+    -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" 'BEGIN {
     prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
-    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s |", s, p, n, wall, n / wall, prove * 1000,
-      (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall, (prove > 0 ? 100 * n / wall * prove / s : 0), util }')")
+    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f |", s, p, n, wall,
+      n / wall, prove * 1000, (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall,
+      (prove > 0 ? 100 * n / wall * prove / s : 0), util, submitted, (wc1 > wc0 ? 1000 * (w1 - w0) / (wc1 - wc0) : 0),
+      (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0) }')")
 done
 done
-echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
