@@ -6,7 +6,8 @@
 // and a loop over thread indices for each kernel launch, so the digit
 // recoding, the segmented bucket accumulation (all record levels), the
 // bucket reduction and the host combination are checked in CI, including
-// skewed inputs (all scalars equal) and tiny segments that force many levels.
+// skewed inputs (all scalars equal) and tiny segments that force many levels,
+// and the MSM over shifted bases (one bucket set, the ones in it or apart).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +30,13 @@ struct EmulationConfig {
   std::uint64_t target_threads = 64;
   std::uint64_t min_segment = 1;
   std::uint64_t record_segment = 4;  // >= 4 (see GpuMsmConfig)
+  // Shifted bases (msm.h's shifted_bases; the table built here on the
+  // host, its rows the layout's windows at c = window_bits): one bucket set
+  // for every window, the digits of row w pointing into row w. With
+  // ones_in_buckets the ones join that set as digit 1 of row 0 instead of
+  // being summed first (GpuMsmConfig::ones_in_buckets).
+  bool shifted = false;
+  bool ones_in_buckets = false;
 };
 
 template <class Curve, class G>
@@ -75,43 +83,70 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
     return values[0];
   };
 
-  // 2. ones
-  if (ones > 0) {
+  // 2. ones (unless they go to the buckets)
+  const std::uint64_t bucket_ones = config.shifted && config.ones_in_buckets ? ones : 0;
+  if (ones > 0 && bucket_ones == 0) {
     const std::uint64_t length = mk::segment_length(ones, config.target_threads, 2);
     const std::uint64_t threads = (ones + length - 1) / length;
     std::vector<Xyzz> partial(threads);
     for (std::uint64_t t = 0; t < threads; ++t) mk::sum_ones<Pts>(t, length, ones, ones_index.data(), bases, partial.data());
     result = to_host(reduce_all(partial)).to_jacobian();
   }
-  if (m == 0) return result;
+  if (m + bucket_ones == 0) return result;
 
-  // 3-4. digits, sorted per window (stable sort by key = radix sort)
-  const mk::Layout layout = mk::choose_layout(m, max_bits, config.window_bits, 0.05, sizeof(Xyzz), ~0ULL);
-  const std::uint64_t total = std::uint64_t(layout.windows) * m;
-  std::vector<std::uint32_t> keys(total), values(total);
-  for (std::uint64_t j = 0; j < m; ++j) mk::make_digits(j, m, dense_index.data(), scalars, layout, keys.data(), values.data());
-  for (unsigned w = 0; w < layout.windows; ++w) {
-    std::vector<std::uint64_t> order(m);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint64_t a, std::uint64_t b) { return keys[w * m + a] < keys[w * m + b]; });
-    std::vector<std::uint32_t> k(m), v(m);
-    for (std::uint64_t j = 0; j < m; ++j) {
-      k[j] = keys[w * m + order[j]];
-      v[j] = values[w * m + order[j]];
+  // 3-4. digits, sorted per bucket set (stable sort by key = radix sort)
+  const bool shifted = config.shifted;
+  const mk::Layout layout = shifted ? mk::choose_layout(m, max_bits, config.window_bits, 0.05, 0, 0, true)
+                                    : mk::choose_layout(m, max_bits, config.window_bits, 0.05, sizeof(Xyzz), ~0ULL);
+  std::vector<DeviceAffine> table;  // row w: 2^(c w) times the bases
+  if (shifted) {
+    using Jac = JacobianPoint<Cfg>;
+    std::vector<Jac> row(n);
+    std::vector<typename G::Affine> affine(n);
+    for (std::uint64_t i = 0; i < n; ++i) row[i] = Jac::from_affine(host_bases[i]);
+    table.resize(std::size_t(layout.windows) * n);
+    for (unsigned w = 0; w < layout.windows; ++w) {
+      if (w > 0)
+        for (auto& p : row)
+          for (unsigned d = 0; d < layout.window_bits; ++d) p = p.dbl();
+      Jac::batch_to_affine(row, affine);
+      if (n) std::memcpy(static_cast<void*>(table.data() + w * n), affine.data(), n * sizeof(DeviceAffine));
     }
-    std::copy(k.begin(), k.end(), keys.begin() + w * m);
-    std::copy(v.begin(), v.end(), values.begin() + w * m);
+  }
+  const std::uint64_t sets = shifted ? 1 : layout.windows;
+  const std::uint64_t total = std::uint64_t(layout.windows) * m + bucket_ones;
+  const std::uint64_t set_m = shifted ? total : m;
+  std::vector<std::uint32_t> keys(total), values(total);
+  for (std::uint64_t j = 0; j < m; ++j)
+    mk::make_digits(j, m, dense_index.data(), scalars, layout, keys.data(), values.data(), shifted ? n : 0);
+  for (std::uint64_t k = 0; k < bucket_ones; ++k) {  // digit 1 of row 0: the base itself
+    keys[layout.windows * m + k] = 0;
+    values[layout.windows * m + k] = ones_index[k];
+  }
+  for (std::uint64_t set = 0; set < sets; ++set) {
+    std::vector<std::uint64_t> order(set_m);
+    std::iota(order.begin(), order.end(), 0);
+    const std::uint64_t at = set * set_m;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return keys[at + a] < keys[at + b]; });
+    std::vector<std::uint32_t> k(set_m), v(set_m);
+    for (std::uint64_t j = 0; j < set_m; ++j) {
+      k[j] = keys[at + order[j]];
+      v[j] = values[at + order[j]];
+    }
+    std::copy(k.begin(), k.end(), keys.begin() + at);
+    std::copy(v.begin(), v.end(), values.begin() + at);
   }
 
   // 5. accumulation
-  std::vector<Xyzz> bucket_sums(layout.bucket_slots(), Xyzz::identity());
+  std::vector<Xyzz> bucket_sums(sets * (std::uint64_t(layout.buckets) + 1), Xyzz::identity());
   const std::uint64_t length = mk::segment_length(total, config.target_threads, config.min_segment);
   std::uint64_t threads = (total + length - 1) / length;
   bool last = threads == 1;
   std::vector<std::uint32_t> record_ids(last ? 0 : 2 * threads);
   std::vector<Xyzz> record_sums(last ? 0 : 2 * threads);
-  const mk::PointSource<Pts> points{keys.data(), values.data(), bases, m, layout.buckets};
+  const mk::PointSource<Pts> points{keys.data(), values.data(), shifted ? table.data() : bases, set_m,
+                                    layout.buckets};
   for (std::uint64_t t = 0; t < threads; ++t)
     mk::segment_reduce<Pts>(t, length, total, points, layout.buckets, last, bucket_sums.data(), record_ids.data(),
                             record_sums.data());
@@ -138,14 +173,14 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
   // acc_s and R = sum R_s per window; the window is A + 2^segment_log (V - R).
   const unsigned segment_log = std::min(2u, layout.window_bits - 1);
   const std::uint64_t segments = layout.buckets >> segment_log;
-  const std::uint64_t segment_threads = std::uint64_t(layout.windows) * segments;
+  const std::uint64_t segment_threads = sets * segments;
   std::vector<Xyzz> shares(2 * segment_threads);
   for (std::uint64_t t = 0; t < segment_threads; ++t)
     mk::bucket_segment<Pts>(t, layout.buckets, segment_log, bucket_sums.data(), layout.buckets + 1, shares.data());
   unsigned segment_log2 = 0;
   while (segment_log2 < 1 && (std::uint64_t(2) << segment_log2) <= segments) ++segment_log2;
   const std::uint64_t segments2 = segments >> segment_log2;
-  const std::uint64_t segment_threads2 = std::uint64_t(layout.windows) * segments2;
+  const std::uint64_t segment_threads2 = sets * segments2;
   std::vector<Xyzz> shares2(2 * segment_threads2);
   for (std::uint64_t t = 0; t < segment_threads2; ++t)
     mk::bucket_segment<Pts>(t, std::uint32_t(segments), segment_log2, shares.data() + segments, 2 * segments,
@@ -167,11 +202,11 @@ G run_emulated(std::span<const typename G::Affine> host_bases, std::span<const t
     }
     return values;
   };
-  const std::vector<Xyzz> level1 = reduce_runs(std::move(shares), 2 * layout.windows, segments);
-  const std::vector<Xyzz> level2 = reduce_runs(std::move(shares2), layout.windows, 2 * segments2);
-  // 7. Horner
+  const std::vector<Xyzz> level1 = reduce_runs(std::move(shares), 2 * sets, segments);
+  const std::vector<Xyzz> level2 = reduce_runs(std::move(shares2), sets, 2 * segments2);
+  // 7. Horner (over one set with shifted bases: the table did the doublings)
   G acc = G::identity();
-  for (unsigned w = layout.windows; w-- > 0;) {
+  for (std::uint64_t w = sets; w-- > 0;) {
     for (unsigned d = 0; d < layout.window_bits; ++d) acc = acc.dbl();
     G offsets = to_host(level2[w]).to_jacobian() - to_host(level1[2 * w + 1]).to_jacobian();
     for (unsigned d = 0; d < segment_log; ++d) offsets = offsets.dbl();
@@ -344,6 +379,44 @@ void check_split(const typename G::Affine& generator) {
         EXPECT_GT(flushes, 0u) << "chunk " << chunk;
       }
     }
+}
+
+// The MSM over shifted bases (a table of 2^(c w) P rows, one bucket set):
+// a witness's profile (mostly zeros and ones, points at infinity among the
+// bases, a base repeated so that a bucket doubles), the ones in the set as
+// digit 1 of row 0 and apart, against kernels/msm.h.
+template <class Curve, class G>
+void check_shifted(const typename G::Affine& generator) {
+  using Fr = typename Curve::Fr;
+  std::mt19937_64 rng(4321);
+  const std::size_t n = 90;
+  auto bases = make_points(n, generator, rng);
+  for (std::size_t i = 0; i < n; i += 13) bases[i] = G::Affine::identity();
+  bases[4] = bases[3];  // both scalars 1: the ones' bucket adds P to P
+  std::vector<Fr> scalars(n);
+  for (std::size_t i = 0; i < n; ++i)
+    scalars[i] = i % 10 < 4 ? Fr::zero() : i % 10 < 8 ? Fr::one() : random_scalar<Fr>(rng);
+  scalars[3] = scalars[4] = Fr::one();
+  scalars[5] = Fr::from_u64(1) + Fr::from_u64(1);  // digit 2 of row 0
+  std::vector<Fr> ones_only(n, Fr::one());
+  for (unsigned c : {2u, 5u, 8u})
+    for (bool ones_in : {true, false})
+      for (std::uint64_t record_segment : {4u, 16u}) {
+        EmulationConfig config;
+        config.window_bits = c;
+        config.record_segment = record_segment;
+        config.shifted = true;
+        config.ones_in_buckets = ones_in;
+        const std::string name = std::string("shifted, ones ") + (ones_in ? "in the buckets" : "apart");
+        check_case<Curve, G>(name.c_str(), bases, scalars, config);
+        check_case<Curve, G>((name + ", only ones").c_str(), bases, ones_only, config);
+      }
+}
+
+TEST(MsmEmulation, ShiftedBasesOnesInBuckets) {
+  check_shifted<Bn254, Bn254::G1>(Bn254::g1_generator());
+  check_shifted<Bn254, Bn254::G2>(Bn254::g2_generator());
+  check_shifted<Bls12381, Bls12381::G1>(Bls12381::g1_generator());
 }
 
 TEST(MsmEmulation, SplitChunksWithOnePippengerPerCollection) {
