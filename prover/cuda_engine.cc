@@ -118,8 +118,7 @@ struct DeviceState {
   std::atomic<std::uint64_t> next_id{0};
   // Page-locked buffers of prepared witnesses not in use, reused by size.
   std::mutex pinned_mutex;
-  std::vector<cuda::PinnedBuffer<std::uint64_t>> pinned_free;
-  static constexpr std::size_t kPinnedKept = 2;  // buffers kept when free
+  std::vector<cuda::PinnedBuffer<std::uint64_t>> pinned_free;  // at most config.witness_buffers
 
   // The device MSMs' settings from the config (0: GpuMsmConfig's own).
   cuda::GpuMsmConfig msm_config() const {
@@ -213,7 +212,7 @@ class PinnedStorage final : public WitnessStorage {
     if (!state) return;
     {
       std::lock_guard<std::mutex> lock(state->pinned_mutex);
-      if (state->pinned_free.size() < DeviceState::kPinnedKept) {
+      if (state->pinned_free.size() < state->config.witness_buffers) {
         state->pinned_free.push_back(std::move(buffer_));
         return;
       }

@@ -50,6 +50,9 @@ void DeviceConfig::validate() const {
                                 std::to_string(mk::kMaxAccumulateWaves));
   if (lanes < 1 || lanes > 64)
     throw std::invalid_argument("device lanes: " + std::to_string(lanes) + " is out of range: 1 to 64 (--slots)");
+  if (witness_buffers < 1 || witness_buffers > 128)
+    throw std::invalid_argument("witness buffers kept: " + std::to_string(witness_buffers) +
+                                " is out of range: 1 to 128 (--slots + --prefetch)");
 }
 
 std::string DeviceConfig::summary() const {
@@ -62,7 +65,8 @@ std::string DeviceConfig::summary() const {
          (msm_window_bits ? "c = " + std::to_string(msm_window_bits) : std::string("by the cost model")) +
          ", accumulation waves " + (msm_waves ? std::to_string(msm_waves) : std::string("default")) +
          ", shifted H tables " + (shifted_tables ? "on" : "off") +
-         (lanes > 1 ? ", " + std::to_string(lanes) + " lanes (proofs at once)" : std::string());
+         (lanes > 1 ? ", " + std::to_string(lanes) + " lanes (proofs at once)" : std::string()) + ", " +
+         std::to_string(witness_buffers) + " page-locked witness buffers kept";
 }
 
 namespace {

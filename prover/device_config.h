@@ -47,6 +47,14 @@ struct DeviceConfig {
   // memory (or budget) divided by this count proves one at a time. The
   // worker sets it to its --slots; 1: one proof at a time.
   unsigned lanes = 1;
+  // Page-locked witness buffers the engine keeps for reuse once released
+  // (taken again by size): as many as the witnesses in flight at once (the
+  // worker sets its --slots + --prefetch), so that a steady stream of proofs
+  // allocates none. A page-locked allocation issued between two streams'
+  // work is an implicit synchronization (the CUDA programming guide), so
+  // with fewer kept every lane waits whenever a buffer is made again.
+  // 1 to 128.
+  unsigned witness_buffers = 2;
 
   // Throws std::invalid_argument naming the flag and the allowed range.
   void validate() const;

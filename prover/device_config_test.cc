@@ -28,6 +28,8 @@ TEST(DeviceConfig, ParsesTheFlags) {
   EXPECT_EQ(d.msm_window_bits, 0u);
   EXPECT_EQ(d.msm_waves, 0u);
   EXPECT_TRUE(d.shifted_tables);
+  EXPECT_EQ(d.witness_buffers, 2u);
+  EXPECT_NE(d.summary().find("2 page-locked witness buffers kept"), std::string::npos) << d.summary();
   const DeviceConfig c = parse_device_config("24GiB", "22", "16", "off");
   EXPECT_EQ(c.memory_budget, std::size_t(24) << 30);
   EXPECT_EQ(c.msm_window_bits, 22u);
@@ -50,6 +52,13 @@ TEST(DeviceConfig, RefusesBadValuesNamingTheFlag) {
   DeviceConfig direct;
   direct.msm_window_bits = 30;
   EXPECT_TRUE(starts(error_of([&] { direct.validate(); }), "--msm-window-bits: 30"));
+  DeviceConfig buffers;
+  buffers.witness_buffers = 0;
+  EXPECT_TRUE(starts(error_of([&] { buffers.validate(); }), "witness buffers kept: 0 is out of range"));
+  buffers.witness_buffers = 129;
+  EXPECT_TRUE(starts(error_of([&] { buffers.validate(); }), "witness buffers kept: 129"));
+  buffers.witness_buffers = 128;
+  EXPECT_EQ(error_of([&] { buffers.validate(); }), "");
   EXPECT_EQ(error_of([] { parse_device_config("none", "2", "64", "off"); }), "");
 }
 

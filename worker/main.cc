@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
         device_config.shifted_tables = false;
       // --slots proofs at once on the device (DeviceConfig::lanes).
       device_config.lanes = static_cast<unsigned>(flags.get_int("slots", 1, 64));
+      // The witnesses in flight at once: the page-locked buffers kept.
+      device_config.witness_buffers = device_config.lanes + static_cast<unsigned>(flags.get_int("prefetch", 0, 64));
       prover = prover::Prover::cuda(ordinal, device_config);
       std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s), %s\n", ordinal,
                    prover->device().name.c_str(), prover->device().uuid.c_str(), device_config.summary().c_str());
