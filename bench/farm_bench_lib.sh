@@ -29,7 +29,10 @@ free_port() {
   while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
   echo "$port"
 }
+# metric PORT NAME [LABEL]: the sum of NAME's samples (those whose labels
+# hold LABEL, e.g. 'stage="fetch_witness"', when given).
 metric() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3) |
-    awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $2 } END { printf "%.6f", s + 0 }'
+    awk -v m="$2" -v l="${3:-}" '($1 == m || index($1, m "{") == 1) && (l == "" || index($1, l) > 0) { s += $2 }
+      END { printf "%.6f", s + 0 }'
 }

@@ -26,7 +26,11 @@
 # Where the rest goes, from the coordinator's metrics: when the last job's
 # submission returned, the mean wait of a partition from pending to
 # dispatch (zkfarm_partition_dispatch_wait_seconds: with every slot busy,
-# its queue) and the mean verification call (zkfarm_verify_duration_seconds).
+# its queue) and the mean verification call (zkfarm_verify_duration_seconds);
+# from the worker's, the mean fetch + parse of a witness
+# (zkfarm_prove_stage_duration_seconds): its one preparer thread does that
+# for every partition, so 1000 / that is the most partitions per second
+# it can prepare.
 # --worker-args: more flags for every zkfarm-worker (e.g.
 # "--shifted-tables=off": the engine without its precomputed tables, the
 # before of a side-by-side run). Every proof is
@@ -96,6 +100,16 @@ coordinator_times() {
   echo
 }
 
+# The worker's witness fetch and parse, summed, and how many partitions:
+# PORT's fetch_witness + parse_witness sums and the fetch count.
+preparer_times() {
+  local fetch parse count
+  fetch=$(metric "$1" zkfarm_prove_stage_duration_seconds_sum 'stage="fetch_witness"')
+  parse=$(metric "$1" zkfarm_prove_stage_duration_seconds_sum 'stage="parse_witness"')
+  count=$(metric "$1" zkfarm_prove_stage_duration_seconds_count 'stage="fetch_witness"')
+  awk -v f="$fetch" -v p="$parse" -v c="$count" 'BEGIN { printf "%.6f %s\n", f + p, c }'
+}
+
 witnesses=()
 for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
 rows=()
@@ -113,6 +127,7 @@ for p in $prefetch_values; do
   prove_sum0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
   read -r wait_sum0 wait_count0 verify_sum0 verify_count0 < <(coordinator_times)
+  read -r prep_sum0 prep_count0 < <(preparer_times "$metrics_port")
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
@@ -137,19 +152,21 @@ for p in $prefetch_values; do
   prove_sum1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
   prove_count1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
   read -r wait_sum1 wait_count1 verify_sum1 verify_count1 < <(coordinator_times)
+  read -r prep_sum1 prep_count1 < <(preparer_times "$metrics_port")
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
   rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
     -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" \
     -v submitted="$submitted" -v w0="$wait_sum0" -v w1="$wait_sum1" -v wc0="$wait_count0" -v wc1="$wait_count1" \
-    -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" 'BEGIN {
+    -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" \
+    -v q0="$prep_sum0" -v q1="$prep_sum1" -v qc0="$prep_count0" -v qc1="$prep_count1" 'BEGIN {
     prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
-    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f |", s, p, n, wall,
+    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f | %.2f |", s, p, n, wall,
       n / wall, prove * 1000, (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall,
       (prove > 0 ? 100 * n / wall * prove / s : 0), util, submitted, (wc1 > wc0 ? 1000 * (w1 - w0) / (wc1 - wc0) : 0),
-      (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0) }')")
+      (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0), (qc1 > qc0 ? 1000 * (q1 - q0) / (qc1 - qc0) : 0) }')")
 done
 done
-echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
