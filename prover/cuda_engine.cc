@@ -39,8 +39,8 @@
 // every query resident) gets tables of its four witness queries too
 // (shift_witness_bases), where they fit after H's: its witness MSMs are
 // bound by latency and launches, and over a table (small windows,
-// kWitnessTableBits, kWitnessTableBitsG2) each sorts and reduces one small bucket set instead
-// of one per window. DeviceConfig::shifted_tables false
+// kWitnessTableBits, kWitnessTableBitsG2) each sorts and reduces one small
+// bucket set instead of one per window. DeviceConfig::shifted_tables false
 // (--shifted-tables=off) turns both off.
 //
 // Lanes (DeviceConfig::lanes > 1, the worker's --slots): that many proofs
