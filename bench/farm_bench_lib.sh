@@ -6,8 +6,14 @@
 #                     it and removes $WORK unless $keep is 1
 #   now, since T      the clock, and seconds since T (two decimals)
 #   free_port P       the first port from P up that nothing listens on
-#   metric PORT NAME  the sum of NAME's samples on http://127.0.0.1:PORT/metrics
-#                     (a counter, or a histogram's _sum / _count)
+#   metric PORT NAME [LABEL]
+#                     the sum of NAME's samples on http://127.0.0.1:PORT/metrics
+#                     (a counter, or a histogram's _sum / _count), those
+#                     whose labels hold LABEL (e.g. 'stage="parse_witness"')
+#                     when given
+#   scrape PORT, pick NAME [LABEL]
+#                     the same in two steps, for several values of one page:
+#                     page=$(scrape P); pick NAME <<<"$page"
 # Sourced by bash scripts, so it has no shebang; this tells shellcheck the dialect.
 # shellcheck shell=bash
 
@@ -29,10 +35,11 @@ free_port() {
   while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
   echo "$port"
 }
-# metric PORT NAME [LABEL]: the sum of NAME's samples (those whose labels
-# hold LABEL, e.g. 'stage="fetch_witness"', when given).
-metric() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3) |
-    awk -v m="$2" -v l="${3:-}" '($1 == m || index($1, m "{") == 1) && (l == "" || index($1, l) > 0) { s += $2 }
-      END { printf "%.6f", s + 0 }'
+scrape() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3)
 }
+pick() {
+  awk -v m="$1" -v l="${2:-}" '($1 == m || index($1, m "{") == 1) && (l == "" || index($1, l) > 0) { s += $2 }
+    END { printf "%.6f", s + 0 }'
+}
+metric() { scrape "$1" | pick "$2" "${3:-}"; }

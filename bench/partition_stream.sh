@@ -90,24 +90,25 @@ coordinator_metrics=$(free_port 39560)
   >"$WORK/coordinator.log" 2>&1 &
 pids+=($!)
 
-# The coordinator's dispatch-wait and verification sums and counts.
-coordinator_times() {
-  local m
-  for m in zkfarm_partition_dispatch_wait_seconds_sum zkfarm_partition_dispatch_wait_seconds_count \
-    zkfarm_verify_duration_seconds_sum zkfarm_verify_duration_seconds_count; do
-    printf '%s ' "$(metric "$coordinator_metrics" "$m")"
-  done
-  echo
-}
-
-# The worker's witness fetch and parse, summed, and how many partitions:
-# PORT's fetch_witness + parse_witness sums and the fetch count.
-preparer_times() {
-  local fetch parse count
-  fetch=$(metric "$1" zkfarm_prove_stage_duration_seconds_sum 'stage="fetch_witness"')
-  parse=$(metric "$1" zkfarm_prove_stage_duration_seconds_sum 'stage="parse_witness"')
-  count=$(metric "$1" zkfarm_prove_stage_duration_seconds_count 'stage="fetch_witness"')
-  awk -v f="$fetch" -v p="$parse" -v c="$count" 'BEGIN { printf "%.6f %s\n", f + p, c }'
+# One snapshot of the counters a row reads, one page from the worker on
+# PORT and one from the coordinator: device busy seconds; prove sum, count;
+# witness fetch + parse sum, count; dispatch wait sum, count; verification
+# sum, count.
+snapshot() {
+  local worker_page coordinator_page
+  worker_page=$(scrape "$1")
+  coordinator_page=$(scrape "$coordinator_metrics")
+  awk -v busy="$(pick zkfarm_device_busy_seconds_total <<<"$worker_page")" \
+    -v prove="$(pick zkfarm_prove_duration_seconds_sum <<<"$worker_page")" \
+    -v proofs="$(pick zkfarm_prove_duration_seconds_count <<<"$worker_page")" \
+    -v fetch="$(pick zkfarm_prove_stage_duration_seconds_sum 'stage="fetch_witness"' <<<"$worker_page")" \
+    -v parse="$(pick zkfarm_prove_stage_duration_seconds_sum 'stage="parse_witness"' <<<"$worker_page")" \
+    -v fetches="$(pick zkfarm_prove_stage_duration_seconds_count 'stage="fetch_witness"' <<<"$worker_page")" \
+    -v wait="$(pick zkfarm_partition_dispatch_wait_seconds_sum <<<"$coordinator_page")" \
+    -v waits="$(pick zkfarm_partition_dispatch_wait_seconds_count <<<"$coordinator_page")" \
+    -v verify="$(pick zkfarm_verify_duration_seconds_sum <<<"$coordinator_page")" \
+    -v verifies="$(pick zkfarm_verify_duration_seconds_count <<<"$coordinator_page")" \
+    'BEGIN { printf "%s %s %s %.6f %s %s %s %s %s\n", busy, prove, proofs, fetch + parse, fetches, wait, waits, verify, verifies }'
 }
 
 witnesses=()
@@ -123,11 +124,8 @@ for p in $prefetch_values; do
   pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
   "$ZKFARM" wait "$warm" --quiet --timeout 600 >/dev/null
-  busy0=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
-  prove_sum0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
-  prove_count0=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
-  read -r wait_sum0 wait_count0 verify_sum0 verify_count0 < <(coordinator_times)
-  read -r prep_sum0 prep_count0 < <(preparer_times "$metrics_port")
+  read -r busy0 prove_sum0 prove_count0 prep_sum0 prep_count0 wait_sum0 wait_count0 verify_sum0 verify_count0 \
+    < <(snapshot "$metrics_port")
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
@@ -148,11 +146,8 @@ for p in $prefetch_values; do
     wait "$sampler" 2>/dev/null || true
     util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-s$slots-p$p.txt")
   fi
-  busy1=$(metric "$metrics_port" zkfarm_device_busy_seconds_total)
-  prove_sum1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_sum)
-  prove_count1=$(metric "$metrics_port" zkfarm_prove_duration_seconds_count)
-  read -r wait_sum1 wait_count1 verify_sum1 verify_count1 < <(coordinator_times)
-  read -r prep_sum1 prep_count1 < <(preparer_times "$metrics_port")
+  read -r busy1 prove_sum1 prove_count1 prep_sum1 prep_count1 wait_sum1 wait_count1 verify_sum1 verify_count1 \
+    < <(snapshot "$metrics_port")
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
   rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
