@@ -122,6 +122,8 @@ int main(int argc, char** argv) {
     }
     if (flags.is_set("cpu") == !flags.get("device").empty())
       throw FlagError("give exactly one of --cpu and --device N");
+    const auto slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
+    const auto prefetch = static_cast<std::uint32_t>(flags.get_int("prefetch", 0, 64));
     if (!flags.get("device").empty()) {
       // The device is opened first (cudaSetDevice before any other CUDA
       // work); an ordinal this process cannot see, or a build without CUDA,
@@ -137,9 +139,9 @@ int main(int argc, char** argv) {
       if (prover::shifted_tables_off_by_environment(std::getenv("ZKFARM_SHIFTED_BASES")))
         device_config.shifted_tables = false;
       // --slots proofs at once on the device (DeviceConfig::lanes).
-      device_config.lanes = static_cast<unsigned>(flags.get_int("slots", 1, 64));
+      device_config.lanes = slots;
       // The witnesses in flight at once: the page-locked buffers kept.
-      device_config.witness_buffers = device_config.lanes + static_cast<unsigned>(flags.get_int("prefetch", 0, 64));
+      device_config.witness_buffers = slots + prefetch;
       prover = prover::Prover::cuda(ordinal, device_config);
       std::fprintf(stderr, "zkfarm-worker: proving on CUDA device %d (%s, %s), %s\n", ordinal,
                    prover->device().name.c_str(), prover->device().uuid.c_str(), device_config.summary().c_str());
@@ -188,8 +190,8 @@ int main(int argc, char** argv) {
     }
     if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0)
       throw FlagError("--ca-file '" + config.ca_file + "': not a readable file");
-    config.slots = static_cast<std::uint32_t>(flags.get_int("slots", 1, 64));
-    config.prefetch = static_cast<std::uint32_t>(flags.get_int("prefetch", 0, 64));
+    config.slots = slots;
+    config.prefetch = prefetch;
     config.max_resident = static_cast<std::size_t>(flags.get_int("max-resident", 1, 1024));
     if (flags.get("witgen-workers") == kAutoValue) {
       config.witgen_workers = default_witgen_workers(!flags.get("device").empty());

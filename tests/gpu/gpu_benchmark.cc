@@ -254,28 +254,27 @@ void bench_msm(const DeviceContext& ctx, const Options& o, const char* name, con
         report(base + " shifted bases: build", Event::elapsed_ms(start, stop), note);
         run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_scalars, expected, base + " shifted bases");
         if (log_n <= 18) {
-          // A small circuit's witness query over tables: the model's c (sized
-          // for all n points) and smaller ones (sized for the dense tenth).
+          // A small circuit's queries over tables of one c each: a witness
+          // query at the model's c (sized for all n points) and at smaller
+          // ones (sized for the dense tenth), the ones in the buckets and
+          // apart; on G1 H's dense scalars too, against the model's c (the
+          // row above).
           run_on(table.table.data(), table.apply(GpuMsmConfig{}), device_witness, witness_expected,
                  base + " witness 45%0 45%1 shifted bases");
-          for (unsigned c : {5u, 6u, 8u, 10u}) {
+          for (unsigned c : {5u, 6u, 8u, 10u, 12u, 14u}) {
+            const bool witness_rows = c <= 10, dense_row = kG1 && c >= 8 && c != table.window_bits;
+            if (!witness_rows && !dense_row) continue;
             const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
-            run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_witness, witness_expected,
-                   base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c));
-            GpuMsmConfig apart;  // the ones summed on their own first
-            apart.ones_in_buckets = false;
-            run_on(other.table.data(), other.apply(apart), device_witness, witness_expected,
-                   base + " witness 45%0 45%1 shifted bases c=" + std::to_string(c) + " ones apart");
-          }
-        }
-        if (kG1 && log_n <= 18) {
-          // H's table at a small circuit's sizes: the model's c (the row
-          // above) against smaller ones, all the points dense.
-          for (unsigned c : {8u, 10u, 12u, 14u}) {
-            if (c == table.window_bits) continue;
-            const auto other = shifted_bases<Curve, G>(ctx, bases.data(), n, s, c);
-            run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected,
-                   base + " shifted bases c=" + std::to_string(c));
+            const std::string at = " shifted bases c=" + std::to_string(c);
+            if (witness_rows) {
+              run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_witness, witness_expected,
+                     base + " witness 45%0 45%1" + at);
+              GpuMsmConfig apart;  // the ones summed on their own first
+              apart.ones_in_buckets = false;
+              run_on(other.table.data(), other.apply(apart), device_witness, witness_expected,
+                     base + " witness 45%0 45%1" + at + " ones apart");
+            }
+            if (dense_row) run_on(other.table.data(), other.apply(GpuMsmConfig{}), device_scalars, expected, base + at);
           }
         }
         if (kG1 && extras && log_n == 24) {
