@@ -19,7 +19,11 @@
 # per S and P: partitions/s from the first submission to the last job
 # done, the worker's mean prove time (zkfarm_prove_duration_seconds: upload
 # and kernels, the prover service's own clock), the device busy fraction
-# (zkfarm_device_busy_seconds_total over the stream's wall time), what the
+# (zkfarm_device_busy_seconds_total over the stream's wall time), the
+# slots' busy fraction (zkfarm_device_task_seconds_total over S times the
+# wall time: each slot's share of time in a prove call; against the next
+# column, slots busy but not proving would be the prove call's own
+# overhead, slots idle a supply that does not keep up), what the
 # proof time alone would allow (S / mean prove time), and with nvidia-smi
 # the GPU's utilization (the mean of its 200 ms samples: the share of time
 # a kernel ran, the device's real use rather than one proof's wall time).
@@ -91,7 +95,8 @@ coordinator_metrics=$(free_port 39560)
 pids+=($!)
 
 # One snapshot of the counters a row reads, one page from the worker on
-# PORT and one from the coordinator: device busy seconds; prove sum, count;
+# PORT and one from the coordinator: device busy seconds; the slots' task
+# seconds; prove sum, count;
 # witness fetch + parse sum, count; dispatch wait sum, count; verification
 # sum, count.
 snapshot() {
@@ -99,6 +104,7 @@ snapshot() {
   worker_page=$(scrape "$1")
   coordinator_page=$(scrape "$coordinator_metrics")
   awk -v busy="$(pick zkfarm_device_busy_seconds_total <<<"$worker_page")" \
+    -v task="$(pick zkfarm_device_task_seconds_total <<<"$worker_page")" \
     -v prove="$(pick zkfarm_prove_duration_seconds_sum <<<"$worker_page")" \
     -v proofs="$(pick zkfarm_prove_duration_seconds_count <<<"$worker_page")" \
     -v fetch="$(pick zkfarm_prove_stage_duration_seconds_sum 'stage="fetch_witness"' <<<"$worker_page")" \
@@ -108,7 +114,7 @@ snapshot() {
     -v waits="$(pick zkfarm_partition_dispatch_wait_seconds_count <<<"$coordinator_page")" \
     -v verify="$(pick zkfarm_verify_duration_seconds_sum <<<"$coordinator_page")" \
     -v verifies="$(pick zkfarm_verify_duration_seconds_count <<<"$coordinator_page")" \
-    'BEGIN { printf "%s %s %s %.6f %s %s %s %s %s\n", busy, prove, proofs, fetch + parse, fetches, wait, waits, verify, verifies }'
+    'BEGIN { printf "%s %s %s %s %.6f %s %s %s %s %s\n", busy, task, prove, proofs, fetch + parse, fetches, wait, waits, verify, verifies }'
 }
 
 witnesses=()
@@ -124,7 +130,7 @@ for p in $prefetch_values; do
   pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
   "$ZKFARM" wait "$warm" --quiet --timeout 600 >/dev/null
-  read -r busy0 prove_sum0 prove_count0 prep_sum0 prep_count0 wait_sum0 wait_count0 verify_sum0 verify_count0 \
+  read -r busy0 task0 prove_sum0 prove_count0 prep_sum0 prep_count0 wait_sum0 wait_count0 verify_sum0 verify_count0 \
     < <(snapshot "$metrics_port")
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
@@ -146,22 +152,22 @@ for p in $prefetch_values; do
     wait "$sampler" 2>/dev/null || true
     util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-s$slots-p$p.txt")
   fi
-  read -r busy1 prove_sum1 prove_count1 prep_sum1 prep_count1 wait_sum1 wait_count1 verify_sum1 verify_count1 \
+  read -r busy1 task1 prove_sum1 prove_count1 prep_sum1 prep_count1 wait_sum1 wait_count1 verify_sum1 verify_count1 \
     < <(snapshot "$metrics_port")
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
-  rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" \
+  rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" -v t0="$task0" -v t1="$task1" \
     -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" \
     -v submitted="$submitted" -v w0="$wait_sum0" -v w1="$wait_sum1" -v wc0="$wait_count0" -v wc1="$wait_count1" \
     -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" \
     -v q0="$prep_sum0" -v q1="$prep_sum1" -v qc0="$prep_count0" -v qc1="$prep_count1" 'BEGIN {
     prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
-    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f | %.2f |", s, p, n, wall,
-      n / wall, prove * 1000, (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall,
+    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f | %.2f |", s, p, n, wall,
+      n / wall, prove * 1000, (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall, 100 * (t1 - t0) / wall / s,
       (prove > 0 ? 100 * n / wall * prove / s : 0), util, submitted, (wc1 > wc0 ? 1000 * (w1 - w0) / (wc1 - wc0) : 0),
       (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0), (qc1 > qc0 ? 1000 * (q1 - q0) / (qc1 - qc0) : 0) }')")
 done
 done
-echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | slots busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

@@ -336,6 +336,10 @@ WorkerMetrics::WorkerMetrics(std::string_view worker_id, std::string_view device
   device_info_ = &gauge("zkfarm_device_info", "Always 1; labels name the device, its UUID and backend.");
   busy_seconds_ =
       &counter("zkfarm_device_busy_seconds_total", "Time the device had at least one task in progress.").Add({});
+  task_seconds_ = &counter("zkfarm_device_task_seconds_total",
+                           "Sum over tasks in progress of their time: its rate over zkfarm_device_slots is the "
+                           "slots' busy fraction.")
+                       .Add({});
   slots_ = &gauge("zkfarm_device_slots", "Tasks the worker holds at once (--slots).").Add({});
   tasks_in_progress_ = &gauge("zkfarm_device_tasks_in_progress", "Tasks being proved now.").Add({});
   proofs_ = &counter("zkfarm_device_proofs_total", "Proofs produced and sent to the coordinator.");
@@ -400,7 +404,9 @@ void WorkerMetrics::set_device_info(std::string_view name, std::string_view uuid
 
 void WorkerMetrics::task_started() {
   std::lock_guard<std::mutex> lock(busy_mutex_);
-  if (running_tasks_++ == 0) busy_since_ = std::chrono::steady_clock::now();
+  const auto now = std::chrono::steady_clock::now();
+  flush_busy_locked(now);
+  if (running_tasks_++ == 0) busy_since_ = now;
   tasks_in_progress_->Set(running_tasks_);
 }
 
@@ -414,7 +420,9 @@ void WorkerMetrics::task_finished() {
 
 void WorkerMetrics::flush_busy_locked(std::chrono::steady_clock::time_point now) const {
   if (running_tasks_ == 0) return;
-  busy_seconds_->Increment(std::chrono::duration<double>(now - busy_since_).count());
+  const double seconds = std::chrono::duration<double>(now - busy_since_).count();
+  busy_seconds_->Increment(seconds);
+  task_seconds_->Increment(running_tasks_ * seconds);
   busy_since_ = now;
 }
 

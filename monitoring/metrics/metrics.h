@@ -247,12 +247,15 @@ class WorkerMetrics final : public FarmMetrics {
   // Busy time: call task_started() when a task begins proving and
   // task_finished() when it ends (success or error). They keep
   // zkfarm_device_tasks_in_progress and accumulate zkfarm_device_busy_seconds_total
-  // for the time at least one task is in progress; a scrape adds the time of
-  // the tasks still running, so long partitions show as busy while they run.
+  // for the time at least one task is in progress and
+  // zkfarm_device_task_seconds_total for each task's time (with --slots S, its
+  // rate over S is the slots' busy fraction); a scrape adds the time of the
+  // tasks still running, so long partitions show as busy while they run.
   void task_started();
   void task_finished();
 
   prometheus::Counter& busy_seconds() { return *busy_seconds_; }
+  prometheus::Counter& task_seconds() { return *task_seconds_; }
   prometheus::Gauge& slots() { return *slots_; }
   prometheus::Gauge& tasks_in_progress() { return *tasks_in_progress_; }
   prometheus::Counter& proofs(std::string_view circuit);
@@ -289,12 +292,15 @@ class WorkerMetrics final : public FarmMetrics {
 
  private:
   void before_collect() const override;
-  // Moves the busy time since busy_since_ into the counter. Needs busy_mutex_.
+  // Moves the busy time since busy_since_ into the counters (the wall time
+  // into busy_seconds_, times the tasks running into task_seconds_). Needs
+  // busy_mutex_.
   void flush_busy_locked(std::chrono::steady_clock::time_point now) const;
 
   prometheus::Family<prometheus::Gauge>* device_info_;
   prometheus::Gauge* device_info_child_ = nullptr;
   prometheus::Counter* busy_seconds_;
+  prometheus::Counter* task_seconds_;
   prometheus::Gauge* slots_;
   prometheus::Gauge* tasks_in_progress_;
   prometheus::Family<prometheus::Counter>* proofs_;

@@ -588,6 +588,10 @@ TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {
   EXPECT_GE(busy_while_running, 0.1);
   EXPECT_LE(busy_while_running, seconds_since(first_started)) << "overlapping tasks counted twice";
   EXPECT_EQ(metrics->tasks_in_progress().Value(), 2);
+  // The slots' time counts each task: two tasks of >= 0.12 s each.
+  const double tasks_while_running = metrics->task_seconds().Value();
+  EXPECT_GE(tasks_while_running, 0.2) << "each task in progress counts";
+  EXPECT_LE(tasks_while_running, 2 * seconds_since(first_started));
   metrics->task_finished();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // one task still runs: busy
   metrics->task_finished();
@@ -599,6 +603,13 @@ TEST(Worker, ScrapeMatchesCatalogueAndPassesPromtool) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   scrape(endpoint.port());
   EXPECT_EQ(metrics->busy_seconds().Value(), busy_after) << "idle time must not count as busy";
+  // The second task's 50 ms alone count once more, not twice.
+  const double tasks_after = metrics->task_seconds().Value();
+  EXPECT_GE(tasks_after, tasks_while_running + 0.05);
+  // (Counted twice, the difference would be >= 0.05 s over the busy time's;
+  // both were flushed by the same scrape, a moment before the first finish.)
+  EXPECT_LT(tasks_after - tasks_while_running, busy_after - busy_while_running + 0.04)
+      << "one task running counts its time once";
 
   expect_matches_catalogue(text, /*worker_process=*/true);
   // Constant labels come first in prometheus-cpp's output.
