@@ -88,11 +88,28 @@ namespace {
 // leaves nothing behind.
 struct DeviceState {
   DeviceState(int ordinal, const DeviceConfig& config)
-      : ctx(std::make_unique<cuda::DeviceContext>(ordinal)),
+      : ctx(std::make_unique<cuda::DeviceContext>(ordinal, context_options(config))),
         config(config),
         budget(resolve_budget(config.memory_budget, ctx->info())),
         cache(*ctx, budget) {
     cuda::set_device_memory_budget(budget);
+  }
+  static cuda::DeviceContextOptions context_options(const DeviceConfig& config) {
+    cuda::DeviceContextOptions options;
+    switch (config.host_wait) {
+      case HostWait::kSpin:
+        options.schedule = cudaDeviceScheduleSpin;
+        break;
+      case HostWait::kYield:
+        options.schedule = cudaDeviceScheduleYield;
+        break;
+      case HostWait::kBlock:
+        options.schedule = cudaDeviceScheduleBlockingSync;
+        break;
+      case HostWait::kAuto:
+        break;
+    }
+    return options;
   }
   // kAutoDeviceBudget: the free memory at open minus kDeviceBudgetMargin.
   static std::size_t resolve_budget(std::size_t requested, const cuda::DeviceInfo& info) {

@@ -66,7 +66,8 @@ std::string DeviceConfig::summary() const {
          ", accumulation waves " + (msm_waves ? std::to_string(msm_waves) : std::string("default")) +
          ", shifted H tables " + (shifted_tables ? "on" : "off") +
          (lanes > 1 ? ", " + std::to_string(lanes) + " lanes (proofs at once)" : std::string()) + ", " +
-         std::to_string(witness_buffers) + " page-locked witness buffers kept";
+         std::to_string(witness_buffers) + " page-locked witness buffers kept" +
+         (host_wait != HostWait::kAuto ? std::string(", host waits: ") + host_wait_name(host_wait) : std::string());
 }
 
 namespace {
@@ -101,6 +102,26 @@ DeviceConfig parse_device_config(const std::string& budget, const std::string& w
 
 bool shifted_tables_off_by_environment(const char* value) {
   return value != nullptr && (std::string(value) == "0" || std::string(value) == "off");
+}
+
+HostWait parse_host_wait(const std::string& text) {
+  for (HostWait wait : {HostWait::kAuto, HostWait::kSpin, HostWait::kYield, HostWait::kBlock})
+    if (text == host_wait_name(wait)) return wait;
+  throw std::invalid_argument("--host-wait: '" + text + "' is not auto, spin, yield or block");
+}
+
+const char* host_wait_name(HostWait wait) {
+  switch (wait) {
+    case HostWait::kSpin:
+      return "spin";
+    case HostWait::kYield:
+      return "yield";
+    case HostWait::kBlock:
+      return "block";
+    case HostWait::kAuto:
+      break;
+  }
+  return "auto";
 }
 
 }  // namespace zkfarm::prover

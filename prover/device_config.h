@@ -20,6 +20,13 @@ namespace zkfarm::prover {
 constexpr std::size_t kAutoDeviceBudget = ~std::size_t(0);
 constexpr std::size_t kDeviceBudgetMargin = std::size_t(1) << 30;
 
+// How a host thread waits for the device (a stream or event synchronize):
+// spinning on a core (the lowest latency, a core per waiting thread), spinning
+// that yields the core to other threads, or sleeping until the driver wakes
+// it (no core, a wake-up's latency). kAuto: the CUDA runtime's own choice
+// (spin while the process has no more contexts than the host has cores).
+enum class HostWait { kAuto, kSpin, kYield, kBlock };
+
 struct DeviceConfig {
   // Device memory the process uses at most, resident circuits included
   // (kernels/cuda/memory_plan.h places each circuit within it); 0: no
@@ -55,6 +62,9 @@ struct DeviceConfig {
   // with fewer kept every lane waits whenever a buffer is made again.
   // 1 to 128.
   unsigned witness_buffers = 2;
+  // How the proving threads wait for the device (HostWait above): with
+  // several lanes, each waits in turn for its proof's stream.
+  HostWait host_wait = HostWait::kAuto;
 
   // Throws std::invalid_argument naming the flag and the allowed range.
   void validate() const;
@@ -83,6 +93,12 @@ DeviceConfig parse_device_config(const std::string& budget, const std::string& w
 // clears DeviceConfig::shifted_tables when this says so (kept for
 // deployments that set it before --shifted-tables existed).
 bool shifted_tables_off_by_environment(const char* value);
+
+// --host-wait's text: auto, spin, yield or block. Throws
+// std::invalid_argument starting with the flag's name otherwise.
+HostWait parse_host_wait(const std::string& text);
+// Its name, as the flag spells it.
+const char* host_wait_name(HostWait wait);
 
 }  // namespace zkfarm::prover
 

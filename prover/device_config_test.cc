@@ -62,6 +62,22 @@ TEST(DeviceConfig, RefusesBadValuesNamingTheFlag) {
   EXPECT_EQ(error_of([] { parse_device_config("none", "2", "64", "off"); }), "");
 }
 
+TEST(DeviceConfig, HostWait) {
+  EXPECT_EQ(DeviceConfig().host_wait, HostWait::kAuto);
+  EXPECT_EQ(parse_host_wait("auto"), HostWait::kAuto);
+  EXPECT_EQ(parse_host_wait("spin"), HostWait::kSpin);
+  EXPECT_EQ(parse_host_wait("yield"), HostWait::kYield);
+  EXPECT_EQ(parse_host_wait("block"), HostWait::kBlock);
+  for (HostWait wait : {HostWait::kAuto, HostWait::kSpin, HostWait::kYield, HostWait::kBlock})
+    EXPECT_EQ(parse_host_wait(host_wait_name(wait)), wait);
+  EXPECT_EQ(error_of([] { parse_host_wait("sleep"); }), "--host-wait: 'sleep' is not auto, spin, yield or block");
+  EXPECT_EQ(error_of([] { parse_host_wait(""); }), "--host-wait: '' is not auto, spin, yield or block");
+  DeviceConfig config;
+  EXPECT_EQ(config.summary().find("host waits"), std::string::npos) << config.summary();
+  config.host_wait = HostWait::kBlock;
+  EXPECT_NE(config.summary().find("host waits: block"), std::string::npos) << config.summary();
+}
+
 TEST(DeviceConfig, EnvironmentOverride) {
   EXPECT_FALSE(shifted_tables_off_by_environment(nullptr));
   EXPECT_TRUE(shifted_tables_off_by_environment("0"));

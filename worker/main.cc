@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
              "on: precomputed shifted H bases where the device has room, and a small circuit's witness "
              "queries' too; off: never "
              "(ZKFARM_SHIFTED_BASES=0, read once at start, also turns them off)")
+      .value("host-wait", "auto",
+             "how proving threads wait for the GPU: spin (a core each), yield (spin, giving the core up), block "
+             "(sleep until woken), auto (the CUDA runtime's choice: spin)")
       .value("drain-timeout-s", whole_seconds(defaults.drain_timeout), "how long SIGTERM waits for held tasks")
       .value("inject-fault", defaults.inject_fault, "TEST ONLY: corrupt-proof")
       .value("prove-delay-ms", millis(defaults.prove_delay), "TEST ONLY: sleep before each proof")
@@ -133,6 +136,7 @@ int main(int argc, char** argv) {
       try {
         device_config = prover::parse_device_config(flags.get("device-memory-budget"), flags.get("msm-window-bits"),
                                                     flags.get("msm-waves"), flags.get("shifted-tables"));
+        device_config.host_wait = prover::parse_host_wait(flags.get("host-wait"));
       } catch (const std::invalid_argument& e) {
         throw FlagError(e.what());
       }

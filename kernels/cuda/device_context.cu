@@ -281,6 +281,14 @@ DeviceContext::DeviceContext(int device_ordinal, const DeviceContextOptions& opt
                        (count > 0 ? " (valid ordinals 0.." + std::to_string(count - 1) + ")" : std::string()));
   }
   ZKFARM_CUDA_CHECK(cudaSetDevice(device_ordinal));
+  if (options.schedule != 0) {
+    if (options.schedule != cudaDeviceScheduleSpin && options.schedule != cudaDeviceScheduleYield &&
+        options.schedule != cudaDeviceScheduleBlockingSync)
+      throw std::invalid_argument("DeviceContextOptions::schedule: not a cudaDeviceSchedule flag");
+    // The primary context's flags (it is one per device and process, so
+    // this sets them for every context of this device in the process).
+    ZKFARM_CUDA_CHECK(cudaSetDeviceFlags(options.schedule));
+  }
 
   cudaDeviceProp prop{};
   ZKFARM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_ordinal));

@@ -231,6 +231,10 @@ struct DeviceContextOptions {
   // Streams the context owns (>= 1). Stream 0 is the default work stream of
   // the kernels' host entry points.
   std::size_t streams = 2;
+  // How host threads wait for the device (cudaSetDeviceFlags): one of
+  // cudaDeviceScheduleAuto (0, the runtime's choice), cudaDeviceScheduleSpin,
+  // cudaDeviceScheduleYield, cudaDeviceScheduleBlockingSync.
+  unsigned schedule = 0;
 };
 
 class DeviceContext {
