@@ -153,7 +153,8 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
 // Lanes (DeviceConfig::lanes, the worker's --slots): proofs from several
 // threads at once on one device, each bit-identical to the CPU's for its
 // seed (a proof that took another lane's vectors or streams would differ),
-// and a bad witness among them failing alone with the CPU's error.
+// and a bad witness among them failing alone with the CPU's error; with
+// the proving threads spinning and sleeping in their waits alike.
 TYPED_TEST(CudaProverTest, LanesProveAtOnceBitIdentically) {
   if (!have_gpu()) GTEST_SKIP() << "SKIPPED: no CUDA device";
   using Curve = TypeParam;
@@ -184,35 +185,41 @@ TYPED_TEST(CudaProverTest, LanesProveAtOnceBitIdentically) {
     seeded.seed = 100 + k;
     expected.push_back(std::get<ProofOf<Curve>>(cpu->prove(*cpu_circuit, wtns(witness), seeded, nullptr)).proof);
   }
-  DeviceConfig config;
-  config.lanes = 4;
-  auto prover = Prover::cuda(0, config);
-  auto loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
   auto broken = witness;
   broken[broken.size() / 3] += Fr::one();
-  std::vector<Groth16Proof<Curve>> got(kThreads * kProofs);
-  std::atomic<int> unsatisfied{0}, other_errors{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kProofs; ++i) {
-        const int k = t * kProofs + i;
-        ProveRequest seeded;
-        seeded.seed = 100 + k;
-        try {
-          got[k] = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, nullptr)).proof;
-          if (i == 1) prover->prove(*loaded, wtns(broken), seeded, nullptr);  // must throw
-        } catch (const Error& e) {
-          (e.kind() == ErrorCode::kUnsatisfied ? unsatisfied : other_errors)++;
+  // Threads spinning in their waits (the runtime's choice here), then
+  // sleeping in them (--host-wait block: the driver wakes each).
+  for (HostWait wait : {HostWait::kAuto, HostWait::kBlock}) {
+    SCOPED_TRACE(std::string("--host-wait ") + host_wait_name(wait));
+    DeviceConfig config;
+    config.lanes = 4;
+    config.host_wait = wait;
+    auto prover = Prover::cuda(0, config);
+    auto loaded = prover->load({dir + "/c.zkey", dir + "/c.pce", ""});
+    std::vector<Groth16Proof<Curve>> got(kThreads * kProofs);
+    std::atomic<int> unsatisfied{0}, other_errors{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kProofs; ++i) {
+          const int k = t * kProofs + i;
+          ProveRequest seeded;
+          seeded.seed = 100 + k;
+          try {
+            got[k] = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, nullptr)).proof;
+            if (i == 1) prover->prove(*loaded, wtns(broken), seeded, nullptr);  // must throw
+          } catch (const Error& e) {
+            (e.kind() == ErrorCode::kUnsatisfied ? unsatisfied : other_errors)++;
+          }
         }
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(unsatisfied.load(), kThreads);
-  EXPECT_EQ(other_errors.load(), 0);
-  for (int k = 0; k < kThreads * kProofs; ++k)
-    EXPECT_TRUE(got[k].a == expected[k].a && got[k].b == expected[k].b && got[k].c == expected[k].c)
-        << "proof " << k << " differs from the CPU's";
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(unsatisfied.load(), kThreads);
+    EXPECT_EQ(other_errors.load(), 0);
+    for (int k = 0; k < kThreads * kProofs; ++k)
+      EXPECT_TRUE(got[k].a == expected[k].a && got[k].b == expected[k].b && got[k].c == expected[k].c)
+          << "proof " << k << " differs from the CPU's";
+  }
 }
 
 TEST(CudaProver, MissingDeviceIsRefusedAtConstruction) {
