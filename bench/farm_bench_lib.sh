@@ -6,14 +6,11 @@
 #                     it and removes $WORK unless $keep is 1
 #   now, since T      the clock, and seconds since T (two decimals)
 #   free_port P       the first port from P up that nothing listens on
-#   metric PORT NAME [LABEL]
-#                     the sum of NAME's samples on http://127.0.0.1:PORT/metrics
-#                     (a counter, or a histogram's _sum / _count), those
-#                     whose labels hold LABEL (e.g. 'stage="parse_witness"')
-#                     when given
-#   scrape PORT, pick NAME [LABEL]
-#                     the same in two steps, for several values of one page:
-#                     page=$(scrape P); pick NAME <<<"$page"
+#   scrape PORT       the page at http://127.0.0.1:PORT/metrics
+#   pick NAME [LABEL] from a page on stdin, the sum of NAME's samples (a
+#                     counter, or a histogram's _sum / _count), those whose
+#                     labels hold LABEL (e.g. 'stage="parse_witness"') when
+#                     given: page=$(scrape P); pick NAME <<<"$page"
 # Sourced by bash scripts, so it has no shebang; this tells shellcheck the dialect.
 # shellcheck shell=bash
 
@@ -42,4 +39,3 @@ pick() {
   awk -v m="$1" -v l="${2:-}" '($1 == m || index($1, m "{") == 1) && (l == "" || index($1, l) > 0) { s += $2 }
     END { printf "%.6f", s + 0 }'
 }
-metric() { scrape "$1" | pick "$2" "${3:-}"; }

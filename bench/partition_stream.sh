@@ -96,9 +96,8 @@ pids+=($!)
 
 # One snapshot of the counters a row reads, one page from the worker on
 # PORT and one from the coordinator: device busy seconds; the slots' task
-# seconds; prove sum, count;
-# witness fetch + parse sum, count; dispatch wait sum, count; verification
-# sum, count.
+# seconds; prove sum, count; witness fetch + parse sum, count; dispatch
+# wait sum, count; verification sum, count.
 snapshot() {
   local worker_page coordinator_page
   worker_page=$(scrape "$1")
