@@ -34,7 +34,9 @@
 # from the worker's, the mean fetch + parse of a witness
 # (zkfarm_prove_stage_duration_seconds): its one preparer thread does that
 # for every partition, so 1000 / that is the most partitions per second
-# it can prepare.
+# it can prepare. Last, a device proof's mean host time outside the
+# device prover's clock (stages device_queue: the engine's lookups and any
+# wait for a lane; device_release: its buffers and events freed after).
 # --worker-args: more flags for every zkfarm-worker (e.g.
 # "--shifted-tables=off": the engine without its precomputed tables, the
 # before of a side-by-side run). Every proof is
@@ -97,7 +99,8 @@ pids+=($!)
 # One snapshot of the counters a row reads, one page from the worker on
 # PORT and one from the coordinator: device busy seconds; the slots' task
 # seconds; prove sum, count; witness fetch + parse sum, count; dispatch
-# wait sum, count; verification sum, count.
+# wait sum, count; verification sum, count; the device proofs' queue sum,
+# release sum, count.
 snapshot() {
   local worker_page coordinator_page
   worker_page=$(scrape "$1")
@@ -113,7 +116,10 @@ snapshot() {
     -v waits="$(pick zkfarm_partition_dispatch_wait_seconds_count <<<"$coordinator_page")" \
     -v verify="$(pick zkfarm_verify_duration_seconds_sum <<<"$coordinator_page")" \
     -v verifies="$(pick zkfarm_verify_duration_seconds_count <<<"$coordinator_page")" \
-    'BEGIN { printf "%s %s %s %s %.6f %s %s %s %s %s\n", busy, task, prove, proofs, fetch + parse, fetches, wait, waits, verify, verifies }'
+    -v queue="$(pick zkfarm_prove_stage_duration_seconds_sum 'stage="device_queue"' <<<"$worker_page")" \
+    -v release="$(pick zkfarm_prove_stage_duration_seconds_sum 'stage="device_release"' <<<"$worker_page")" \
+    -v queues="$(pick zkfarm_prove_stage_duration_seconds_count 'stage="device_queue"' <<<"$worker_page")" \
+    'BEGIN { printf "%s %s %s %s %.6f %s %s %s %s %s %s %s %s\n", busy, task, prove, proofs, fetch + parse, fetches, wait, waits, verify, verifies, queue, release, queues }'
 }
 
 witnesses=()
@@ -130,7 +136,7 @@ for p in $prefetch_values; do
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
   "$ZKFARM" wait "$warm" --quiet --timeout 600 >/dev/null
   read -r busy0 task0 prove_sum0 prove_count0 prep_sum0 prep_count0 wait_sum0 wait_count0 verify_sum0 verify_count0 \
-    < <(snapshot "$metrics_port")
+    queue_sum0 release_sum0 queue_count0 < <(snapshot "$metrics_port")
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
@@ -152,21 +158,24 @@ for p in $prefetch_values; do
     util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-s$slots-p$p.txt")
   fi
   read -r busy1 task1 prove_sum1 prove_count1 prep_sum1 prep_count1 wait_sum1 wait_count1 verify_sum1 verify_count1 \
-    < <(snapshot "$metrics_port")
+    queue_sum1 release_sum1 queue_count1 < <(snapshot "$metrics_port")
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
   rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" -v t0="$task0" -v t1="$task1" \
     -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" \
     -v submitted="$submitted" -v w0="$wait_sum0" -v w1="$wait_sum1" -v wc0="$wait_count0" -v wc1="$wait_count1" \
     -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" \
-    -v q0="$prep_sum0" -v q1="$prep_sum1" -v qc0="$prep_count0" -v qc1="$prep_count1" 'BEGIN {
+    -v q0="$prep_sum0" -v q1="$prep_sum1" -v qc0="$prep_count0" -v qc1="$prep_count1" \
+    -v d0="$queue_sum0" -v d1="$queue_sum1" -v r0="$release_sum0" -v r1="$release_sum1" -v dc0="$queue_count0" \
+    -v dc1="$queue_count1" 'BEGIN {
     prove = (c1 > c0) ? (s1 - s0) / (c1 - c0) : 0
-    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f | %.2f |", s, p, n, wall,
+    printf "| %d | %d | %d | %.2f | %.2f | %.1f | %.2f | %.0f%% | %.0f%% | %.0f%% | %s | %.2f | %.1f | %.2f | %.2f | %.3f / %.3f |", s, p, n, wall,
       n / wall, prove * 1000, (prove > 0 ? s / prove : 0), 100 * (b1 - b0) / wall, 100 * (t1 - t0) / wall / s,
       (prove > 0 ? 100 * n / wall * prove / s : 0), util, submitted, (wc1 > wc0 ? 1000 * (w1 - w0) / (wc1 - wc0) : 0),
-      (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0), (qc1 > qc0 ? 1000 * (q1 - q0) / (qc1 - qc0) : 0) }')")
+      (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0), (qc1 > qc0 ? 1000 * (q1 - q0) / (qc1 - qc0) : 0),
+      (dc1 > dc0 ? 1000 * (d1 - d0) / (dc1 - dc0) : 0), (dc1 > dc0 ? 1000 * (r1 - r0) / (dc1 - dc0) : 0) }')")
 done
 done
-echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | slots busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | slots busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) | queue / release ms (mean, outside the prover's clock) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

@@ -418,16 +418,23 @@ class CudaEngine final : public EngineOf<CudaEngine> {
   Groth16Proof<Curve> run(const CircuitOf<Curve>& circuit, std::span<const typename Curve::Fr> witness,
                           const ProveOptions<typename Curve::Fr>& options, Timings* timings) {
     cuda::DeviceProveTimings t;
+    Stopwatch clock;
+    double queued = 0, called = 0;
     Groth16Proof<Curve> proof =
         device_guarded("proving on device " + std::to_string(state_->ctx->ordinal()), [&] {
           state_->ctx->activate();  // this thread's current device must be ours (see attach())
           const auto device = resident(circuit);
           LaneGuard lane(*state_, lane_limit(device->memory_plan));
-          return state_->cache.run_evicting(id_of(circuit), [&] {
-            return state_->prover<Curve>(lane.lane()).prove(device->key, device->pce, device->memory_plan, witness,
-                                                            options, &t);
+          auto& prover = state_->prover<Curve>(lane.lane());
+          queued = clock.lap();
+          auto made = state_->cache.run_evicting(id_of(circuit), [&] {
+            return prover.prove(device->key, device->pce, device->memory_plan, witness, options, &t);
           });
+          called = clock.lap();
+          return made;
         });
+    timings->device_queue = queued;
+    timings->device_release = std::max(0.0, called - t.total_ms / 1e3);
     timings->witness_check = 0;  // host checks are microseconds; the device's is part of spmv
     timings->upload_witness = t.upload_ms / 1e3;
     timings->spmv = t.spmv_ms / 1e3;

@@ -121,6 +121,11 @@ struct Timings {
   double spmv = 0, ntt = 0, msm = 0;
   double prove = 0;  // the kernel's total (includes the stages above from witness_check)
   double verify = 0;
+  // A device proof's host time outside its own clock (prove): before it,
+  // the engine's circuit and lane lookups (and a wait for a lane when
+  // every one is taken); after it, the proof's device vectors and events
+  // released. 0 on the CPU.
+  double device_queue = 0, device_release = 0;
   std::uint64_t device_scratch_bytes = 0;  // device memory the proof allocated for itself
   std::uint64_t device_streamed_bytes = 0;  // key points copied from host memory during the MSMs
   std::uint64_t device_skipped_bytes = 0;   // streamed key points left on the host (their scalars were zero)

@@ -89,12 +89,19 @@ TYPED_TEST(CudaProverTest, LoadsFilesAndProvesOnTheDevice) {
     const auto proof = std::get<ProofOf<Curve>>(prover->prove(*loaded, wtns(witness), seeded, &timings)).proof;
     EXPECT_TRUE(groth16_verify<Curve>(key.verifying_key(), pub, proof));
     EXPECT_GT(timings.prove, 0);
+    // The host time outside the device prover's clock: the lookups before
+    // it (never nothing), the release after it; well under the proof.
+    EXPECT_GT(timings.device_queue, 0);
+    EXPECT_GE(timings.device_release, 0);
+    EXPECT_LT(timings.device_queue + timings.device_release, 1.0);
     // Bit-identical to the CPU's for the same seed.
     auto cpu = Prover::cpu();
+    Timings cpu_timings;
     const auto cpu_proof =
         std::get<ProofOf<Curve>>(cpu->prove(*cpu->load({dir + "/c.zkey", dir + "/c.pce", ""}), wtns(witness), seeded,
-                                            &timings))
+                                            &cpu_timings))
             .proof;
+    EXPECT_EQ(cpu_timings.device_queue + cpu_timings.device_release, 0) << "the CPU has no device clock";
     EXPECT_TRUE(proof.a == cpu_proof.a && proof.b == cpu_proof.b && proof.c == cpu_proof.c);
   }
   // A prepared witness (the worker's prefetch) sits in page-locked memory

@@ -133,6 +133,10 @@ Finished TaskStages::prove(const Prepared& p) {
     metrics_.prove_stage_duration(metrics::Stage::kSpmv).Observe(timings.spmv);
     metrics_.prove_stage_duration(metrics::Stage::kNtt).Observe(timings.ntt);
     metrics_.prove_stage_duration(metrics::Stage::kMsm).Observe(timings.msm);
+    if (timings.device_queue > 0 || timings.device_release > 0) {  // a device proof
+      metrics_.prove_stage_duration(metrics::Stage::kDeviceQueue).Observe(timings.device_queue);
+      metrics_.prove_stage_duration(metrics::Stage::kDeviceRelease).Observe(timings.device_release);
+    }
     metrics_.prove_duration(task.circuit_id).Observe(timings.prove);
     metrics_.proofs(task.circuit_id).Increment();
     return Finished{wire::encode_envelope([&](wire::Envelope::Body::Builder body) {

@@ -33,6 +33,8 @@ std::string_view stage_label(Stage stage) {
     case Stage::kSpmv: return "spmv";
     case Stage::kNtt: return "ntt";
     case Stage::kMsm: return "msm";
+    case Stage::kDeviceQueue: return "device_queue";
+    case Stage::kDeviceRelease: return "device_release";
   }
   return "unknown";
 }

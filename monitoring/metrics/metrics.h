@@ -51,12 +51,14 @@ namespace zkfarm::metrics {
 
 // ---- label values -------------------------------------------------------
 
-// The prover stages timed per partition (label `stage`).
-enum class Stage { kFetchWitness, kParseWitness, kWitnessCheck, kSpmv, kNtt, kMsm };
-inline constexpr std::array<Stage, 6> kAllStages = {Stage::kFetchWitness, Stage::kParseWitness,
-                                                    Stage::kWitnessCheck, Stage::kSpmv,
-                                                    Stage::kNtt,          Stage::kMsm};
-// "fetch_witness", "parse_witness", "witness_check", "spmv", "ntt", "msm".
+// The prover stages timed per partition (label `stage`). The last two are a
+// device proof's host time outside its own clock (prover::Timings).
+enum class Stage { kFetchWitness, kParseWitness, kWitnessCheck, kSpmv, kNtt, kMsm, kDeviceQueue, kDeviceRelease };
+inline constexpr std::array<Stage, 8> kAllStages = {Stage::kFetchWitness, Stage::kParseWitness, Stage::kWitnessCheck,
+                                                    Stage::kSpmv,         Stage::kNtt,          Stage::kMsm,
+                                                    Stage::kDeviceQueue,  Stage::kDeviceRelease};
+// "fetch_witness", "parse_witness", "witness_check", "spmv", "ntt", "msm",
+// "device_queue", "device_release".
 std::string_view stage_label(Stage stage);
 
 // The four job priorities, in scheduling order.

@@ -254,6 +254,7 @@ TEST(Labels, Normalization) {
   EXPECT_EQ(curve_label("bls12381"), "bls12381");
   EXPECT_EQ(curve_label("secp256k1"), "unknown");
   EXPECT_EQ(stage_label(Stage::kMsm), "msm");
+  EXPECT_EQ(stage_label(Stage::kDeviceRelease), "device_release");
 }
 
 TEST(Endpoint, BindAddresses) {
