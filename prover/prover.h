@@ -123,8 +123,9 @@ struct Timings {
   double verify = 0;
   // A device proof's host time outside its own clock (prove): before it,
   // the engine's circuit and lane lookups (and a wait for a lane when
-  // every one is taken); after it, the proof's device vectors and events
-  // released. 0 on the CPU.
+  // every one is taken, or the upload of a circuit the device had
+  // evicted); after it, the proof's device vectors and events released
+  // (and, after an out-of-memory retry, the failed attempt). 0 on the CPU.
   double device_queue = 0, device_release = 0;
   std::uint64_t device_scratch_bytes = 0;  // device memory the proof allocated for itself
   std::uint64_t device_streamed_bytes = 0;  // key points copied from host memory during the MSMs
