@@ -133,7 +133,7 @@ Finished TaskStages::prove(const Prepared& p) {
     metrics_.prove_stage_duration(metrics::Stage::kSpmv).Observe(timings.spmv);
     metrics_.prove_stage_duration(metrics::Stage::kNtt).Observe(timings.ntt);
     metrics_.prove_stage_duration(metrics::Stage::kMsm).Observe(timings.msm);
-    if (timings.device_queue > 0 || timings.device_release > 0) {  // a device proof
+    if (device.ordinal >= 0) {  // a device proof: its host time outside the device's clock
       metrics_.prove_stage_duration(metrics::Stage::kDeviceQueue).Observe(timings.device_queue);
       metrics_.prove_stage_duration(metrics::Stage::kDeviceRelease).Observe(timings.device_release);
     }
