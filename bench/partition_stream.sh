@@ -5,6 +5,7 @@
 #   bench/partition_stream.sh [--curve bls12381] [--constraints 4194304]
 #       [--jobs 4] [--partitions 8] [--device 0 | --cpu] [--prefetch "0 1"]
 #       [--slots "1"] [--keep] [--worker-args "--shifted-tables=off"]
+#       [--base-worker PATH [--rounds 2]]
 #
 # Needs a CUDA build of zkfarm, zkfarm-coordinator and zkfarm-worker
 # (ZKFARM_BIN, default bazel-bin; a bundle from tests/gpu/farm_bundle.sh on
@@ -39,7 +40,12 @@
 # wait for a lane; device_release: its buffers and events freed after).
 # --worker-args: more flags for every zkfarm-worker (e.g.
 # "--shifted-tables=off": the engine without its precomputed tables, the
-# before of a side-by-side run). Every proof is
+# before of a side-by-side run). --base-worker PATH: a second
+# zkfarm-worker binary (another revision's: tests/gpu/farm_bundle.sh
+# --base-worker) run on the same circuit, key, Redis and coordinator for
+# each --slots and --prefetch value, the two alternating (base first in odd
+# rounds, this one first in even ones) for --rounds rounds (default 2); a
+# first column names each row's worker and round. Every proof is
 # verified by the coordinator (a job is done only when all verified).
 # Not a test: numbers go to BENCHMARKS.md.
 set -euo pipefail
@@ -49,7 +55,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 BIN=${ZKFARM_BIN:-$ROOT/bazel-bin}
 ZKFARM=$BIN/cli/zkfarm
 curve=bls12381 constraints=4194304 jobs=4 partitions=8 device=0 prefetch_values="0 1" slot_values=1 keep=0
-worker_args=()
+worker_args=() base_worker="" rounds=""
 while (($#)); do
   case $1 in
     --curve) curve=$2; shift ;;
@@ -62,11 +68,25 @@ while (($#)); do
     --slots) slot_values=$2; shift ;;
     --keep) keep=1 ;;
     --worker-args) read -r -a worker_args <<<"$2"; shift ;;
+    --base-worker) base_worker=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "partition_stream.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
+
+this_worker=$BIN/worker/zkfarm-worker
+if [[ -n $base_worker ]]; then
+  [[ -x $base_worker ]] || { echo "partition_stream.sh: --base-worker $base_worker is not an executable file" >&2; exit 2; }
+  rounds=${rounds:-2}
+elif [[ -n $rounds ]]; then
+  echo "partition_stream.sh: --rounds compares two workers: give --base-worker too" >&2
+  exit 2
+else
+  rounds=1
+fi
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "partition_stream.sh: --rounds must be a positive integer, got '$rounds'" >&2; exit 2; }
 
 # shellcheck source=bench/farm_bench_lib.sh
 source "$HERE/farm_bench_lib.sh"
@@ -127,10 +147,22 @@ for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
 rows=()
 for slots in $slot_values; do
 for p in $prefetch_values; do
+for ((round = 1; round <= rounds; round++)); do
+# This round's workers in order, as "label path".
+if [[ -z $base_worker ]]; then
+  order=("- $this_worker")
+elif ((round % 2)); then
+  order=("base $base_worker" "this $this_worker")
+else
+  order=("this $this_worker" "base $base_worker")
+fi
+for entry in "${order[@]}"; do
+  label=${entry%% *} worker_binary=${entry#* }
+  tag=s$slots-p$p${base_worker:+-$label$round}
   metrics_port=$(free_port 39570)
-  "$BIN/worker/zkfarm-worker" "${backend[@]}" --id "stream-s$slots-p$p" --coordinator "tcp://127.0.0.1:$port" \
+  "$worker_binary" "${backend[@]}" --id "stream-$tag" --coordinator "tcp://127.0.0.1:$port" \
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch "$p" --slots "$slots" \
-    --metrics-listen "127.0.0.1:$metrics_port" "${worker_args[@]}" >"$WORK/worker-s$slots-p$p.log" 2>&1 &
+    --metrics-listen "127.0.0.1:$metrics_port" "${worker_args[@]}" >"$WORK/worker-$tag.log" 2>&1 &
   worker=$!
   pids+=("$worker")
   warm=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns" "$WORK/w.wtns")
@@ -139,7 +171,7 @@ for p in $prefetch_values; do
     queue_sum0 release_sum0 queue_count0 < <(snapshot "$metrics_port")
   sampler=""
   if [[ -n $device ]] && command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-s$slots-p$p.txt" 2>/dev/null &
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 -i "$device" >"$WORK/util-$tag.txt" 2>/dev/null &
     sampler=$!
   fi
   t=$(now)
@@ -148,20 +180,20 @@ for p in $prefetch_values; do
   submitted=$(since "$t")
   for job in "${stream[@]}"; do
     state=$("$ZKFARM" wait "$job" --timeout 1200 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
-    [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-s$slots-p$p.log" >&2; exit 1; }
+    [[ $state == "done" ]] || { echo "job $job ended $state" >&2; tail -20 "$WORK/worker-$tag.log" >&2; exit 1; }
   done
   wall=$(since "$t")
   util="-"
   if [[ -n $sampler ]]; then
     kill "$sampler" 2>/dev/null || true
     wait "$sampler" 2>/dev/null || true
-    util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-s$slots-p$p.txt")
+    util=$(awk '$1 ~ /^[0-9]+$/ {s += $1; n++} END {if (n) printf "%.0f%%", s / n; else print "-"}' "$WORK/util-$tag.txt")
   fi
   read -r busy1 task1 prove_sum1 prove_count1 prep_sum1 prep_count1 wait_sum1 wait_count1 verify_sum1 verify_count1 \
     queue_sum1 release_sum1 queue_count1 < <(snapshot "$metrics_port")
   kill "$worker" 2>/dev/null || true
   wait "$worker" 2>/dev/null || true
-  rows+=("$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" -v t0="$task0" -v t1="$task1" \
+  rows+=("${base_worker:+| $label $round }$(awk -v s="$slots" -v p="$p" -v n=$((jobs * partitions)) -v wall="$wall" -v b0="$busy0" -v b1="$busy1" -v t0="$task0" -v t1="$task1" \
     -v s0="$prove_sum0" -v s1="$prove_sum1" -v c0="$prove_count0" -v c1="$prove_count1" -v util="$util" \
     -v submitted="$submitted" -v w0="$wait_sum0" -v w1="$wait_sum1" -v wc0="$wait_count0" -v wc1="$wait_count1" \
     -v v0="$verify_sum0" -v v1="$verify_sum1" -v vc0="$verify_count0" -v vc1="$verify_count1" \
@@ -176,6 +208,10 @@ for p in $prefetch_values; do
       (dc1 > dc0 ? 1000 * (d1 - d0) / (dc1 - dc0) : 0), (dc1 > dc0 ? 1000 * (r1 - r0) / (dc1 - dc0) : 0) }')")
 done
 done
+done
+done
+[[ -n $base_worker ]] && printf '| worker, round '
 echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | slots busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) | queue / release ms (mean, outside the prover's clock) |"
+[[ -n $base_worker ]] && printf '|---'
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

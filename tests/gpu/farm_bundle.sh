@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# farm_bundle.sh [OUT] [--witgen-tools] [--node] -- bundles the Bazel-built
+# farm_bundle.sh [OUT] [--witgen-tools] [--node] [--bench] [--device-tests]
+#   [--base-worker REV] [--archive] -- bundles the Bazel-built
 # farm (zkfarm, zkfarm-coordinator, zkfarm-worker with the CUDA backend, and
 # the device programs partition_benchmark and cuda_backend_test) plus
 # redis-server/redis-cli and every non-system shared library they need, for
 # a GPU host that has only the driver. OUT (default out/farm) gets cli/,
 # coordinator/, worker/ (the layout tools/demo.sh's ZKFARM_BIN expects),
 # bin/ (redis, the device programs) and lib/; binaries are stripped so the
-# bundle stays small enough to carry (< 64 MiB).
+# bundle stays small enough to carry (< 64 MiB; with --device-tests or
+# --base-worker, carry --archive's file instead).
 #   --witgen-tools: what `zkfarm circuit add --witness-generator` needs
 #     beyond g++ (which GPU hosts have): nasm in bin/, and in witgen/ gmp.h,
 #     nlohmann/json.hpp and libgmp.so (the link name; the generator then
@@ -19,21 +21,60 @@
 #     bench/verifier_pool_bench, in bin/, with the files they read in
 #     runfiles/zkfarm/ (RUNFILES_DIR=runfiles): for bench/verifier_scaling.sh
 #     on a host with idle cores.
+#   --device-tests: the GPU test programs too (gpu_kernels_test,
+#     groth16_device_test, setup_device_test; cuda_backend_test is always
+#     there) in bin/, with the libraries Bazel links them against, and
+#     run_gpu_tests.sh beside a `run` wrapper in OUT: `GPU_BENCH=0
+#     OUT/run_gpu_tests.sh LOGDIR` runs them as on a build_bundle.sh bundle,
+#     with no compiler on the GPU host.
+#   --base-worker REV: zkfarm-worker as built from revision REV too, as
+#     worker/zkfarm-worker.base, for a side-by-side run in one call
+#     (bench/partition_stream.sh --base-worker). Built in a temporary git
+#     worktree with its own Bazel output base: a full build unless
+#     ~/.bazelrc sets `build --disk_cache=DIR`, with which every action REV
+#     shares with the tree is a cache hit. Needs the git metadata.
+#   --archive: OUT.tar.xz as well (xz -9e: its 64 MiB window finds the
+#     CUDA code the binaries share, so a bundle with the test programs and
+#     a base worker, 228 MB, packs to 28 MB; ~2 minutes on two cores). On
+#     the GPU host: `tar -xJf OUT.tar.xz -C $(dirname OUT)`.
 #   tests/gpu/farm_bundle.sh && (carry out/farm) tests/gpu/run_farm_gpus.sh out/farm
+#   tests/gpu/farm_bundle.sh out/farm --device-tests --base-worker main --archive
+#     && (carry out/farm.tar.xz) tar -xJf out/farm.tar.xz -C out &&
+#     GPU_BENCH=0 out/farm/run_gpu_tests.sh && PATH=$PWD/out/farm/bin:$PATH
+#     LD_LIBRARY_PATH=$PWD/out/farm/lib ZKFARM_BIN=out/farm bench/partition_stream.sh
+#     --curve bn254 --constraints 65536 --base-worker out/farm/worker/zkfarm-worker.base
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=out/farm witgen_tools=0 node=0 bench=0
-for arg in "$@"; do
-  case $arg in
+out=out/farm witgen_tools=0 node=0 bench=0 device_tests=0 base_rev="" archive=0
+while (($#)); do
+  case $1 in
     --witgen-tools) witgen_tools=1 ;;
     --node) node=1 ;;
     --bench) bench=1 ;;
-    -*) echo "farm_bundle.sh: unknown option $arg" >&2; exit 2 ;;
-    *) out=$arg ;;
+    --device-tests) device_tests=1 ;;
+    --base-worker)
+      [[ $# -ge 2 && -n $2 ]] || { echo "farm_bundle.sh: --base-worker needs a revision" >&2; exit 2; }
+      base_rev=$2
+      shift
+      ;;
+    --archive) archive=1 ;;
+    -*) echo "farm_bundle.sh: unknown option $1" >&2; exit 2 ;;
+    *) out=$1 ;;
   esac
+  shift
 done
+base_commit=""
+if [[ -n $base_rev ]]; then
+  git rev-parse --git-dir >/dev/null 2>&1 ||
+    { echo "farm_bundle.sh: --base-worker needs a git checkout (this tree has no git metadata)" >&2; exit 2; }
+  base_commit=$(git rev-parse --verify --quiet "$base_rev^{commit}") ||
+    { echo "farm_bundle.sh: --base-worker: no commit named '$base_rev' in this repository" >&2; exit 2; }
+fi
+device_test_targets=()
+((device_tests)) && device_test_targets=(//tests/gpu:gpu_kernels_test //tests/gpu:groth16_device_test
+  //tests/gpu:setup_device_test)
 bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker //worker:cuda_backend_test \
-  //tests/gpu:partition_benchmark
+  //tests/gpu:partition_benchmark "${device_test_targets[@]}"
 ((bench)) && bazel build //bench:load_driver //bench:verifier_pool_bench
 rm -rf "$out"
 mkdir -p "$out/cli" "$out/coordinator" "$out/worker" "$out/bin" "$out/lib"
@@ -60,11 +101,59 @@ if ((bench)); then
   done
 fi
 ((node)) && xz -T0 -6 -c "$(command -v node)" >"$out/node.xz"
+if ((device_tests)); then
+  for t in gpu_kernels_test groth16_device_test setup_device_test; do install -m 755 "bazel-bin/tests/gpu/$t" "$out/bin/"; done
+  # Bazel links a test against its libraries' .so files in bazel-bin/_solib_*,
+  # found through the test's RUNPATH there; in the bundle they sit in lib/.
+  for so in bazel-bin/_solib_*/*.so; do
+    [[ -e $so ]] && install -m 644 "$(readlink -f "$so")" "$out/lib/$(basename "$so")" && strip --strip-debug "$out/lib/$(basename "$so")"
+  done
+  install -m 755 tests/gpu/run_gpu_tests.sh "$out/"
+  # run_gpu_tests.sh starts each program through `run` (as in a
+  # build_bundle.sh bundle): the bundle's bin/ and lib/ first.
+  cat >"$out/run" <<'RUN'
+#!/usr/bin/env bash
+# run PROGRAM [ARGS...] -- a program of this bundle's bin/ with its lib/.
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+exec "$here/bin/$1" "${@:2}"
+RUN
+  chmod 755 "$out/run"
+fi
+if [[ -n $base_commit ]]; then
+  base_tree=$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-base.XXXXXX")
+  trap 'git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"' EXIT
+  git worktree add --detach "$base_tree" "$base_commit" >/dev/null
+  out_dir=$(cd "$out" && pwd)
+  # clean --expunge: the worktree's output base goes with it (the disk
+  # cache, if any, keeps its actions).
+  (cd "$base_tree" && bazel build //worker:zkfarm-worker &&
+    install -m 755 bazel-bin/worker/zkfarm-worker "$out_dir/worker/zkfarm-worker.base" &&
+    bazel clean --expunge 2>/dev/null)
+  echo "base worker: $base_rev ($base_commit) as $out/worker/zkfarm-worker.base"
+fi
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libcuda\.so|libnvidia)'
 for binary in "$out"/cli/* "$out"/coordinator/* "$out"/worker/* "$out"/bin/*; do
   strip --strip-debug "$binary"
-  ldd "$binary" | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+  # lib/ searched too: the test programs' own libraries are there, and ldd
+  # then lists what those need as well.
+  LD_LIBRARY_PATH=$out/lib ldd "$binary" | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     [[ $name =~ $skip ]] || cp -Ln "$path" "$out/lib/$name" 2>/dev/null || true
   done
 done
+missing=$(for binary in "$out"/cli/* "$out"/coordinator/* "$out"/worker/* "$out"/bin/*; do
+  LD_LIBRARY_PATH=$out/lib ldd "$binary" | awk -v b="$binary" '/not found/ {print b ": " $1}'
+done)
+[[ -z $missing ]] || { echo "farm_bundle.sh: libraries missing from $out/lib:" >&2; echo "$missing" >&2; exit 1; }
 du -sh "$out" | awk '{print "farm bundle: " $1 " in " $2}'
+if ((archive)); then
+  # Binaries that share CUDA code next to each other in the stream, so that
+  # xz's window holds one while it packs the other.
+  parent=$(dirname "$out") name=$(basename "$out")
+  (cd "$parent" && { find "$name/worker" "$name/cli" "$name/bin" -type f | sort
+    find "$name" -type f -not -path "$name/worker/*" -not -path "$name/cli/*" -not -path "$name/bin/*" | sort
+  } | tar -cf - --no-recursion -T -) |
+    xz -9e -T2 >"$out.tar.xz.tmp"
+  mv "$out.tar.xz.tmp" "$out.tar.xz"
+  du -h "$out.tar.xz" | awk '{print "farm archive: " $1 " in " $2}'
+fi
