@@ -23,8 +23,8 @@
 //
 // Where the figures come from (coordinator/intake.h):
 //  - queued_ahead: the intake counts each registered tenant's queues (LLEN
-//    of its four, one pipeline every --intake-poll-ms, and before its first
-//    take). A push cannot count them itself: a raw LPUSH runs no code of
+//    of its four, one pipeline every --intake-poll-ms but at most every
+//    kQueueCountMinPeriod, and before its first take). A push cannot count them itself: a raw LPUSH runs no code of
 //    ours, and the submit function runs with the tenant's ACL, which may
 //    not read its quotas. "Ahead" is in the order the intake takes a
 //    tenant's jobs (priority, then age): when a tenant has more than

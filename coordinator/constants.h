@@ -25,10 +25,24 @@ inline constexpr milliseconds kDefaultHeartbeatInterval{1000};
 // answers within a second or two (its link thread never blocks on proving),
 // so five seconds of silence is a dead or cut-off process, not a slow one.
 inline constexpr milliseconds kDefaultDeadAfter{5000};
-// How often the non-critical queues are polled (the critical queue wakes the
-// intake at once with BLMOVE). Bounds the queue latency of a normal job at
-// 200 ms, against one cheap Redis script per poll.
-inline constexpr milliseconds kDefaultIntakePoll{200};
+// How often the non-critical queues are polled while they are empty (the
+// critical queue wakes the intake at once with BLMOVE; a queued backlog is
+// taken job after job without waiting). Bounds the queue latency of a
+// normal job on an idle farm at 20 ms, or at the server's tick where that is
+// longer (a blocking command's timeout ends at the next one: Redis's default
+// hz 10 makes it ~100 ms, deploy/redis.conf's hz 100 ~25 ms). A
+// one-partition job of ~15 ms of proving, submit to done, median: 185 ms at
+// 200 ms, 66 ms at 20 ms (hz 10); 131 and 50 ms with hz 100 (BENCHMARKS.md,
+// "A small job's latency"). An idle coordinator
+// pays one take script and one BLMOVE per poll: 100 Redis calls a second,
+// the script ~5 us without tenants and ~0.1 ms with a hundred (it tries
+// each one's four queues).
+inline constexpr milliseconds kDefaultIntakePoll{20};
+// The tenants' queue counts (admission's max-queued-jobs, the intake slots'
+// shares) and the zkfarm_queue_depth gauge are refreshed every poll but at
+// most this often: each is a pipeline of four LLENs per tenant, which need
+// not follow a 20 ms poll.
+inline constexpr milliseconds kQueueCountMinPeriod{200};
 // Failed attempts per partition before the job fails: a second worker and a
 // third get their chance, more only repeats a deterministic failure.
 inline constexpr std::uint32_t kDefaultMaxAttempts = 3;

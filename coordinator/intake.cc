@@ -111,7 +111,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
     try {
       if (Clock::now() >= next_depth_sample) {
         sample_queue_depth(redis);
-        next_depth_sample = Clock::now() + config_.intake_poll;
+        next_depth_sample = Clock::now() + queue_count_period();
       }
       if (lease_ && lease_->take_recovery_request()) recovered = false;  // resume them, keeping proved partitions
       if (!recovered) {
@@ -155,7 +155,7 @@ void Intake::run(const std::atomic<bool>& stopping) {
       // shares) before the first take and every poll.
       if (Clock::now() >= next_queue_count_) {
         count_tenant_queues(redis, store);
-        next_queue_count_ = Clock::now() + config_.intake_poll;
+        next_queue_count_ = Clock::now() + queue_count_period();
       }
       release_holds();
       std::optional<std::string> raw;

@@ -80,6 +80,7 @@
 // existing job is not touched.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -183,6 +184,11 @@ class Intake {
   // Counts every tenant's queued jobs (queued_) and fails those beyond its
   // max-queued-jobs (admission.h). A farm without tenants skips it.
   void count_tenant_queues(RedisClient& redis, JobStore& store);
+  // How often the queues are counted: every poll, at most every
+  // kQueueCountMinPeriod.
+  std::chrono::milliseconds queue_count_period() const {
+    return std::max(config_.intake_poll, coordinator::kQueueCountMinPeriod);
+  }
   // Ends each tenant's hold whose verdict with the figures now is not a
   // hold (or whose quota went).
   void release_holds();

@@ -22,7 +22,8 @@
 #   k8s-generated          the ConfigMaps match their sources (generate_configmaps.py)
 #   k8s-schema             the manifests against the Kubernetes schema (k8s_check.py)
 #   compose-config         docker-compose config (the compose schema) and the farm's layout
-#   redis-conf             redis-server starts with deploy/redis.conf: AOF everysec, noeviction
+#   redis-conf             redis-server starts with deploy/redis.conf: AOF everysec, noeviction,
+#                          hz 100
 #   redis-acl              the compose and k8s Redis commands, run here with a real
 #                          redis-server, load deploy/users.acl onto the data volume;
 #                          the coordinator logs in as zkfarm-admin, the workers as
@@ -284,7 +285,7 @@ redis_conf() {
   done
   local status=0 key want got password
   password=$(sed -n 's/^requirepass //p' deploy/redis.conf)
-  for pair in appendonly=yes appendfsync=everysec maxmemory-policy=noeviction; do
+  for pair in appendonly=yes appendfsync=everysec maxmemory-policy=noeviction hz=100; do
     key=${pair%%=*} want=${pair#*=}
     got=$(redis-cli -s "$socket" --no-auth-warning -a "$password" config get "$key" 2>&1 | sed -n 2p)
     if [[ $got != "$want" ]]; then
