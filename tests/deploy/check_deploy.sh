@@ -34,6 +34,12 @@
 #   coordinators-listed-selftest  the previous check catches a second
 #                          coordinator the workers do not list, and passes
 #                          once they list both
+#   image-libraries        the image's runtime stage (deploy/docker/Dockerfile)
+#                          installs the Debian package of every shared library
+#                          the five binaries it ships load (ldd, dpkg -S, the
+#                          packages' dependencies: image_libs_check.py)
+#   image-libraries-selftest  the previous check catches the runtime stage
+#                          without libcurl4
 #   reaping-init           the image's PID 1 is tini (it reaps orphans) and no
 #                          compose service or k8s container replaces it
 #                          (no `entrypoint:`, no `command:`)
@@ -494,6 +500,36 @@ load_env() {
 # coordinator must log in, take a job from the queue and fail it (unknown
 # circuit) through its own transitions; the worker must be admitted over
 # CURVE.
+# The binaries deploy/docker/Dockerfile installs, built here (CPU-only
+# without the CUDA toolkit: the same libraries but the driver's).
+IMAGE_BINARIES=(coordinator/zkfarm-coordinator worker/zkfarm-worker cli/zkfarm cli/zkfarm-farm cli/zkfarm-prove)
+image_binaries() {
+  local targets=() b bin
+  for b in "${IMAGE_BINARIES[@]}"; do targets+=("//${b%/*}:${b#*/}"); done
+  bazel build "${targets[@]}" >&2 || return 1
+  bin=$(bazel info bazel-bin 2>/dev/null) || return 1
+  for b in "${IMAGE_BINARIES[@]}"; do echo "$bin/$b"; done
+}
+image_libraries() {
+  local binaries
+  mapfile -t binaries < <(image_binaries)
+  ((${#binaries[@]} == ${#IMAGE_BINARIES[@]})) || return 1
+  $PYTHON $HERE/image_libs_check.py deploy/docker/Dockerfile "${binaries[@]}"
+}
+image_libraries_selftest() {
+  local binaries out
+  mapfile -t binaries < <(image_binaries)
+  ((${#binaries[@]} == ${#IMAGE_BINARIES[@]})) || return 1
+  sed 's/ libcurl4 / /' deploy/docker/Dockerfile >"$TMP/Dockerfile.nocurl"
+  grep -q ' libcurl4 ' "$TMP/Dockerfile.nocurl" && { echo "selftest: could not remove libcurl4"; return 1; }
+  if out=$($PYTHON $HERE/image_libs_check.py "$TMP/Dockerfile.nocurl" "${binaries[@]}"); then
+    echo "image_libs_check.py passed a runtime stage without libcurl4:"
+    echo "$out"
+    return 1
+  fi
+  grep -q 'no libcurl.so.4 (Debian package libcurl4)' <<<"$out" || { echo "unexpected report:"; echo "$out"; return 1; }
+}
+
 systemd_farm() {
   local bin
   bazel build //coordinator:zkfarm-coordinator //worker:zkfarm-worker //cli:zkfarm || return 1
@@ -705,6 +741,8 @@ check redis-acl redis_acl
 
 check coordinators-listed coordinators_listed
 check coordinators-listed-selftest coordinators_listed_selftest
+check image-libraries image_libraries
+check image-libraries-selftest image_libraries_selftest
 check reaping-init reaping_init
 check secure-defaults secure_defaults
 check systemd-farm systemd_farm
