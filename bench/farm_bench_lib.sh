@@ -6,6 +6,10 @@
 #                     it and removes $WORK unless $keep is 1
 #   now, since T      the clock, and seconds since T (two decimals)
 #   free_port P       the first port from P up that nothing listens on
+#   bench_redis LOG [ARGS...]  a throwaway redis-server on a free port from
+#                     36379 (no persistence; ARGS added), its output in LOG;
+#                     returns once it answers, with $redis_port and
+#                     $redis_pid set and the pid in $pids
 #   scrape PORT       the page at http://127.0.0.1:PORT/metrics
 #   pick NAME [LABEL] from a page on stdin, the sum of NAME's samples (a
 #                     counter, or a histogram's _sum / _count), those whose
@@ -31,6 +35,17 @@ free_port() {
   local port=$1
   while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
   echo "$port"
+}
+bench_redis() {
+  local log=$1
+  shift
+  redis_port=$(free_port 36379)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no "$@" >"$log" 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "redis-server did not answer on port $redis_port (log: $log)" >&2
+  return 1
 }
 scrape() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3)

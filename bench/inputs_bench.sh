@@ -96,10 +96,7 @@ setup_device=()
 echo "zkfarm setup ${setup_device[*]}: $(since "$t") s"
 
 mkdir -p "$WORK/farm/artifacts" "$WORK/witnesses"
-redis_port=$(free_port 36379)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/farm/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+bench_redis "$WORK/farm/redis.log"
 export ZKFARM_REDIS=redis://127.0.0.1:$redis_port ZKFARM_ARTIFACTS=$WORK/farm/artifacts
 port=$(free_port 35555)
 "$BIN/coordinator/zkfarm-coordinator" --id bench --redis "$ZKFARM_REDIS" --artifacts "$ZKFARM_ARTIFACTS" \

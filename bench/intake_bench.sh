@@ -69,10 +69,7 @@ print(n)
 PYTHON
 }
 
-redis_port=$(free_port 36679)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+bench_redis "$WORK/redis.log"
 export ZKFARM_REDIS=redis://127.0.0.1:$redis_port ZKFARM_ARTIFACTS=$WORK/artifacts
 rcli() { redis-cli -p "$redis_port" "$@"; }
 circuit=$("$ZKFARM" circuit add "$ROOT/formats/testdata/bn128_mul.zkey" 2>/dev/null | tail -1)

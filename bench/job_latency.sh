@@ -70,12 +70,9 @@ if [[ -n $device ]]; then backend=(--device "$device"); else backend=(--cpu); fi
 
 # One coordinator's run: its jobs' "wall queued running" (ms) lines to $WORK/LABEL.txt.
 run_one() {
-  local label=$1 coordinator=$2 run_pids=() redis_port port job i t0 wall
-  redis_port=$(free_port 36579)
-  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no "${redis_args[@]}" \
-    >"$WORK/redis-$label.log" 2>&1 &
-  run_pids+=($!)
-  for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  local label=$1 coordinator=$2 run_pids=() port job i t0 wall
+  bench_redis "$WORK/redis-$label.log" "${redis_args[@]}"
+  run_pids+=("$redis_pid")
   export ZKFARM_REDIS=redis://127.0.0.1:$redis_port ZKFARM_ARTIFACTS=$WORK/artifacts-$label
   mkdir -p "$ZKFARM_ARTIFACTS"
   port=$(free_port 35755)
@@ -87,7 +84,7 @@ run_one() {
     --artifacts "$ZKFARM_ARTIFACTS" --witness-root "$WORK" --witgen-workers 0 --prefetch 1 --slots 1 \
     --metrics-listen "127.0.0.1:$(free_port 39670)" >"$WORK/worker-$label.log" 2>&1 &
   run_pids+=($!)
-  pids+=("${run_pids[@]}")
+  pids+=("${run_pids[@]:1}")
   local circuit
   circuit=$("$ZKFARM" circuit add "$WORK/c.zkey" --r1cs "$WORK/c.r1cs")
   job=$("$ZKFARM" submit "$circuit" "$WORK/w.wtns")
@@ -125,19 +122,18 @@ for ((round = 1; round <= rounds; round++)); do
   fi
 done
 
+# stats FILE COLUMN: count, median, 10th and 90th percentile, mean of a column.
+stats() {
+  cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1; s += $1 }
+    END { printf "%d %.1f %.1f %.1f %.1f\n", NR, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2,
+          v[int((NR - 1) * 0.1) + 1], v[int((NR - 1) * 0.9) + 1], s / NR }'
+}
 echo "| coordinator | jobs | submit -> done ms: median | p10 | p90 | mean | queued ms (median) | running ms (median) |"
 echo "|---|---|---|---|---|---|---|---|"
 for label in base this; do
   [[ -s $WORK/$label.txt ]] || continue
-  sort -n "$WORK/$label.txt" | awk -v label="$label" '
-    { wall[NR] = $1; sum += $1; queued[NR] = $2; running[NR] = $3 }
-    function median(a, n,   b, i, j, t) {
-      for (i = 1; i <= n; i++) b[i] = a[i]
-      for (i = 2; i <= n; i++) for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
-      return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
-    }
-    END {
-      printf "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f |\n", label, NR, median(wall, NR),
-        wall[int((NR - 1) * 0.1) + 1], wall[int((NR - 1) * 0.9) + 1], sum / NR, median(queued, NR), median(running, NR)
-    }'
+  read -r n median p10 p90 mean < <(stats "$WORK/$label.txt" 1)
+  read -r _ queued _ < <(stats "$WORK/$label.txt" 2)
+  read -r _ running _ < <(stats "$WORK/$label.txt" 3)
+  printf "| %s | %d | %s | %s | %s | %s | %.0f | %.0f |\n" "$label" "$n" "$median" "$p10" "$p90" "$mean" "$queued" "$running"
 done

@@ -101,10 +101,7 @@ if [[ -n $device ]]; then backend=(--device "$device"); else backend=(--cpu); fi
 echo "zkfarm setup ${device:+--device $device}: $(since "$t") s"
 
 mkdir -p "$WORK/artifacts"
-redis_port=$(free_port 36479)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+bench_redis "$WORK/redis.log"
 export ZKFARM_REDIS=redis://127.0.0.1:$redis_port ZKFARM_ARTIFACTS=$WORK/artifacts
 t=$(now)
 circuit=$("$ZKFARM" circuit add "$WORK/c.zkey" --r1cs "$WORK/c.r1cs")
@@ -144,20 +141,26 @@ snapshot() {
 
 witnesses=()
 for ((i = 0; i < partitions; i++)); do witnesses+=("$WORK/w.wtns"); done
-rows=()
+# The rows to run, in order, each "slots prefetch round label worker": per
+# --slots and --prefetch value, each round's workers (base first in odd
+# rounds).
+runs=()
 for slots in $slot_values; do
-for p in $prefetch_values; do
-for ((round = 1; round <= rounds; round++)); do
-# This round's workers in order, as "label path".
-if [[ -z $base_worker ]]; then
-  order=("- $this_worker")
-elif ((round % 2)); then
-  order=("base $base_worker" "this $this_worker")
-else
-  order=("this $this_worker" "base $base_worker")
-fi
-for entry in "${order[@]}"; do
-  label=${entry%% *} worker_binary=${entry#* }
+  for p in $prefetch_values; do
+    for ((round = 1; round <= rounds; round++)); do
+      if [[ -z $base_worker ]]; then
+        runs+=("$slots $p $round - $this_worker")
+      elif ((round % 2)); then
+        runs+=("$slots $p $round base $base_worker" "$slots $p $round this $this_worker")
+      else
+        runs+=("$slots $p $round this $this_worker" "$slots $p $round base $base_worker")
+      fi
+    done
+  done
+done
+rows=()
+for run in "${runs[@]}"; do
+  read -r slots p round label worker_binary <<<"$run"
   tag=s$slots-p$p${base_worker:+-$label$round}
   metrics_port=$(free_port 39570)
   "$worker_binary" "${backend[@]}" --id "stream-$tag" --coordinator "tcp://127.0.0.1:$port" \
@@ -206,9 +209,6 @@ for entry in "${order[@]}"; do
       (prove > 0 ? 100 * n / wall * prove / s : 0), util, submitted, (wc1 > wc0 ? 1000 * (w1 - w0) / (wc1 - wc0) : 0),
       (vc1 > vc0 ? 1000 * (v1 - v0) / (vc1 - vc0) : 0), (qc1 > qc0 ? 1000 * (q1 - q0) / (qc1 - qc0) : 0),
       (dc1 > dc0 ? 1000 * (d1 - d0) / (dc1 - dc0) : 0), (dc1 > dc0 ? 1000 * (r1 - r0) / (dc1 - dc0) : 0) }')")
-done
-done
-done
 done
 [[ -n $base_worker ]] && printf '| worker, round '
 echo "| --slots | --prefetch | partitions | wall s | partitions/s | prove ms (mean, worker) | slots / prove (per s) | device busy | slots busy | rate / (slots / prove) | GPU utilization | submitted by s | dispatch wait ms (mean) | verify ms (mean call) | fetch + parse ms (mean, the preparer) | queue / release ms (mean, outside the prover's clock) |"

@@ -24,9 +24,9 @@
 // Where the figures come from (coordinator/intake.h):
 //  - queued_ahead: the intake counts each registered tenant's queues (LLEN
 //    of its four, one pipeline every --intake-poll-ms but at most every
-//    kQueueCountMinPeriod, and before its first take). A push cannot count them itself: a raw LPUSH runs no code of
-//    ours, and the submit function runs with the tenant's ACL, which may
-//    not read its quotas. "Ahead" is in the order the intake takes a
+//    kQueueCountMinPeriod, and before its first take). A push cannot count
+//    them itself: a raw LPUSH runs no code of ours, and the submit function
+//    runs with the tenant's ACL, which may not read its quotas. "Ahead" is in the order the intake takes a
 //    tenant's jobs (priority, then age): when a tenant has more than
 //    max-queued-jobs queued, the ones last in that order -- the newest of
 //    its least urgent queue first -- are taken off the queue's head

@@ -33,10 +33,10 @@ inline constexpr milliseconds kDefaultDeadAfter{5000};
 // hz 10 makes it ~100 ms, deploy/redis.conf's hz 100 ~25 ms). A
 // one-partition job of ~15 ms of proving, submit to done, median: 185 ms at
 // 200 ms, 66 ms at 20 ms (hz 10); 131 and 50 ms with hz 100 (BENCHMARKS.md,
-// "A small job's latency"). An idle coordinator
-// pays one take script and one BLMOVE per poll: 100 Redis calls a second,
-// the script 2 us of Redis's time without tenants and 92 us with a hundred
-// (it tries each one's four queues): at most ~0.5% of a Redis core.
+// "A small job's latency"). An idle coordinator pays one take script and
+// one BLMOVE per poll: 100 Redis calls a second, the script 2 us of Redis's
+// time without tenants and 92 us with a hundred (it tries each one's four
+// queues): at most ~0.5% of a Redis core.
 inline constexpr milliseconds kDefaultIntakePoll{20};
 // The tenants' queue counts (admission's max-queued-jobs, the intake slots'
 // shares) and the zkfarm_queue_depth gauge are refreshed every poll but at

@@ -503,26 +503,25 @@ load_env() {
 # The binaries deploy/docker/Dockerfile installs, built here (CPU-only
 # without the CUDA toolkit: the same libraries but the driver's).
 IMAGE_BINARIES=(coordinator/zkfarm-coordinator worker/zkfarm-worker cli/zkfarm cli/zkfarm-farm cli/zkfarm-prove)
+IMAGE_PATHS=()  # their paths once built (image_binaries)
 image_binaries() {
+  ((${#IMAGE_PATHS[@]} == 0)) || return 0
   local targets=() b bin
   for b in "${IMAGE_BINARIES[@]}"; do targets+=("//${b%/*}:${b#*/}"); done
-  bazel build "${targets[@]}" >&2 || return 1
+  bazel build "${targets[@]}" || return 1
   bin=$(bazel info bazel-bin 2>/dev/null) || return 1
-  for b in "${IMAGE_BINARIES[@]}"; do echo "$bin/$b"; done
+  IMAGE_PATHS=("${IMAGE_BINARIES[@]/#/$bin/}")
 }
 image_libraries() {
-  local binaries
-  mapfile -t binaries < <(image_binaries)
-  ((${#binaries[@]} == ${#IMAGE_BINARIES[@]})) || return 1
-  $PYTHON $HERE/image_libs_check.py deploy/docker/Dockerfile "${binaries[@]}"
+  image_binaries || return 1
+  $PYTHON $HERE/image_libs_check.py deploy/docker/Dockerfile "${IMAGE_PATHS[@]}"
 }
 image_libraries_selftest() {
-  local binaries out
-  mapfile -t binaries < <(image_binaries)
-  ((${#binaries[@]} == ${#IMAGE_BINARIES[@]})) || return 1
+  local out
+  image_binaries || return 1
   sed 's/ libcurl4 / /' deploy/docker/Dockerfile >"$TMP/Dockerfile.nocurl"
   grep -q ' libcurl4 ' "$TMP/Dockerfile.nocurl" && { echo "selftest: could not remove libcurl4"; return 1; }
-  if out=$($PYTHON $HERE/image_libs_check.py "$TMP/Dockerfile.nocurl" "${binaries[@]}"); then
+  if out=$($PYTHON $HERE/image_libs_check.py "$TMP/Dockerfile.nocurl" "${IMAGE_PATHS[@]}"); then
     echo "image_libs_check.py passed a runtime stage without libcurl4:"
     echo "$out"
     return 1

@@ -65,18 +65,33 @@ def closure(roots, packages):
     return seen
 
 
-def package_of(path):
-    candidates = [path, os.path.realpath(path)]
-    for p in list(candidates):  # usrmerge: /lib is /usr/lib
-        if p.startswith("/lib/") or p.startswith("/lib64/"):
-            candidates.append("/usr" + p)
-        elif p.startswith("/usr/lib/"):
-            candidates.append(p[len("/usr"):])
-    for p in candidates:
-        result = subprocess.run(["dpkg", "-S", p], capture_output=True, text=True)
-        if result.returncode == 0:
-            return result.stdout.split(":", 1)[0].strip()
-    return None
+def packages_of(paths):
+    """path -> the Debian package that ships it (absent when none does), with
+    one dpkg -S over every spelling of every path (the path ldd printed, the
+    file it links to, each with and without usrmerge's /usr)."""
+    spellings = {}
+    for path in paths:
+        names = {path, os.path.realpath(path)}
+        for name in list(names):
+            if name.startswith("/lib/") or name.startswith("/lib64/"):
+                names.add("/usr" + name)
+            elif name.startswith("/usr/lib/"):
+                names.add(name[len("/usr"):])
+        spellings[path] = names
+    every = sorted(set().union(*spellings.values())) if spellings else []
+    # Exit status 1 when some spelling belongs to no package: expected.
+    out = subprocess.run(["dpkg", "-S"] + every, capture_output=True, text=True).stdout
+    owner = {}
+    for line in out.splitlines():
+        package, _, name = line.partition(": ")
+        owner[name.strip()] = package.split(":", 1)[0].split(",")[0].strip()
+    found = {}
+    for path, names in spellings.items():
+        for name in sorted(names):
+            if name in owner:
+                found[path] = owner[name]
+                break
+    return found
 
 
 def main():
@@ -96,7 +111,7 @@ def main():
         print(f"not installed here, so taken as shipping none of the libraries: {' '.join(missing_here)}")
     base = [n for n, (priority, _) in packages.items() if priority == "required"] + ["apt"]
     have = closure(wanted + base, packages)
-    needed = {}  # package -> {library: [binaries]}
+    loads = {}  # (library, path) -> [binaries]
     problems = []
     for binary in binaries:
         out = subprocess.run(["ldd", binary], capture_output=True, text=True)
@@ -110,17 +125,20 @@ def main():
             if m.group(2) == "not":
                 problems.append(f"{binary}: {m.group(1)} not found on this machine")
                 continue
-            package = package_of(m.group(2))
-            if package is None:
-                problems.append(f"{binary}: {m.group(2)} belongs to no Debian package")
-                continue
-            needed.setdefault(package, {}).setdefault(m.group(1), []).append(os.path.basename(binary))
+            loads.setdefault((m.group(1), m.group(2)), []).append(os.path.basename(binary))
+    owners = packages_of({path for _, path in loads})
+    needed = {}  # package -> {library: [binaries]}
+    for (library, path), users in loads.items():
+        if path not in owners:
+            problems.append(f"{', '.join(users)}: {path} belongs to no Debian package")
+            continue
+        needed.setdefault(owners[path], {})[library] = users
     for package in sorted(needed):
         if package in have:
             continue
         for library, users in sorted(needed[package].items()):
             problems.append(f"{dockerfile}: the runtime stage has no {library} (Debian package {package}), "
-                            f"which {', '.join(sorted(set(users)))} load")
+                            f"which {', '.join(sorted(users))} load")
     for p in problems:
         print(p)
     print(f"{len(needed)} packages' libraries loaded by {len(binaries)} binaries; "

@@ -45,13 +45,13 @@
 #     --curve bn254 --constraints 65536 --base-worker out/farm/worker/zkfarm-worker.base
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=out/farm witgen_tools=0 node=0 bench=0 device_tests=0 base_rev="" archive=0
+out=out/farm witgen_tools=0 node=0 bench=0 want_device_tests=0 base_rev="" archive=0
 while (($#)); do
   case $1 in
     --witgen-tools) witgen_tools=1 ;;
     --node) node=1 ;;
     --bench) bench=1 ;;
-    --device-tests) device_tests=1 ;;
+    --device-tests) want_device_tests=1 ;;
     --base-worker)
       [[ $# -ge 2 && -n $2 ]] || { echo "farm_bundle.sh: --base-worker needs a revision" >&2; exit 2; }
       base_rev=$2
@@ -70,11 +70,10 @@ if [[ -n $base_rev ]]; then
   base_commit=$(git rev-parse --verify --quiet "$base_rev^{commit}") ||
     { echo "farm_bundle.sh: --base-worker: no commit named '$base_rev' in this repository" >&2; exit 2; }
 fi
-device_test_targets=()
-((device_tests)) && device_test_targets=(//tests/gpu:gpu_kernels_test //tests/gpu:groth16_device_test
-  //tests/gpu:setup_device_test)
+device_tests=()  # the GPU test programs in tests/gpu (--device-tests)
+((want_device_tests)) && device_tests=(gpu_kernels_test groth16_device_test setup_device_test)
 bazel build //cli:zkfarm //coordinator:zkfarm-coordinator //worker:zkfarm-worker //worker:cuda_backend_test \
-  //tests/gpu:partition_benchmark "${device_test_targets[@]}"
+  //tests/gpu:partition_benchmark "${device_tests[@]/#///tests/gpu:}"
 ((bench)) && bazel build //bench:load_driver //bench:verifier_pool_bench
 rm -rf "$out"
 mkdir -p "$out/cli" "$out/coordinator" "$out/worker" "$out/bin" "$out/lib"
@@ -101,27 +100,15 @@ if ((bench)); then
   done
 fi
 ((node)) && xz -T0 -6 -c "$(command -v node)" >"$out/node.xz"
-if ((device_tests)); then
-  for t in gpu_kernels_test groth16_device_test setup_device_test; do install -m 755 "bazel-bin/tests/gpu/$t" "$out/bin/"; done
-  # Bazel links a test against its libraries' .so files in bazel-bin/_solib_*,
-  # found through the test's RUNPATH there; in the bundle they sit in lib/.
-  for so in bazel-bin/_solib_*/*.so; do
-    [[ -e $so ]] && install -m 644 "$(readlink -f "$so")" "$out/lib/$(basename "$so")" && strip --strip-debug "$out/lib/$(basename "$so")"
-  done
+if ((${#device_tests[@]})); then
+  # As a build_bundle.sh bundle: bin/, lib/ (ldd of the Bazel outputs also
+  # finds their own libraries in bazel-bin/_solib_*) and the `run` wrapper
+  # run_gpu_tests.sh starts each program through.
+  tests/gpu/bundle_libs.sh "$out" "${device_tests[@]/#/bazel-bin/tests/gpu/}" >/dev/null
   install -m 755 tests/gpu/run_gpu_tests.sh "$out/"
-  # run_gpu_tests.sh starts each program through `run` (as in a
-  # build_bundle.sh bundle): the bundle's bin/ and lib/ first.
-  cat >"$out/run" <<'RUN'
-#!/usr/bin/env bash
-# run PROGRAM [ARGS...] -- a program of this bundle's bin/ with its lib/.
-here=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-exec "$here/bin/$1" "${@:2}"
-RUN
-  chmod 755 "$out/run"
 fi
 if [[ -n $base_commit ]]; then
-  base_tree=$(mktemp -d "${TMPDIR:-/tmp}/zkfarm-base.XXXXXX")
+  base_tree=$(mktemp -d --suffix=.zkfarm-base)
   trap 'git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"' EXIT
   git worktree add --detach "$base_tree" "$base_commit" >/dev/null
   out_dir=$(cd "$out" && pwd)
@@ -133,18 +120,19 @@ if [[ -n $base_commit ]]; then
   echo "base worker: $base_rev ($base_commit) as $out/worker/zkfarm-worker.base"
 fi
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libcuda\.so|libnvidia)'
+missing=()
 for binary in "$out"/cli/* "$out"/coordinator/* "$out"/worker/* "$out"/bin/*; do
   strip --strip-debug "$binary"
-  # lib/ searched too: the test programs' own libraries are there, and ldd
-  # then lists what those need as well.
-  LD_LIBRARY_PATH=$out/lib ldd "$binary" | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+  # lib/ searched too (the test programs' own libraries are there): what
+  # ldd cannot find there or on this machine is missing from the bundle.
+  libraries=$(LD_LIBRARY_PATH=$out/lib ldd "$binary")
+  while read -r name path; do
     [[ $name =~ $skip ]] || cp -Ln "$path" "$out/lib/$name" 2>/dev/null || true
-  done
+  done < <(awk '/=>/ && $3 ~ /^\// {print $1, $3}' <<<"$libraries")
+  mapfile -t -O "${#missing[@]}" missing < <(awk -v b="$binary" '/not found/ {print b ": " $1}' <<<"$libraries")
 done
-missing=$(for binary in "$out"/cli/* "$out"/coordinator/* "$out"/worker/* "$out"/bin/*; do
-  LD_LIBRARY_PATH=$out/lib ldd "$binary" | awk -v b="$binary" '/not found/ {print b ": " $1}'
-done)
-[[ -z $missing ]] || { echo "farm_bundle.sh: libraries missing from $out/lib:" >&2; echo "$missing" >&2; exit 1; }
+((${#missing[@]} == 0)) ||
+  { echo "farm_bundle.sh: libraries missing from $out/lib:" >&2; printf '%s\n' "${missing[@]}" >&2; exit 1; }
 du -sh "$out" | awk '{print "farm bundle: " $1 " in " $2}'
 if ((archive)); then
   # Binaries that share CUDA code next to each other in the stream, so that
