@@ -1,7 +1,8 @@
 // farm_exec.h -- how the `zkfarm` binary runs a farm command: by replacing
 // itself (execv) with `zkfarm-farm`, the binary that holds the farm commands
 // (cli/farm_commands.h) and the libraries only they need (ZeroMQ, hiredis,
-// libcurl, Cap'n Proto and what those pull in).
+// Cap'n Proto and what those pull in; not libcurl, which only the daemons'
+// witness and artifact reads use).
 //
 // Why two binaries: a process that links those libraries spends ~26 ms more
 // CPU starting (the loader's mapping and relocation of 44 shared libraries

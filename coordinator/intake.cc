@@ -11,6 +11,7 @@
 #include "cluster/artifacts.h"
 #include "cluster/log.h"
 #include "cluster/tenants.h"
+#include "cluster/witness_access.h"
 #include "coordinator/job_check.h"
 #include "kernels/curves.h"
 

@@ -92,6 +92,7 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"

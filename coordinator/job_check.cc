@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "cluster/witness_access.h"
 #include "kernels/curves.h"
 #include "witgen/witness_generator.h"
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "cluster/witness_access.h"
 #include "witgen/witness_generator.h"
 
 namespace zkfarm {

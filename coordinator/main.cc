@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "cluster/curve_keys.h"
 #include "cluster/daemon.h"
 #include "cluster/defaults.h"

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cluster/log.h"
+#include "cluster/witness_access.h"
 
 namespace zkfarm {
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cluster/redis_client.h"
+#include "cluster/witness_access.h"
 
 namespace zkfarm {
 

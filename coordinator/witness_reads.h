@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "coordinator/job_check.h"
 #include "schema/job.h"
 

@@ -45,7 +45,8 @@ struct TaskSpec {
   std::string witgen_sha256, witgen_dat_sha256;
   // The registered tenant whose job it is ("" for the default tenant): what
   // the worker confines the task's witnesses to and reads the circuit record
-  // of (cluster/artifacts.h: WitnessPolicy::tenant_policy, load_task_circuit).
+  // of (WitnessPolicy::tenant_policy in cluster/witness_access.h,
+  // load_task_circuit in cluster/artifacts.h).
   std::string tenant;
 };
 

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "cluster/log.h"
+#include "cluster/witness_access.h"
 #include "schema/wire_model.h"
 
 namespace zkfarm {

@@ -6,6 +6,7 @@
 
 #include "cluster/groth16_glue.h"
 #include "cluster/log.h"
+#include "cluster/witness_access.h"
 
 namespace zkfarm {
 

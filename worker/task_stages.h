@@ -14,7 +14,7 @@
 #include <memory>
 #include <variant>
 
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "cluster/redis_client.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"

@@ -8,6 +8,7 @@
 
 #include "cluster/http_fetch.h"
 #include "cluster/log.h"
+#include "cluster/witness_access.h"
 
 namespace zkfarm {
 

@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "monitoring/metrics/metrics.h"
 #include "prover/prover.h"
 #include "worker/circuit_cache.h"

@@ -11,6 +11,7 @@
 #include "base/files.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
+#include "cluster/witness_access.h"
 #include "formats/wtns.h"
 #include "tests/cluster/farm_fixture.h"
 

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/digest.h"
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "tests/cluster/farm_fixture.h"
 
 namespace zkfarm::testing {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/artifacts.h"
+#include "cluster/witness_access.h"
 #include "cluster/farm_api.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
