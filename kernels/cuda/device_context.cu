@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iomanip>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -177,6 +178,75 @@ void* pinned_allocate(std::size_t bytes) {
 void pinned_free(void* ptr) noexcept {
   cudaError_t status = cudaFreeHost(ptr);
   if (status != cudaSuccess) report_destructor_error("cudaFreeHost", status);
+}
+
+// --- ReadbackBuffer -----------------------------------------------------------
+
+namespace {
+
+// The pool's free blocks and how many it made. Never destroyed (a static's
+// destructor could run after the CUDA runtime's teardown): the blocks live
+// as long as the process.
+struct ReadbackPool {
+  std::mutex mutex;
+  std::vector<std::uint8_t*> free;
+  std::size_t made = 0;
+};
+
+ReadbackPool& readback_pool() {
+  static ReadbackPool* pool = new ReadbackPool();
+  return *pool;
+}
+
+}  // namespace
+
+ReadbackBuffer::ReadbackBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > kPooledBytes) {
+    data_ = new std::uint8_t[bytes];
+    return;
+  }
+  pooled_ = true;
+  ReadbackPool& pool = readback_pool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (!pool.free.empty()) {
+      data_ = pool.free.back();
+      pool.free.pop_back();
+      return;
+    }
+  }
+  try {
+    data_ = static_cast<std::uint8_t*>(pinned_allocate(kPooledBytes));
+  } catch (const PinnedOutOfMemory&) {  // correct from the heap, only slower
+    pooled_ = false;
+    data_ = new std::uint8_t[bytes];
+    return;
+  }
+  try {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    pool.free.reserve(pool.made + 1);  // so that the destructor's push_back never allocates
+    ++pool.made;
+  } catch (...) {
+    pinned_free(data_);
+    throw;
+  }
+}
+
+ReadbackBuffer::~ReadbackBuffer() {
+  if (!data_) return;
+  if (!pooled_) {
+    delete[] data_;
+    return;
+  }
+  ReadbackPool& pool = readback_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.free.push_back(data_);
+}
+
+std::size_t ReadbackBuffer::pool_blocks() {
+  ReadbackPool& pool = readback_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  return pool.made;
 }
 
 void report_destructor_error(const char* what, cudaError_t status) noexcept {

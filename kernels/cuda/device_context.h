@@ -227,6 +227,38 @@ class PinnedBuffer {
   T* data_ = nullptr;
 };
 
+// Host memory to read a kernel's small results back into (counts, window
+// sums): a block of kPooledBytes of page-locked memory from a process-wide
+// pool that keeps its blocks (so no cudaMallocHost or cudaFreeHost per use;
+// at most one block per readback in flight), or for a larger request the
+// heap. Why not a local or a std::vector: a device-to-host copy into
+// pageable memory goes through the driver's staging buffer, and while it
+// waits for its stream's earlier kernels other host threads' CUDA calls
+// (launches, frees, event calls) wait behind it; with several proofs in
+// flight that held every lane up (kernels/cuda/NOTES.md, run L4). Move-only.
+class ReadbackBuffer {
+ public:
+  static constexpr std::size_t kPooledBytes = std::size_t(64) << 10;
+  explicit ReadbackBuffer(std::size_t bytes);
+  ~ReadbackBuffer();
+  ReadbackBuffer(ReadbackBuffer&& o) noexcept
+      : bytes_(std::exchange(o.bytes_, 0)), data_(std::exchange(o.data_, nullptr)), pooled_(o.pooled_) {}
+  ReadbackBuffer& operator=(ReadbackBuffer&&) = delete;
+  ReadbackBuffer(const ReadbackBuffer&) = delete;
+  ReadbackBuffer& operator=(const ReadbackBuffer&) = delete;
+
+  std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return bytes_; }
+  bool pinned() const { return pooled_; }
+  // Blocks the pool holds now (taken or free), for tests.
+  static std::size_t pool_blocks();
+
+ private:
+  std::size_t bytes_ = 0;
+  std::uint8_t* data_ = nullptr;
+  bool pooled_ = false;
+};
+
 struct DeviceContextOptions {
   // Streams the context owns (>= 1). Stream 0 is the default work stream of
   // the kernels' host entry points.

@@ -93,7 +93,11 @@ void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, c
   // 1. Classify and compact.
   dense_index = DeviceBuffer<std::uint32_t>(n, stream);
   DeviceBuffer<std::uint32_t> ones_index(n, stream);
-  std::uint32_t counts[3] = {0, 0, 0};  // dense, ones, max scalar bits
+  // Read back into page-locked memory (ReadbackBuffer says why); the ones'
+  // sum below reuses it after this wait.
+  static_assert(sizeof(Xyzz) <= ReadbackBuffer::kPooledBytes);
+  ReadbackBuffer readback(std::max<std::size_t>(3 * sizeof(std::uint32_t), sizeof(Xyzz)));
+  std::uint32_t* counts = reinterpret_cast<std::uint32_t*>(readback.data());  // dense, ones, max scalar bits
   {
     DeviceBuffer<std::uint32_t> dense_flag(n + 1, stream), one_flag(n + 1, stream);
     DeviceBuffer<std::uint32_t> dense_position(n + 1, stream), one_position(n + 1, stream), max_bits(1, stream);
@@ -140,10 +144,9 @@ void classify_and_sum_ones(const DeviceContext& ctx, const void* device_bases, c
     mk::SumOnesLaunch<Pts>::launch(blocks_for(threads, mk::kPointThreads), stream, threads, length, ones,
                                    ones_index.data(), bases, partial.data());
     DeviceBuffer<Xyzz> sum = msm_detail::reduce_runs(std::move(partial), 1, threads, reduce_group, stream);
-    out->ones_sum.resize(sizeof(Xyzz));
-    ZKFARM_CUDA_CHECK(
-        cudaMemcpyAsync(out->ones_sum.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(readback.data(), sum.data(), sizeof(Xyzz), cudaMemcpyDeviceToHost, stream));
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    out->ones_sum.assign(readback.data(), readback.data() + sizeof(Xyzz));
   }
   mark(2);
 }
@@ -379,14 +382,15 @@ void msm_device_raw(const DeviceContext& ctx, const void* device_bases, const vo
         msm_detail::reduce_runs(std::move(shares2), sets, 2 * segments2, config.reduce_group, stream);
     out->window_bits = layout.window_bits;
     out->segment_log = segment_log;
-    out->window_sums.resize(std::size_t(sets) * 2 * sizeof(Xyzz));
-    out->window_offsets.resize(std::size_t(sets) * sizeof(Xyzz));
-    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_sums.data(), level1.data(), out->window_sums.size(),
-                                      cudaMemcpyDeviceToHost, stream));
-    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(out->window_offsets.data(), level2.data(), out->window_offsets.size(),
+    const std::size_t sums_bytes = std::size_t(sets) * 2 * sizeof(Xyzz), offsets_bytes = std::size_t(sets) * sizeof(Xyzz);
+    ReadbackBuffer readback(sums_bytes + offsets_bytes);  // page-locked (ReadbackBuffer says why)
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(readback.data(), level1.data(), sums_bytes, cudaMemcpyDeviceToHost, stream));
+    ZKFARM_CUDA_CHECK(cudaMemcpyAsync(readback.data() + sums_bytes, level2.data(), offsets_bytes,
                                       cudaMemcpyDeviceToHost, stream));
     mark(5);
     ZKFARM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    out->window_sums.assign(readback.data(), readback.data() + sums_bytes);
+    out->window_offsets.assign(readback.data() + sums_bytes, readback.data() + sums_bytes + offsets_bytes);
     // 7. (Horner over the windows) is msm_device() in msm.h, on the host.
     if (stats)
       for (int i = 0; i < 5; ++i) local.stage_ms[i] = Event::elapsed_ms(marks[i], marks[i + 1]);

@@ -18,6 +18,7 @@ TEST(GpuKernels, SkippedWithoutCuda) { GTEST_SKIP() << "SKIPPED: no CUDA device 
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -159,6 +160,48 @@ TEST(DeviceContext, BuffersStreamsEvents) {
   DeviceBuffer<std::uint64_t> moved = std::move(device);
   EXPECT_EQ(moved.size(), pinned.size());
   EXPECT_EQ(device.size(), 0u);
+}
+
+// Readback buffers: small ones page-locked from a pool that keeps its
+// blocks (taken again, not made anew), larger ones from the heap; both
+// receive a device-to-host copy, from any thread.
+TEST(DeviceContext, ReadbackBuffersArePooled) {
+  REQUIRE_GPU();
+  const cudaStream_t s = context()->stream(1);
+  DeviceBuffer<std::uint32_t> device(1 << 16, s);
+  std::vector<std::uint32_t> values(device.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::uint32_t(i * 2654435761u);
+  device.upload(values.data(), values.size(), s);
+  ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+  auto read = [&](ReadbackBuffer& buffer) {
+    const std::size_t count = buffer.size() / sizeof(std::uint32_t);
+    device.download(reinterpret_cast<std::uint32_t*>(buffer.data()), count, s);
+    ZKFARM_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (std::size_t i = 0; i < count; ++i)
+      ASSERT_EQ(reinterpret_cast<const std::uint32_t*>(buffer.data())[i], values[i]) << i;
+  };
+  { ReadbackBuffer warm(16); }  // the pool has at least one block
+  const std::size_t blocks = ReadbackBuffer::pool_blocks();
+  for (int round = 0; round < 3; ++round) {
+    ReadbackBuffer small(ReadbackBuffer::kPooledBytes);
+    EXPECT_TRUE(small.pinned());
+    read(small);
+  }
+  EXPECT_EQ(ReadbackBuffer::pool_blocks(), blocks) << "a released block is taken again";
+  {
+    ReadbackBuffer a(64), b(64);  // two at once: two blocks
+    EXPECT_NE(a.data(), b.data());
+    EXPECT_LE(ReadbackBuffer::pool_blocks(), blocks + 1);
+  }
+  ReadbackBuffer large(ReadbackBuffer::kPooledBytes + 4);
+  EXPECT_FALSE(large.pinned());
+  read(large);
+  std::thread other([&] {
+    context()->activate();
+    ReadbackBuffer small(256);
+    read(small);
+  });
+  other.join();
 }
 
 // --- Field arithmetic -------------------------------------------------------
