@@ -38,10 +38,15 @@ void SegmentReduceLaunch<Pts, Source, kMinBlocks>::launch(unsigned blocks, cudaS
 
 template <class Pts, class Source, int kMinBlocks>
 unsigned SegmentReduceLaunch<Pts, Source, kMinBlocks>::blocks_per_sm() {
-  int blocks = 0;
-  ZKFARM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, segment_reduce_kernel<Pts, Source, kMinBlocks>, int(kPointThreads), 0));
-  return blocks > 0 ? unsigned(blocks) : 1u;
+  // Asked once per process (one device a process: device_context.h), not
+  // on every MSM: a runtime call each proof's threads would contend for.
+  static const unsigned cached = [] {
+    int blocks = 0;
+    ZKFARM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, segment_reduce_kernel<Pts, Source, kMinBlocks>, int(kPointThreads), 0));
+    return blocks > 0 ? unsigned(blocks) : 1u;
+  }();
+  return cached;
 }
 
 template <class Pts>
