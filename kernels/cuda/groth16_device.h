@@ -53,9 +53,7 @@
 // dependent point additions and its launches, not by the device's width,
 // so the four witness MSMs run at once, each on a stream of its own (three
 // more host threads), beside H: the MSM stage takes about the longest of
-// them rather than their sum. Those host threads, and the witness MSMs'
-// own, are the prover's (HostThreads, kernels/host_threads.h), kept from
-// proof to proof rather than started and ended by each.
+// them rather than their sum.
 //
 // Threading: a DeviceProver runs one proof at a time on ctx.stream(0) and
 // ctx.stream(1) (or, with own_streams, two streams of its own, so that
@@ -98,7 +96,6 @@
 #include "kernels/cuda/ntt.h"
 #include "kernels/groth16_prover.h"
 #include "kernels/groth16_types.h"
-#include "kernels/host_threads.h"
 #include "kernels/parallel.h"
 #include "kernels/random.h"
 
@@ -698,7 +695,7 @@ class DeviceProver {
       }
       const cudaStream_t work = p_.side_streams_->work.get(), copy = p_.side_streams_->copy.get();
       ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(work, uploaded.get(), 0));
-      side_ = p_.host_threads_.run([this, device_witness, work, copy] {
+      side_ = std::async(std::launch::async, [this, device_witness, work, copy] {
         if (gather_) p_.nonzero_indices(witness_);
         return witness_msms(device_witness, work, copy);
       });
@@ -809,7 +806,7 @@ class DeviceProver {
       for (const Stream* st : {&ws.a, &ws.b1, &ws.c}) ZKFARM_CUDA_CHECK(cudaStreamWaitEvent(st->get(), ws.start.get(), 0));
       auto g1_msm = [&](const Stream& st, Event& done, const auto& points, const auto& shifted, const Fr* scalars,
                         std::size_t count) {
-        return p_.host_threads_.run([&, scalars, count] {
+        return std::async(std::launch::async, [&, scalars, count] {
           p_.ctx_.activate();
           G1 r = query_msm<G1>(points, shifted, scalars, count, st.get());
           done.record(st.get());
@@ -817,9 +814,9 @@ class DeviceProver {
         });
       };
       // Joined on every path (a throwing MSM included) before ws is reused.
-      JoinedFuture<G1> a = g1_msm(ws.a, ws.a_done, key_.a_points, key_.a_shifted, w, v);
-      JoinedFuture<G1> b1 = g1_msm(ws.b1, ws.b1_done, key_.b1_points, key_.b1_shifted, w, v);
-      JoinedFuture<G1> c = g1_msm(ws.c, ws.c_done, key_.c_points, key_.c_shifted, w + c_offset, num_private);
+      std::future<G1> a = g1_msm(ws.a, ws.a_done, key_.a_points, key_.a_shifted, w, v);
+      std::future<G1> b1 = g1_msm(ws.b1, ws.b1_done, key_.b1_points, key_.b1_shifted, w, v);
+      std::future<G1> c = g1_msm(ws.c, ws.c_done, key_.c_points, key_.c_shifted, w + c_offset, num_private);
       MsmResults out;
       std::exception_ptr failure;
       try {
@@ -827,7 +824,7 @@ class DeviceProver {
       } catch (...) {
         failure = std::current_exception();
       }
-      auto take = [&](JoinedFuture<G1>& f, G1& into) {
+      auto take = [&](std::future<G1>& f, G1& into) {
         try {
           into = f.get();
         } catch (...) {
@@ -860,7 +857,7 @@ class DeviceProver {
     std::span<const Fr> witness_;  // the host witness (the gather's index)
     cudaStream_t stream_, copy_;
     const bool gather_, overlap_, concurrent_;
-    JoinedFuture<MsmResults> side_;
+    std::future<MsmResults> side_;
     Event h_start_, done_, side_start_, side_done_;
   };
 
@@ -1189,10 +1186,6 @@ class DeviceProver {
   PinnedBuffer<std::uint32_t> nonzero_;
   std::size_t nonzero_count_ = 0;
   PinnedBuffer<std::uint32_t> unsatisfied_row_;
-  // The host threads of a proof's concurrent parts (the witness MSMs beside
-  // H, three of them beside the fourth), kept for the prover's life: last,
-  // so they are joined before the streams and buffers their tasks use go.
-  HostThreads host_threads_;
 };
 
 // The fewest points a partial shifted H table covers (shift_h_bases): below
