@@ -26,13 +26,13 @@
 //    of its four, one pipeline every --intake-poll-ms but at most every
 //    kQueueCountMinPeriod, and before its first take). A push cannot count
 //    them itself: a raw LPUSH runs no code of ours, and the submit function
-//    runs with the tenant's ACL, which may not read its quotas. "Ahead" is in the order the intake takes a
-//    tenant's jobs (priority, then age): when a tenant has more than
-//    max-queued-jobs queued, the ones last in that order -- the newest of
-//    its least urgent queue first -- are taken off the queue's head
-//    (JobStore::take_newest_beyond) and fail; the k-th taken so had
-//    (queued - k) jobs ahead of it. A job the intake is about to take is
-//    the head of that order (0 ahead): it is never refused so.
+//    runs with the tenant's ACL, which may not read its quotas. "Ahead" is
+//    in the order the intake takes a tenant's jobs (priority, then age):
+//    when a tenant has more than max-queued-jobs queued, the ones last in
+//    that order -- the newest of its least urgent queue first -- are taken
+//    off the queue's head (JobStore::take_newest_beyond) and fail; the k-th
+//    taken so had (queued - k) jobs ahead of it. A job the intake is about
+//    to take is the head of that order (0 ahead): it is never refused so.
 //  - active_partitions: the scheduler's Scheduler::active_partitions(T),
 //    published to the intake thread by the scheduler thread (TenantLoad
 //    below), plus the partitions of T's jobs delivered by the intake and

@@ -153,7 +153,8 @@ void Intake::run(const std::atomic<bool>& stopping) {
         continue;
       }
       // Tenants' queue lengths (max-queued-jobs refusals, the slots'
-      // shares) before the first take and every poll.
+      // shares) before the first take, then every poll but at most every
+      // kQueueCountMinPeriod (queue_count_period).
       if (Clock::now() >= next_queue_count_) {
         count_tenant_queues(redis, store);
         next_queue_count_ = Clock::now() + queue_count_period();

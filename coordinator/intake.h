@@ -92,11 +92,11 @@
 #include <vector>
 
 #include "cluster/artifacts.h"
-#include "cluster/witness_access.h"
 #include "cluster/job_store.h"
 #include "cluster/keys.h"
 #include "cluster/redis_client.h"
 #include "cluster/mailbox.h"
+#include "cluster/witness_access.h"
 #include "coordinator/admission.h"
 #include "coordinator/config.h"
 #include "coordinator/lease_keeper.h"
