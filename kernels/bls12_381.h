@@ -13,6 +13,7 @@
 
 #include "kernels/curve.h"
 #include "kernels/field.h"
+#include "kernels/glv.h"
 #include "kernels/pairing.h"
 #include "kernels/tower.h"
 
@@ -29,6 +30,10 @@ struct Bls12381G1Config {
   using Scalar = Bls12381Fr;
   static constexpr Field kB = Field::from_u64(4);
   static constexpr bool kPrimeOrder = false;
+  // phi(x, y) = (beta x, y) is [lambda] on the order-r subgroup (glv.h,
+  // Bls12381::kGlv).
+  static constexpr Bls12381Fq kGlvBeta = Bls12381Fq::from_canonical(Bls12381Fq::Int::from_decimal(
+      "793479390729215512621379701633421447060886740281060493010456487427281649075476305620758731620350"));
 };
 
 struct Bls12381G2Config {
@@ -36,6 +41,10 @@ struct Bls12381G2Config {
   using Scalar = Bls12381Fr;
   static constexpr Field kB = Field::nonresidue().dbl().dbl();  // 4 (1 + u)
   static constexpr bool kPrimeOrder = false;
+  // phi(x, y) = (beta x, y) on the twist, [lambda] on the order-r subgroup
+  // (beta is the square of G1's: with G1's, phi would be [lambda^2]).
+  static constexpr Bls12381Fq kGlvBeta = Bls12381Fq::from_canonical(Bls12381Fq::Int::from_decimal(
+      "4002409555221667392624310435006688643935503118305586438271171395842971157480381377015405980053539358417135540939436"));
 };
 
 struct Bls12381 {
@@ -54,6 +63,18 @@ struct Bls12381 {
   using G2Affine = AffinePoint<Bls12381G2Config>;
   using G2 = JacobianPoint<Bls12381G2Config>;
   using G2Xyzz = XyzzPoint<Bls12381G2Config>;
+
+  // The GLV split of an Fr scalar (glv.h); phi's beta is each group's
+  // kGlvBeta.
+  static constexpr GlvBasis kGlv{
+      BigInt<4>::from_hex("0x73eda753299d7d483339d80809a1d804a7780001fffcb7fcfffffffe00000001"),
+      {BigInt<4>::from_decimal("1"), false},
+      {BigInt<4>::from_decimal("228988810152649578064853576960394133503"), true},
+      {BigInt<4>::from_decimal("228988810152649578064853576960394133504"), false},
+      {BigInt<4>::from_decimal("1"), false},
+      {BigInt<4>::from_decimal("2"), false},
+      {BigInt<4>::from_decimal("505667019974147811778249931229775261230"), false},
+      128};
 
   // Pairing parameters (see pairing.h).
   static constexpr PairingFamily kFamily = PairingFamily::kBls12;

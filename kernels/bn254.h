@@ -12,6 +12,7 @@
 
 #include "kernels/curve.h"
 #include "kernels/field.h"
+#include "kernels/glv.h"
 #include "kernels/pairing.h"
 #include "kernels/tower.h"
 
@@ -28,6 +29,9 @@ struct Bn254G1Config {
   using Scalar = Bn254Fr;
   static constexpr Field kB = Field::from_u64(3);
   static constexpr bool kPrimeOrder = true;
+  // phi(x, y) = (beta x, y) is [lambda] on the group (glv.h, Bn254::kGlv).
+  static constexpr Bn254Fq kGlvBeta =
+      Bn254Fq::from_canonical(Bn254Fq::Int::from_decimal("2203960485148121921418603742825762020974279258880205651966"));
 };
 
 struct Bn254G2Config {
@@ -35,6 +39,10 @@ struct Bn254G2Config {
   using Scalar = Bn254Fr;
   static constexpr Field kB = Field::from_u64(3) * Field::nonresidue().inverse();
   static constexpr bool kPrimeOrder = false;
+  // phi(x, y) = (beta x, y) on the twist, [lambda] on the order-r subgroup
+  // (beta is the square of G1's: with G1's, phi would be [lambda^2]).
+  static constexpr Bn254Fq kGlvBeta =
+      Bn254Fq::from_canonical(Bn254Fq::Int::from_decimal("21888242871839275220042445260109153167277707414472061641714758635765020556616"));
 };
 
 struct Bn254 {
@@ -53,6 +61,18 @@ struct Bn254 {
   using G2Affine = AffinePoint<Bn254G2Config>;
   using G2 = JacobianPoint<Bn254G2Config>;
   using G2Xyzz = XyzzPoint<Bn254G2Config>;
+
+  // The GLV split of an Fr scalar (glv.h); phi's beta is each group's
+  // kGlvBeta.
+  static constexpr GlvBasis kGlv{
+      BigInt<4>::from_hex("0xb3c4d79d41a917585bfc41088d8daaa78b17ea66b99c90dd"),
+      {BigInt<4>::from_decimal("9931322734385697763"), false},
+      {BigInt<4>::from_decimal("147946756881789319000765030803803410728"), true},
+      {BigInt<4>::from_decimal("147946756881789319010696353538189108491"), false},
+      {BigInt<4>::from_decimal("9931322734385697763"), false},
+      {BigInt<4>::from_decimal("52538187511802934231"), false},
+      {BigInt<4>::from_decimal("782660544089080853078787955015628534158"), false},
+      128};
 
   // Pairing parameters (see pairing.h).
   static constexpr PairingFamily kFamily = PairingFamily::kBn;

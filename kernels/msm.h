@@ -22,6 +22,10 @@
 //     they are affine and filled by batch-affine additions (~5M+1S plus a
 //     3M share of one inversion per batch), with XYZZ overflow buckets for
 //     the few points whose bucket is already busy in the current batch.
+//     A small MSM of full-width scalars first splits each dense point by
+//     the curve's endomorphism (glv.h: P and phi(P), scalars of <= 128
+//     bits), which halves the windows and so the bucket sums, most of a
+//     small MSM's work (MsmConfig::glv).
 //  4. Combine windows from the top by c Jacobian doublings each (serial, ~c*W
 //     doublings: negligible), and add the ones sum.
 // Window size and the number of point ranges per window come from a cost
@@ -51,6 +55,7 @@
 #include <vector>
 
 #include "kernels/curve.h"
+#include "kernels/glv.h"
 #include "kernels/parallel.h"
 
 namespace zkfarm {
@@ -100,6 +105,25 @@ struct MsmConfig {
   // addition while the chunk's working set (accumulators, addends, two
   // field buffers: ~400 KB for BN254 G1) stays near L2.
   static constexpr std::size_t kFixedBaseChunk = 2048;
+
+  // The GLV split (glv.h): each dense point P with scalar k becomes P and
+  // phi(P) with scalars of at most 128 bits, so the bucket sums are paid
+  // for half as many windows. kAuto splits up to kGlvMaxPoints dense points
+  // whose widest scalar has more than kGlvMinScalarBits; kOff and kOn force
+  // it (tests, benchmarks). Only groups with an endomorphism (a kGlvBeta in
+  // their config) split; the others ignore this.
+  enum class Glv : std::uint8_t { kAuto, kOff, kOn };
+  Glv glv = Glv::kAuto;
+  // Measured on the 2-core development VM (msm_benchmark BM_MsmGlv, random
+  // scalars): split against unsplit G1 0.91-0.95x at 2^8-2^13 points on
+  // both curves, 0.97-1.02x at 2^14, 1.01-1.07x at 2^16; G2 0.85-0.98x at
+  // 2^8-2^13, 0.95-0.99x at 2^14-2^16. The cost model (MsmPlan) counts the
+  // halved bucket sums but not what the split loses at large windows, so a
+  // size bound decides, not the model.
+  static constexpr std::size_t kGlvMaxPoints = std::size_t(1) << 13;
+  // Scalars of up to ~192 bits (witness values of 64-bit limbs, say) need
+  // fewer windows already; the split is for full-width ones.
+  static constexpr std::size_t kGlvMinScalarBits = 192;
 
   // Throws std::invalid_argument unless window_bits is 0 or within
   // [kMinWindowBits, kMaxWindowBits].
@@ -353,6 +377,80 @@ struct Segments {
   const T& operator[](std::size_t i) const { return i < first.size() ? first[i] : second[i - first.size()]; }
 };
 
+// Passes 3 and 4 over the m dense points: bases[index[j]] with scalar[j].
+template <class G, class Bases, class Int>
+G pippenger(const Bases& bases, const std::uint32_t* index, const Int* scalar, std::size_t m, const MsmPlan& plan) {
+  using Xyzz = XyzzPoint<typename G::Config>;
+  const unsigned c = plan.window_bits;
+  const std::size_t windows = plan.windows, ranges = plan.ranges;
+
+  std::vector<std::uint64_t> carries(m);
+  parallel_for(m, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t j = begin; j < end; ++j) carries[j] = carry_mask(scalar[j], c, windows);
+  });
+
+  // Pass 3: one task per (window, range); window sums per task.
+  std::vector<Xyzz> task_sum(windows * ranges);
+  parallel_for(
+      windows * ranges,
+      [&](std::size_t first, std::size_t last) {
+        WindowTask<G> task(c);
+        for (std::size_t t = first; t < last; ++t) {
+          const std::size_t w = t / ranges, r = t % ranges;
+          task_sum[t] = task.run(bases, index, scalar, carries.data(), w, m * r / ranges, m * (r + 1) / ranges);
+        }
+      },
+      windows * ranges);
+
+  // Pass 4: Horner over windows from the top.
+  G acc = G::identity();
+  for (std::size_t w = windows; w-- > 0;) {
+    for (unsigned i = 0; i < c; ++i) acc = acc.dbl();
+    Xyzz window_sum = Xyzz::identity();
+    for (std::size_t r = 0; r < ranges; ++r) window_sum.add(task_sum[w * ranges + r]);
+    acc += window_sum.to_jacobian();
+  }
+  return acc;
+}
+
+// Whether m dense points whose widest scalar has scalar_bits bits are
+// split (see MsmConfig::glv).
+inline bool glv_pays(std::size_t m, std::size_t scalar_bits, const MsmConfig& config) {
+  if (config.glv == MsmConfig::Glv::kOff || 2 * m > std::numeric_limits<std::uint32_t>::max()) return false;
+  if (config.glv == MsmConfig::Glv::kOn) return true;
+  return m <= MsmConfig::kGlvMaxPoints && scalar_bits > MsmConfig::kGlvMinScalarBits;
+}
+
+// Passes 3 and 4 after the GLV split: dense point j becomes +-P and
+// +-phi(P) (the signs of k1 and k2 folded into the points), each with a
+// scalar of at most ~128 bits.
+template <class Curve, class G, class Bases, class Int>
+G glv_pippenger(const Bases& bases, const std::vector<std::uint32_t>& index, const std::vector<Int>& scalar,
+                std::size_t threads, const MsmConfig& config) {
+  using Affine = typename G::Affine;
+  const std::size_t m = index.size();
+  std::vector<Affine> points(2 * m);
+  std::vector<Int> halves(2 * m);
+  std::vector<std::uint32_t> order(2 * m);
+  parallel_for(m, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t j = begin; j < end; ++j) {
+      const GlvSplit split = glv_split(scalar[j], Curve::kGlv);
+      const Affine& p = bases[index[j]];
+      const Affine q{glv_scale(p.x, G::Config::kGlvBeta), p.y};
+      points[2 * j] = split.k1_negative ? -p : p;
+      points[2 * j + 1] = split.k2_negative ? -q : q;
+      halves[2 * j] = split.k1;
+      halves[2 * j + 1] = split.k2;
+      order[2 * j] = std::uint32_t(2 * j);
+      order[2 * j + 1] = std::uint32_t(2 * j + 1);
+    }
+  });
+  std::size_t bits = 1;
+  for (const Int& h : halves) bits = std::max(bits, h.num_bits());
+  const MsmPlan plan = MsmPlan::choose(2 * m, bits, threads, config);
+  return pippenger<G>(std::span<const Affine>(points), order.data(), halves.data(), 2 * m, plan);
+}
+
 // msm() over Segments: the four passes described at the top of this file.
 template <class Curve, class G, class Bases, class Scalars>
 G msm_segments(const Bases& bases, const Scalars& scalars, const MsmConfig& config) {
@@ -427,39 +525,11 @@ G msm_segments(const Bases& bases, const Scalars& scalars, const MsmConfig& conf
   const std::size_t scalar_bits = *std::max_element(chunk_bits.begin(), chunk_bits.end());
 
   const std::size_t threads = parallel_threads();
-  const MsmPlan plan = MsmPlan::choose(m, scalar_bits, threads, config);
-  const unsigned c = plan.window_bits;
-  const std::size_t windows = plan.windows, ranges = plan.ranges;
-
-  std::vector<std::uint64_t> carries(m);
-  parallel_for(m, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t j = begin; j < end; ++j) carries[j] = msm_detail::carry_mask(scalar[j], c, windows);
-  });
-
-  // Pass 3: one task per (window, range); window sums per task.
-  std::vector<Xyzz> task_sum(windows * ranges);
-  parallel_for(
-      windows * ranges,
-      [&](std::size_t first, std::size_t last) {
-        msm_detail::WindowTask<G> task(c);
-        for (std::size_t t = first; t < last; ++t) {
-          const std::size_t w = t / ranges, r = t % ranges;
-          const Xyzz sum = task.run(bases, index.data(), scalar.data(), carries.data(), w, m * r / ranges,
-                                    m * (r + 1) / ranges);
-          task_sum[t] = sum;
-        }
-      },
-      windows * ranges);
-
-  // Pass 4: Horner over windows from the top.
-  G acc = G::identity();
-  for (std::size_t w = windows; w-- > 0;) {
-    for (unsigned i = 0; i < c; ++i) acc = acc.dbl();
-    Xyzz window_sum = Xyzz::identity();
-    for (std::size_t r = 0; r < ranges; ++r) window_sum.add(task_sum[w * ranges + r]);
-    acc += window_sum.to_jacobian();
+  if constexpr (requires { G::Config::kGlvBeta; }) {
+    if (glv_pays(m, scalar_bits, config)) return glv_pippenger<Curve, G>(bases, index, scalar, threads, config) + result;
   }
-  return acc + result;
+  return pippenger<G>(bases, index.data(), scalar.data(), m, MsmPlan::choose(m, scalar_bits, threads, config)) +
+         result;
 }
 
 }  // namespace msm_detail

@@ -209,6 +209,47 @@ TYPED_TEST(MsmTest, ForcedPlansAgree) {
 // msm_sum over two point sets equals the sum of the two MSMs, whatever the
 // split (empty sides, a split inside a classification chunk or a task's
 // range, forced batch-affine windows), and checks each side's lengths.
+// The GLV split forced on and off gives the same sums, at sizes where the
+// cost model would choose either, with every scalar kind (k1 or k2 zero,
+// negative halves, scalars already short) and forced windows over the halves.
+TYPED_TEST(MsmTest, GlvSplitForcedOnAndOffAgree) {
+  using T = TypeParam;
+  const bool g1 = std::is_same_v<typename T::G, typename T::Curve::G1>;
+  for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(300), std::size_t(g1 ? 3000 : 1200)}) {
+    for (Scalars kind : {Scalars::kRandom, Scalars::kMixed, Scalars::kSmall, Scalars::kMinusOne}) {
+      auto inst = make_instance<T>(n, kind, 31 * n + int(kind));
+      const auto expected = n <= 5 ? expected_naive(inst) : expected_by_logs(inst);
+      for (MsmConfig::Glv glv : {MsmConfig::Glv::kOff, MsmConfig::Glv::kOn, MsmConfig::Glv::kAuto}) {
+        MsmConfig config;
+        config.glv = glv;
+        EXPECT_EQ(run_msm(inst, config), expected) << "n=" << n << " kind=" << int(kind) << " glv=" << int(glv);
+      }
+    }
+  }
+  auto inst = make_instance<T>(200, Scalars::kMixed, 77);
+  const auto expected = expected_by_logs(inst);
+  for (unsigned c : {4u, 7u, 12u}) {
+    MsmConfig config;
+    config.glv = MsmConfig::Glv::kOn;
+    config.window_bits = c;
+    EXPECT_EQ(run_msm(inst, config), expected) << "c=" << c;
+  }
+}
+
+// kAuto splits small MSMs of full-width scalars only; kOff never splits.
+TEST(MsmPlanTest, GlvSplitsSmallFullWidthMsmsOnly) {
+  const MsmConfig config;
+  EXPECT_TRUE(msm_detail::glv_pays(1000, 254, config));
+  EXPECT_TRUE(msm_detail::glv_pays(MsmConfig::kGlvMaxPoints, 255, config));
+  EXPECT_FALSE(msm_detail::glv_pays(MsmConfig::kGlvMaxPoints + 1, 254, config));
+  EXPECT_FALSE(msm_detail::glv_pays(1000, 64, config));
+  MsmConfig off, on;
+  off.glv = MsmConfig::Glv::kOff;
+  on.glv = MsmConfig::Glv::kOn;
+  EXPECT_FALSE(msm_detail::glv_pays(1000, 254, off));
+  EXPECT_TRUE(msm_detail::glv_pays(std::size_t(1) << 20, 64, on));
+}
+
 TYPED_TEST(MsmTest, SumOfTwoSegmentsMatchesSeparateMsms) {
   using T = TypeParam;
   using Curve = typename T::Curve;
