@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
 #include <random>
 #include <vector>
 
@@ -41,9 +43,18 @@ TYPED_TEST(GlvTest, LambdaIsACubeRootOfUnityAndTheBasisLiesInTheLattice) {
   EXPECT_TRUE((lambda * lambda + lambda + Fr::one()).is_zero());
   EXPECT_TRUE((signed_fr<Fr>(b.a1) + signed_fr<Fr>(b.b1) * lambda).is_zero());
   EXPECT_TRUE((signed_fr<Fr>(b.a2) + signed_fr<Fr>(b.b2) * lambda).is_zero());
-  // a1 b2 - a2 b1 = r (not only 0 mod r): compare as integers, all four
-  // magnitudes below 2^128.
-  for (const GlvSigned* v : {&b.a1, &b.b1, &b.a2, &b.b2}) EXPECT_LE(v->magnitude.num_bits(), 128u);
+  // a1 b2 - a2 b1 = r as integers (not only 0 mod r), which Babai's
+  // rounding assumes: all four magnitudes are below 2^128, so each product
+  // is exact in 256 bits.
+  for (const GlvSigned* v : {&b.a1, &b.b1, &b.a2, &b.b2}) ASSERT_LE(v->magnitude.num_bits(), 128u);
+  using glv_detail::mul_low;
+  using glv_detail::negate;
+  BigInt<4> det = mul_low(b.a1.magnitude, b.b2.magnitude);
+  if (b.a1.negative != b.b2.negative) det = negate(det);
+  BigInt<4> other = mul_low(b.a2.magnitude, b.b1.magnitude);
+  if (b.a2.negative == b.b1.negative) other = negate(other);
+  det.add_in_place(other);
+  EXPECT_EQ(det, Fr::kModulus) << det.to_hex();
 }
 
 template <class Curve, class G>
