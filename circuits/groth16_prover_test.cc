@@ -4,6 +4,8 @@
 // tampered proof or public input, batch with one bad partition).
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "circuits/groth16_setup.h"
@@ -122,6 +124,63 @@ TYPED_TEST(Groth16ProverTest, OffCurveProofPointIsMalformed) {
   proof.a.y += TypeParam::Fq::one();
   EXPECT_THROW(groth16_verify<TypeParam>(this->key_.verifying_key(), std::span<const Fr>(pub), proof),
                std::invalid_argument);
+}
+
+// A point of the curve (or twist) outside the order-r subgroup: the first
+// x = k (or k + u) with a square on the right whose point fails the
+// multiplication by r. None exists for BN254's G1 (prime order).
+template <class Affine>
+std::optional<Affine> point_outside_subgroup() {
+  using Field = typename Affine::Field;
+  for (std::uint64_t k = 1; k < 1000; ++k) {
+    Field x;
+    if constexpr (requires { x.c0; }) x = Field{decltype(x.c0)::from_u64(k), decltype(x.c0)::one()};
+    else x = Field::from_u64(k);
+    auto y = (x.square() * x + Affine::Config::kB).sqrt();
+    if (!y) continue;
+    const Affine p{x, *y};
+    if (p.is_on_curve() && !p.is_in_subgroup()) return p;
+  }
+  return std::nullopt;
+}
+
+TYPED_TEST(Groth16ProverTest, ProofPointOutsideTheSubgroupIsMalformed) {
+  using Fr = typename TypeParam::Fr;
+  const auto proof = this->prove(this->witness_);
+  const auto pub = this->public_inputs(this->witness_);
+  const auto vk = this->key_.verifying_key();
+  auto expect_refused = [&](const Groth16Proof<TypeParam>& bad, const std::string& message) {
+    try {
+      groth16_verify<TypeParam>(vk, std::span<const Fr>(pub), bad);
+      ADD_FAILURE() << "accepted: " << message;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "proof: " + message);
+    }
+    const std::vector<std::vector<Fr>> publics = {pub, pub};
+    const std::vector<Groth16Proof<TypeParam>> proofs = {proof, bad};
+    try {
+      groth16_verify_batch<TypeParam>(vk, std::span<const std::vector<Fr>>(publics),
+                                      std::span<const Groth16Proof<TypeParam>>(proofs));
+      ADD_FAILURE() << "batch accepted: " << message;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "partition 1: " + message);
+    }
+  };
+  const auto b = point_outside_subgroup<typename TypeParam::G2Affine>();
+  ASSERT_TRUE(b.has_value());
+  auto bad = proof;
+  bad.b = *b;
+  expect_refused(bad, "B is not a point of the G2 subgroup");
+  if (const auto a = point_outside_subgroup<typename TypeParam::G1Affine>()) {
+    bad = proof;
+    bad.a = *a;
+    expect_refused(bad, "A is not a point of the G1 subgroup");
+    bad = proof;
+    bad.c = *a;
+    expect_refused(bad, "C is not a point of the G1 subgroup");
+  } else {
+    EXPECT_TRUE((std::is_same_v<TypeParam, Bn254>)) << "only BN254's G1 has prime order";
+  }
 }
 
 TYPED_TEST(Groth16ProverTest, BadWitnessesAreRefusedWithClearErrors) {

@@ -1,7 +1,8 @@
 // pairing_benchmark.cc -- single-thread cost of the curve and pairing
 // primitives: Fq multiplication, Fq12 operations, Miller loop, final
 // exponentiation, one pairing, a 4-pair multi-pairing (one Groth16
-// verification), G2 subgroup check and BLS12-381 G2 decompression.
+// verification), the G1 and G2 subgroup checks (the multiplication by r
+// against subgroup.h's endomorphism tests) and BLS12-381 G2 decompression.
 //   bazel run //kernels:pairing_benchmark
 #include <benchmark/benchmark.h>
 
@@ -9,6 +10,7 @@
 
 #include "kernels/bls12_381_compress.h"
 #include "kernels/curves.h"
+#include "kernels/subgroup.h"
 
 namespace zkfarm {
 namespace {
@@ -86,6 +88,24 @@ void BM_G2SubgroupCheck(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(in.g2[0].is_in_subgroup());
 }
 
+template <class Curve>
+void BM_G2SubgroupCheckEndomorphism(benchmark::State& state) {
+  Inputs<Curve> in;
+  for (auto _ : state) benchmark::DoNotOptimize(in_prime_subgroup(in.g2[0]));
+}
+
+template <class Curve>
+void BM_G1SubgroupCheck(benchmark::State& state) {
+  Inputs<Curve> in;
+  for (auto _ : state) benchmark::DoNotOptimize(in.g1[0].is_in_subgroup());
+}
+
+template <class Curve>
+void BM_G1SubgroupCheckEndomorphism(benchmark::State& state) {
+  Inputs<Curve> in;
+  for (auto _ : state) benchmark::DoNotOptimize(in_prime_subgroup(in.g1[0]));
+}
+
 void BM_Bls12381DecompressG2(benchmark::State& state) {
   Inputs<Bls12381> in;
   auto bytes = bls12_381::compress_g2(in.g2[0]);
@@ -100,7 +120,10 @@ void BM_Bls12381DecompressG2(benchmark::State& state) {
   BENCHMARK(BM_FinalExponentiation<Curve>)->Unit(benchmark::kMicrosecond);      \
   BENCHMARK(BM_Pairing<Curve>)->Unit(benchmark::kMicrosecond);                  \
   BENCHMARK(BM_MultiPairing4<Curve>)->Unit(benchmark::kMicrosecond);            \
-  BENCHMARK(BM_G2SubgroupCheck<Curve>)->Unit(benchmark::kMicrosecond);
+  BENCHMARK(BM_G2SubgroupCheck<Curve>)->Unit(benchmark::kMicrosecond);             \
+  BENCHMARK(BM_G2SubgroupCheckEndomorphism<Curve>)->Unit(benchmark::kMicrosecond); \
+  BENCHMARK(BM_G1SubgroupCheck<Curve>)->Unit(benchmark::kMicrosecond);             \
+  BENCHMARK(BM_G1SubgroupCheckEndomorphism<Curve>)->Unit(benchmark::kMicrosecond);
 
 ZKFARM_CURVE_BENCHMARKS(Bn254)
 ZKFARM_CURVE_BENCHMARKS(Bls12381)
