@@ -1,12 +1,13 @@
 // subgroup_test.cc -- the endomorphism subgroup tests (subgroup.h) against
 // the multiplication by r (AffinePoint::is_in_subgroup) on points of the
 // subgroups, on random points of the curves and twists (almost never in
-// the subgroup), and on subgroup points plus points of every small prime
-// order the cofactor has (the cases a sloppy test lets through).
+// the subgroup), and on subgroup points plus points of each order below
+// 20,000 that divides the cofactor (the cases a sloppy test lets through).
 #include "kernels/subgroup.h"
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,7 +142,7 @@ TYPED_TEST(SubgroupTest, SubgroupPointsPlusSmallOrderPointsFail) {
   const auto bad = (p + r_times).to_affine();
   EXPECT_FALSE(T::fast(bad));
   EXPECT_GT(small_orders, 0);
-  std::cerr << small_orders << " small prime orders tried\n";
+  std::cerr << small_orders << " small orders tried\n";
 }
 
 }  // namespace
