@@ -13,15 +13,11 @@
 
 #include "base/hex.h"
 #include "kernels/curve_vectors_testutil.h"
+#include "kernels/seeded_random_testutil.h"
 
 namespace zkfarm::bls12_381 {
 namespace {
 
-Bls12381::Fr random_scalar(std::mt19937_64& rng) {
-  Bls12381::Fr::Int v;
-  for (auto& l : v.limbs) l = rng();
-  return Bls12381::Fr::from_canonical(v);
-}
 
 // The message of the std::invalid_argument thrown by f, or "" if none.
 template <class F>
@@ -58,7 +54,7 @@ TEST(Bls12381Compress, RoundTripBothSigns) {
   std::mt19937_64 rng(1);
   int largest_g1 = 0, largest_g2 = 0;
   for (int i = 0; i < 8; ++i) {
-    auto s = random_scalar(rng);
+    auto s = seeded_element<Bls12381::Fr>(rng);
     auto p = Bls12381::G1::from_affine(Bls12381::g1_generator()).scalar_mul(s).to_affine();
     auto q = Bls12381::G2::from_affine(Bls12381::g2_generator()).scalar_mul(s).to_affine();
     for (auto pp : {p, -p}) {
@@ -81,9 +77,9 @@ TEST(Bls12381Compress, ProofRoundTrip) {
   const auto g1 = Bls12381::G1::from_affine(Bls12381::g1_generator());
   const auto g2 = Bls12381::G2::from_affine(Bls12381::g2_generator());
   Groth16Proof<Bls12381> proof;
-  proof.a = g1.scalar_mul(random_scalar(rng)).to_affine();
-  proof.b = g2.scalar_mul(random_scalar(rng)).to_affine();
-  proof.c = g1.scalar_mul(random_scalar(rng)).to_affine();
+  proof.a = g1.scalar_mul(seeded_element<Bls12381::Fr>(rng)).to_affine();
+  proof.b = g2.scalar_mul(seeded_element<Bls12381::Fr>(rng)).to_affine();
+  proof.c = g1.scalar_mul(seeded_element<Bls12381::Fr>(rng)).to_affine();
   const auto bytes = compress_proof(proof);
   const auto a = compress_g1(proof.a);
   const auto b = compress_g2(proof.b);

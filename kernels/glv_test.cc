@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/curves.h"
+#include "kernels/seeded_random_testutil.h"
 
 namespace zkfarm {
 namespace {
@@ -28,12 +29,6 @@ Fr signed_fr(const GlvSigned& v) {
   return v.negative ? -f : f;
 }
 
-template <class Fr>
-Fr random_fr(std::mt19937_64& rng) {
-  typename Fr::Int v;
-  for (auto& l : v.limbs) l = rng();
-  return Fr::from_canonical(v);  // reduced mod r
-}
 
 TYPED_TEST(GlvTest, LambdaIsACubeRootOfUnityAndTheBasisLiesInTheLattice) {
   using Fr = typename TypeParam::Fr;
@@ -63,7 +58,7 @@ void expect_phi_is_lambda(const typename G::Affine& generator) {
   const Fr lambda = Fr::from_canonical(Curve::kGlv.lambda);
   std::mt19937_64 rng(5);
   for (int i = 0; i < 4; ++i) {
-    const G p = G::from_affine(generator).scalar_mul(i == 0 ? Fr::one() : random_fr<Fr>(rng));
+    const G p = G::from_affine(generator).scalar_mul(i == 0 ? Fr::one() : seeded_element<Fr>(rng));
     const typename G::Affine a = p.to_affine();
     const typename G::Affine phi{glv_scale(a.x, G::Config::kGlvBeta), a.y};
     EXPECT_TRUE(phi.is_on_curve());
@@ -93,7 +88,7 @@ TYPED_TEST(GlvTest, SplitsRecombineWithinTheBound) {
   ks.push_back(b.lambda);
   ks.push_back(b.a1.magnitude);
   ks.push_back(b.a2.magnitude);
-  for (int i = 0; i < 20000; ++i) ks.push_back(random_fr<Fr>(rng).to_canonical());
+  for (int i = 0; i < 20000; ++i) ks.push_back(seeded_element<Fr>(rng).to_canonical());
   std::size_t widest = 0;
   for (const auto& k : ks) {
     const GlvSplit s = glv_split(k, b);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/curves.h"
+#include "kernels/seeded_random_testutil.h"
 
 namespace zkfarm {
 namespace {
@@ -29,12 +30,6 @@ struct Case {
   }
 };
 
-template <class F>
-F random_scalar(std::mt19937_64& rng) {
-  typename F::Int v;
-  for (auto& l : v.limbs) l = rng();
-  return F::from_canonical(v);
-}
 
 // Bases with known logs: b_i = b0 + i*q (some entries then overwritten with
 // duplicates, negations and infinity, logs adjusted).
@@ -54,7 +49,7 @@ Instance<T> make_instance(std::size_t n, Scalars kind, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Instance<T> inst;
   const auto g = G::from_affine(T::generator());
-  Fr b0 = random_scalar<Fr>(rng), q = random_scalar<Fr>(rng);
+  Fr b0 = seeded_element<Fr>(rng), q = seeded_element<Fr>(rng);
   G p = g.scalar_mul(b0);
   const G step = g.scalar_mul(q);
   std::vector<G> jac(n);
@@ -92,15 +87,15 @@ Instance<T> make_instance(std::size_t n, Scalars kind, std::uint64_t seed) {
   for (std::size_t i = 0; i < n; ++i) {
     Fr& s = inst.scalars[i];
     switch (kind) {
-      case Scalars::kRandom: s = random_scalar<Fr>(rng); break;
+      case Scalars::kRandom: s = seeded_element<Fr>(rng); break;
       case Scalars::kMixed: {
         unsigned r = rng() % 5;
-        s = r == 0 ? Fr::zero() : r == 1 ? Fr::one() : r == 2 ? minus_one : random_scalar<Fr>(rng);
+        s = r == 0 ? Fr::zero() : r == 1 ? Fr::one() : r == 2 ? minus_one : seeded_element<Fr>(rng);
         break;
       }
       case Scalars::kZeroOneHeavy: {
         unsigned r = rng() % 100;
-        s = r < 60 ? Fr::zero() : r < 95 ? Fr::one() : random_scalar<Fr>(rng);
+        s = r < 60 ? Fr::zero() : r < 95 ? Fr::one() : seeded_element<Fr>(rng);
         break;
       }
       case Scalars::kAllZero: s = Fr::zero(); break;
@@ -283,7 +278,7 @@ TYPED_TEST(MsmTest, FixedBaseTableMatchesScalarMul) {
   std::mt19937_64 rng(5);
   const auto g = T::generator();
   std::vector<Fr> scalars = {Fr::zero(), Fr::one(), -Fr::one(), Fr::from_u64(2), Fr::from_u64(1) - Fr::from_u64(3)};
-  for (int i = 0; i < 40; ++i) scalars.push_back(random_scalar<Fr>(rng));
+  for (int i = 0; i < 40; ++i) scalars.push_back(seeded_element<Fr>(rng));
   for (unsigned c : {4u, 7u, 10u}) {
     FixedBaseTable<typename T::Curve, typename T::G> table(g, c);
     auto out = table.mul_many(scalars);
@@ -322,7 +317,7 @@ TYPED_TEST(MsmTest, FixedBaseTableManyChunks) {
   using Fr = typename T::Fr;
   std::mt19937_64 rng(6);
   const auto g = T::generator();
-  const Fr s0 = random_scalar<Fr>(rng);
+  const Fr s0 = seeded_element<Fr>(rng);
   const std::size_t n = 2 * MsmConfig::kFixedBaseChunk + 5;
   std::vector<Fr> scalars(n);
   for (std::size_t i = 0; i < n; ++i) scalars[i] = s0 + Fr::from_u64(i);

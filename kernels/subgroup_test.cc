@@ -13,34 +13,18 @@
 #include <vector>
 
 #include "kernels/curves.h"
+#include "kernels/seeded_random_testutil.h"
 
 namespace zkfarm {
 namespace {
 
-template <class F>
-F random_base_field(std::mt19937_64& rng) {
-  typename F::Int v;
-  for (auto& l : v.limbs) l = rng();
-  return F::from_canonical(v);
-}
-
-template <class Affine>
-typename Affine::Field random_coordinate(std::mt19937_64& rng) {
-  using Field = typename Affine::Field;
-  if constexpr (requires { Field{}.c0; }) {
-    using Fq = decltype(Field{}.c0);
-    return Field{random_base_field<Fq>(rng), random_base_field<Fq>(rng)};
-  } else {
-    return random_base_field<Field>(rng);
-  }
-}
 
 // A random point of the curve (or twist): y^2 = x^3 + b for a random x
 // with a square on the right.
 template <class Affine>
 Affine random_curve_point(std::mt19937_64& rng) {
   for (;;) {
-    const auto x = random_coordinate<Affine>(rng);
+    const auto x = seeded_element<typename Affine::Field>(rng);
     if (auto y = (x.square() * x + Affine::Config::kB).sqrt()) {
       Affine p{x, *y};
       if (p.is_on_curve()) return p;
@@ -88,7 +72,7 @@ TYPED_TEST(SubgroupTest, SubgroupPointsPass) {
   EXPECT_TRUE(T::fast(T::Affine::identity()));
   EXPECT_TRUE(T::fast(T::generator()));
   for (int i = 0; i < 20; ++i) {
-    const auto p = T::Jacobian::from_affine(T::generator()).scalar_mul(random_base_field<Fr>(rng)).to_affine();
+    const auto p = T::Jacobian::from_affine(T::generator()).scalar_mul(seeded_element<Fr>(rng)).to_affine();
     EXPECT_TRUE(T::fast(p)) << i;
     EXPECT_TRUE(T::fast(-p)) << i;
   }
@@ -126,7 +110,7 @@ TYPED_TEST(SubgroupTest, SubgroupPointsPlusSmallOrderPointsFail) {
   const G r_times = G::from_affine(random_curve_point<typename T::Affine>(rng)).scalar_mul(Fr::kModulus);
   ASSERT_TRUE(r_times.scalar_mul(h).is_identity());
   ASSERT_FALSE(r_times.is_identity());
-  const G p = G::from_affine(T::generator()).scalar_mul(random_base_field<Fr>(rng));
+  const G p = G::from_affine(T::generator()).scalar_mul(seeded_element<Fr>(rng));
   int small_orders = 0;
   for (std::uint64_t q = 2; q < 20000; ++q) {
     H rest = h;

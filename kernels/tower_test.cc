@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/curves.h"
+#include "kernels/seeded_random_testutil.h"
 
 namespace zkfarm {
 namespace {
@@ -17,15 +18,9 @@ class TowerTest : public ::testing::Test {};
 using Curves = ::testing::Types<Bn254, Bls12381>;
 TYPED_TEST_SUITE(TowerTest, Curves);
 
-template <class F>
-F random_fp(std::mt19937_64& rng) {
-  typename F::Int v;
-  for (auto& l : v.limbs) l = rng();
-  return F::from_canonical(v);
-}
 template <class Curve>
 typename Curve::Fq2 random_fq2(std::mt19937_64& rng) {
-  return {random_fp<typename Curve::Fq>(rng), random_fp<typename Curve::Fq>(rng)};
+  return {seeded_element<typename Curve::Fq>(rng), seeded_element<typename Curve::Fq>(rng)};
 }
 template <class Curve>
 typename Curve::Fq6 random_fq6(std::mt19937_64& rng) {
