@@ -139,7 +139,7 @@ std::optional<Affine> point_outside_subgroup() {
     auto y = (x.square() * x + Affine::Config::kB).sqrt();
     if (!y) continue;
     const Affine p{x, *y};
-    if (p.is_on_curve() && !p.is_in_subgroup()) return p;
+    if (p.is_on_curve() && !p.is_in_subgroup_by_order()) return p;
   }
   return std::nullopt;
 }

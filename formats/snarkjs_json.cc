@@ -9,8 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "kernels/subgroup.h"
-
 namespace zkfarm {
 
 namespace {
@@ -96,7 +94,7 @@ class JsonReader {
     Affine p{x, y};
     if (p.is_identity() || !p.is_on_curve())
       fail_point(key, std::string("point is not on the ") + curve + " curve");
-    if (!in_prime_subgroup(p)) fail_point(key, std::string("point is not in the ") + curve + " prime-order subgroup");
+    if (!p.is_in_subgroup()) fail_point(key, std::string("point is not in the ") + curve + " prime-order subgroup");
     return p;
   }
 

@@ -34,6 +34,9 @@ struct Bls12381G1Config {
   // Bls12381::kGlv).
   static constexpr Bls12381Fq kGlvBeta = Bls12381Fq::from_canonical(Bls12381Fq::Int::from_decimal(
       "793479390729215512621379701633421447060886740281060493010456487427281649075476305620758731620350"));
+  // Membership of a point on the curve other than the identity:
+  // phi(P) = -[x^2] P (curves.cc).
+  static bool in_subgroup(const AffinePoint<Bls12381G1Config>& p);
 };
 
 struct Bls12381G2Config {
@@ -45,6 +48,9 @@ struct Bls12381G2Config {
   // (beta is the square of G1's: with G1's, phi would be [lambda^2]).
   static constexpr Bls12381Fq kGlvBeta = Bls12381Fq::from_canonical(Bls12381Fq::Int::from_decimal(
       "4002409555221667392624310435006688643935503118305586438271171395842971157480381377015405980053539358417135540939436"));
+  // Membership of a point on the twist other than the identity:
+  // psi(P) = [x] P (curves.cc).
+  static bool in_subgroup(const AffinePoint<Bls12381G2Config>& p);
 };
 
 struct Bls12381 {

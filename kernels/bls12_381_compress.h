@@ -23,7 +23,6 @@
 
 #include "kernels/bls12_381.h"
 #include "kernels/groth16_types.h"
-#include "kernels/subgroup.h"
 
 namespace zkfarm::bls12_381 {
 
@@ -79,7 +78,7 @@ Affine finish_decompression(const typename Affine::Field& x, bool y_is_largest, 
   if (!y) throw std::invalid_argument(std::string(group) + " point: x is not the x-coordinate of a curve point");
   if (y->is_lexicographically_largest() != y_is_largest) *y = -*y;
   Affine point{x, *y};
-  if (!in_prime_subgroup(point))
+  if (!point.is_in_subgroup())
     throw std::invalid_argument(std::string(group) + " point: not in the prime-order subgroup");
   return point;
 }

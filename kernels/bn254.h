@@ -43,6 +43,9 @@ struct Bn254G2Config {
   // (beta is the square of G1's: with G1's, phi would be [lambda^2]).
   static constexpr Bn254Fq kGlvBeta =
       Bn254Fq::from_canonical(Bn254Fq::Int::from_decimal("21888242871839275220042445260109153167277707414472061641714758635765020556616"));
+  // Membership of a point on the twist other than the identity:
+  // psi(P) = [6 x^2] P (curves.cc).
+  static bool in_subgroup(const AffinePoint<Bn254G2Config>& p);
 };
 
 struct Bn254 {

@@ -26,7 +26,6 @@
 #include "kernels/groth16_types.h"
 #include "kernels/msm.h"
 #include "kernels/random.h"
-#include "kernels/subgroup.h"
 
 namespace zkfarm {
 
@@ -34,9 +33,12 @@ namespace groth16_detail {
 
 template <class Curve>
 void check_proof_points(const Groth16Proof<Curve>& proof, const std::string& what) {
-  if (!in_prime_subgroup(proof.a)) throw std::invalid_argument(what + ": A is not a point of the G1 subgroup");
-  if (!in_prime_subgroup(proof.b)) throw std::invalid_argument(what + ": B is not a point of the G2 subgroup");
-  if (!in_prime_subgroup(proof.c)) throw std::invalid_argument(what + ": C is not a point of the G1 subgroup");
+  if (!proof.a.is_on_curve() || !proof.a.is_in_subgroup())
+    throw std::invalid_argument(what + ": A is not a point of the G1 subgroup");
+  if (!proof.b.is_on_curve() || !proof.b.is_in_subgroup())
+    throw std::invalid_argument(what + ": B is not a point of the G2 subgroup");
+  if (!proof.c.is_on_curve() || !proof.c.is_in_subgroup())
+    throw std::invalid_argument(what + ": C is not a point of the G1 subgroup");
 }
 
 // From this many public inputs on, L is computed by one MSM.

@@ -2,7 +2,7 @@
 // primitives: Fq multiplication, Fq12 operations, Miller loop, final
 // exponentiation, one pairing, a 4-pair multi-pairing (one Groth16
 // verification), the G1 and G2 subgroup checks (the multiplication by r
-// against subgroup.h's endomorphism tests) and BLS12-381 G2 decompression.
+// against the configs' endomorphism tests, curves.cc) and BLS12-381 G2 decompression.
 //   bazel run //kernels:pairing_benchmark
 #include <benchmark/benchmark.h>
 
@@ -10,7 +10,6 @@
 
 #include "kernels/bls12_381_compress.h"
 #include "kernels/curves.h"
-#include "kernels/subgroup.h"
 
 namespace zkfarm {
 namespace {
@@ -85,25 +84,25 @@ void BM_MultiPairing4(benchmark::State& state) {
 template <class Curve>
 void BM_G2SubgroupCheck(benchmark::State& state) {
   Inputs<Curve> in;
-  for (auto _ : state) benchmark::DoNotOptimize(in.g2[0].is_in_subgroup());
+  for (auto _ : state) benchmark::DoNotOptimize(in.g2[0].is_in_subgroup_by_order());
 }
 
 template <class Curve>
 void BM_G2SubgroupCheckEndomorphism(benchmark::State& state) {
   Inputs<Curve> in;
-  for (auto _ : state) benchmark::DoNotOptimize(in_prime_subgroup(in.g2[0]));
+  for (auto _ : state) benchmark::DoNotOptimize(in.g2[0].is_in_subgroup());
 }
 
 template <class Curve>
 void BM_G1SubgroupCheck(benchmark::State& state) {
   Inputs<Curve> in;
-  for (auto _ : state) benchmark::DoNotOptimize(in.g1[0].is_in_subgroup());
+  for (auto _ : state) benchmark::DoNotOptimize(in.g1[0].is_in_subgroup_by_order());
 }
 
 template <class Curve>
 void BM_G1SubgroupCheckEndomorphism(benchmark::State& state) {
   Inputs<Curve> in;
-  for (auto _ : state) benchmark::DoNotOptimize(in_prime_subgroup(in.g1[0]));
+  for (auto _ : state) benchmark::DoNotOptimize(in.g1[0].is_in_subgroup());
 }
 
 void BM_Bls12381DecompressG2(benchmark::State& state) {

@@ -1,10 +1,9 @@
-// subgroup_test.cc -- the endomorphism subgroup tests (subgroup.h) against
-// the multiplication by r (AffinePoint::is_in_subgroup) on points of the
-// subgroups, on random points of the curves and twists (almost never in
-// the subgroup), and on subgroup points plus points of each order below
-// 20,000 that divides the cofactor (the cases a sloppy test lets through).
-#include "kernels/subgroup.h"
-
+// subgroup_test.cc -- AffinePoint::is_in_subgroup, which asks the configs'
+// endomorphism tests (curves.cc), against is_in_subgroup_by_order (the
+// multiplication by r) on points of the subgroups, on random points of the
+// curves and twists (almost never in the subgroup), and on subgroup points
+// plus points of each order below 20,000 that divides the cofactor (the
+// cases a sloppy test lets through).
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -17,7 +16,6 @@
 
 namespace zkfarm {
 namespace {
-
 
 // A random point of the curve (or twist): y^2 = x^3 + b for a random x
 // with a square on the right.
@@ -37,7 +35,7 @@ struct Group {
   using C = Curve;
   using Jacobian = G;
   using Affine = typename G::Affine;
-  static bool fast(const Affine& p) { return in_prime_subgroup(p); }
+  static bool fast(const Affine& p) { return p.is_in_subgroup(); }
   static Affine generator() {
     if constexpr (std::is_same_v<G, typename Curve::G1>) return Curve::g1_generator();
     else return Curve::g2_generator();
@@ -76,11 +74,11 @@ TYPED_TEST(SubgroupTest, SubgroupPointsPass) {
     EXPECT_TRUE(T::fast(p)) << i;
     EXPECT_TRUE(T::fast(-p)) << i;
   }
-  // Off the curve: false, as is_in_subgroup.
+  // Off the curve: false, as by the order.
   auto off = T::generator();
   off.y = off.y + off.y;
   EXPECT_FALSE(T::fast(off));
-  EXPECT_EQ(T::fast(off), off.is_in_subgroup());
+  EXPECT_EQ(T::fast(off), off.is_in_subgroup_by_order());
 }
 
 TYPED_TEST(SubgroupTest, RandomPointsOfTheCurveAgreeWithTheMultiplicationByR) {
@@ -89,7 +87,7 @@ TYPED_TEST(SubgroupTest, RandomPointsOfTheCurveAgreeWithTheMultiplicationByR) {
   int outside = 0;
   for (int i = 0; i < 40; ++i) {
     const auto p = random_curve_point<typename T::Affine>(rng);
-    const bool slow = p.is_in_subgroup();
+    const bool slow = p.is_in_subgroup_by_order();
     EXPECT_EQ(T::fast(p), slow) << i;
     outside += !slow;
   }
@@ -119,7 +117,7 @@ TYPED_TEST(SubgroupTest, SubgroupPointsPlusSmallOrderPointsFail) {
     if (t.is_identity()) continue;
     ++small_orders;
     const auto bad = (p + t).to_affine();
-    EXPECT_FALSE(bad.is_in_subgroup()) << "q=" << q;
+    EXPECT_FALSE(bad.is_in_subgroup_by_order()) << "q=" << q;
     EXPECT_FALSE(T::fast(bad)) << "q=" << q;
     EXPECT_FALSE(T::fast(t.to_affine())) << "q=" << q;
   }
