@@ -92,11 +92,10 @@ inline W mul_round_high(const W& a, const W& b) {
   return W{{wide[4], wide[5], wide[6], wide[7]}};
 }
 
-inline W negate(W x) {
-  for (auto& l : x.limbs) l = ~l;
-  W one{{1, 0, 0, 0}};
-  x.add_in_place(one);
-  return x;
+inline W negate(const W& x) {
+  W out;
+  out.sub_in_place(x);  // 0 - x mod 2^256
+  return out;
 }
 
 inline bool is_negative(const W& x) { return (x.limbs[3] >> 63) != 0; }

@@ -282,9 +282,10 @@ class WindowTask {
 
   explicit WindowTask(unsigned c) : c_(c), buckets_(std::size_t(1) << (c - 1)) {}
 
-  // bases[i] is the i-th point (a span, or a Segments view of two).
-  template <class Bases, class Int>
-  Xyzz run(const Bases& bases, const std::uint32_t* index, const Int* scalar, const std::uint64_t* carries,
+  // bases[i] is the i-th point (a span, or a Segments view of two); dense
+  // point j is bases[index[j]] (index: an array, or Identity).
+  template <class Bases, class Index, class Int>
+  Xyzz run(const Bases& bases, Index index, const Int* scalar, const std::uint64_t* carries,
            std::size_t w, std::size_t begin, std::size_t end) {
     if (c_ >= MsmConfig::kBatchAffineMinWindowBits)
       return run_batch_affine(bases, index, scalar, carries, w, begin, end);
@@ -310,8 +311,8 @@ class WindowTask {
   // pending in the current batch goes to an XYZZ overflow bucket instead
   // (rare: ~batch / (2 * buckets) of points), which keeps the batch size
   // and the cost bounded whatever the digit distribution.
-  template <class Bases, class Int>
-  Xyzz run_batch_affine(const Bases& bases, const std::uint32_t* index, const Int* scalar,
+  template <class Bases, class Index, class Int>
+  Xyzz run_batch_affine(const Bases& bases, Index index, const Int* scalar,
                         const std::uint64_t* carries, std::size_t w, std::size_t begin, std::size_t end) {
     const std::size_t batch = std::min(MsmConfig::kBatchAffineMax, buckets_ / 8);
     affine_.assign(buckets_, Affine::identity());
@@ -377,9 +378,14 @@ struct Segments {
   const T& operator[](std::size_t i) const { return i < first.size() ? first[i] : second[i - first.size()]; }
 };
 
+// The index of points that are already dense and in order: j itself.
+struct Identity {
+  std::size_t operator[](std::size_t j) const { return j; }
+};
+
 // Passes 3 and 4 over the m dense points: bases[index[j]] with scalar[j].
-template <class G, class Bases, class Int>
-G pippenger(const Bases& bases, const std::uint32_t* index, const Int* scalar, std::size_t m, const MsmPlan& plan) {
+template <class G, class Bases, class Index, class Int>
+G pippenger(const Bases& bases, Index index, const Int* scalar, std::size_t m, const MsmPlan& plan) {
   using Xyzz = XyzzPoint<typename G::Config>;
   const unsigned c = plan.window_bits;
   const std::size_t windows = plan.windows, ranges = plan.ranges;
@@ -431,7 +437,6 @@ G glv_pippenger(const Bases& bases, const std::vector<std::uint32_t>& index, con
   const std::size_t m = index.size();
   std::vector<Affine> points(2 * m);
   std::vector<Int> halves(2 * m);
-  std::vector<std::uint32_t> order(2 * m);
   parallel_for(m, [&](std::size_t begin, std::size_t end) {
     for (std::size_t j = begin; j < end; ++j) {
       const GlvSplit split = glv_split(scalar[j], Curve::kGlv);
@@ -441,14 +446,12 @@ G glv_pippenger(const Bases& bases, const std::vector<std::uint32_t>& index, con
       points[2 * j + 1] = split.k2_negative ? -q : q;
       halves[2 * j] = split.k1;
       halves[2 * j + 1] = split.k2;
-      order[2 * j] = std::uint32_t(2 * j);
-      order[2 * j + 1] = std::uint32_t(2 * j + 1);
     }
   });
   std::size_t bits = 1;
   for (const Int& h : halves) bits = std::max(bits, h.num_bits());
   const MsmPlan plan = MsmPlan::choose(2 * m, bits, threads, config);
-  return pippenger<G>(std::span<const Affine>(points), order.data(), halves.data(), 2 * m, plan);
+  return pippenger<G>(std::span<const Affine>(points), Identity{}, halves.data(), 2 * m, plan);
 }
 
 // msm() over Segments: the four passes described at the top of this file.
